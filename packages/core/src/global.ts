@@ -1,0 +1,54 @@
+/**
+ * Where toolgate keeps its files: the data, config and tmp directories (P10). Paths several floors need (the managed
+ * tool-output directory, the database file) are derived here so lower floors never import higher ones.
+ *
+ * @since 0.1.0
+ */
+import * as os from "node:os"
+import * as path from "node:path"
+import { Context, Layer } from "effect"
+
+/** The resolved directories. */
+export interface Interface {
+  /** `$XDG_DATA_HOME/toolgate`, default `~/.local/share/toolgate`. */
+  readonly data: string
+  /** `$XDG_CONFIG_HOME/toolgate`, default `~/.config/toolgate`. */
+  readonly config: string
+  /** `os.tmpdir()/toolgate`. */
+  readonly tmp: string
+  /** The user's home directory, used for `~` expansion. */
+  readonly home: string
+}
+
+/** The Global service. */
+export class Service extends Context.Tag("@toolgate/Global")<Service, Interface>() {}
+
+/** The managed tool-output directory name under the data directory. */
+export const TOOL_OUTPUT_DIRECTORY = "tool-output"
+
+/** `<data>/tool-output`. */
+export const toolOutput = (global: Interface): string => path.join(global.data, TOOL_OUTPUT_DIRECTORY)
+
+/** `<data>/toolgate.db`. */
+export const database = (global: Interface): string => path.join(global.data, "toolgate.db")
+
+/** Resolves the directories from an environment (defaults to `process.env`). */
+export const fromEnvironment = (env: NodeJS.ProcessEnv = process.env): Interface => {
+  const home = env.HOME !== undefined && env.HOME !== "" ? env.HOME : os.homedir()
+  const dataHome = env.XDG_DATA_HOME !== undefined && env.XDG_DATA_HOME !== "" ? env.XDG_DATA_HOME : path.join(home, ".local", "share")
+  const configHome =
+    env.XDG_CONFIG_HOME !== undefined && env.XDG_CONFIG_HOME !== "" ? env.XDG_CONFIG_HOME : path.join(home, ".config")
+  return {
+    data: path.join(dataHome, "toolgate"),
+    config: path.join(configHome, "toolgate"),
+    tmp: path.join(os.tmpdir(), "toolgate"),
+    home,
+  }
+}
+
+/** The directories from the process environment. */
+export const layer: Layer.Layer<Service> = Layer.sync(Service, () => fromEnvironment())
+
+/** Explicit directories, for tests and embedders; anything not given comes from the environment. */
+export const layerWith = (paths: Partial<Interface>): Layer.Layer<Service> =>
+  Layer.sync(Service, () => ({ ...fromEnvironment(), ...paths }))

@@ -1,0 +1,16 @@
+/**
+ * @toolgate/core — the tool layer and permission gate of an agent runner. Every module is a namespace.
+ *
+ * @since 0.1.0
+ */
+export * as ApplicationTools from "./tool/application-tools.js"
+export * as Config from "./config.js"
+export * as Global from "./global.js"
+export * as Identifier from "./id.js"
+export * as LLM from "./llm.js"
+export * as State from "./state.js"
+export * as Tool from "./tool/tool.js"
+export * as ToolOutputStore from "./tool-output-store.js"
+export * as ToolRegistry from "./tool/registry.js"
+export * as Tools from "./tool/tools.js"
+export * as Wildcard from "./wildcard.js"

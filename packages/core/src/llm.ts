@@ -1,0 +1,115 @@
+/**
+ * Model-facing tool types shared by every module: calls, definitions, content, outputs and results.
+ *
+ * @since 0.1.0
+ */
+import { Cause, Chunk, Schema } from "effect"
+
+/** A JSON Schema document as produced by `JSONSchema.make`. */
+export type JsonSchema = Record<string, unknown>
+
+/** A tool call streamed by the provider; `id` is the provider's call id. */
+export const ToolCall = Schema.Struct({
+  type: Schema.optional(Schema.Literal("tool-call")),
+  id: Schema.String,
+  name: Schema.String,
+  input: Schema.Unknown,
+  providerExecuted: Schema.optional(Schema.Boolean),
+  metadata: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  providerMetadata: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+})
+/** @see ToolCall */
+export type ToolCall = typeof ToolCall.Type
+
+/** What the model is told about one tool. */
+export interface ToolDefinition {
+  readonly name: string
+  readonly description: string
+  readonly inputSchema: JsonSchema
+  readonly outputSchema?: JsonSchema
+  readonly cache?: unknown
+  readonly metadata?: Record<string, unknown>
+  readonly native?: unknown
+}
+
+/** A text part of tool content. */
+export const ToolTextContent = Schema.TaggedStruct("text", { text: Schema.String })
+/** A media part of tool content, carried as a `data:<mime>;base64,<data>` URI. */
+export const ToolFileContent = Schema.TaggedStruct("file", {
+  uri: Schema.String,
+  mime: Schema.String,
+  name: Schema.optional(Schema.String),
+})
+/** Tool content: a text or a file part, tagged on `type`. */
+export const ToolContent = Schema.Union(ToolTextContent, ToolFileContent)
+/** @see ToolTextContent */
+export type ToolTextContent = { readonly type: "text"; readonly text: string }
+/** @see ToolFileContent */
+export type ToolFileContent = { readonly type: "file"; readonly uri: string; readonly mime: string; readonly name?: string }
+/** @see ToolContent */
+export type ToolContent = ToolTextContent | ToolFileContent
+
+/** A settled tool output: the structured value plus the content the model reads. */
+export interface ToolOutput {
+  readonly structured: unknown
+  readonly content: ReadonlyArray<ToolContent>
+}
+
+/** The value a provider receives as the tool result. */
+export type ToolResultValue =
+  | { readonly type: "json"; readonly value: unknown }
+  | { readonly type: "text"; readonly value: unknown }
+  | { readonly type: "error"; readonly value: unknown }
+  | { readonly type: "content"; readonly value: ReadonlyArray<ToolContent> }
+
+/**
+ * Chooses the provider-facing result: empty content gives `json` of `structured`, exactly one text part gives
+ * `text`, anything else gives `content`.
+ */
+export const toResultValue = (output: ToolOutput): ToolResultValue => {
+  if (output.content.length === 0) return { type: "json", value: output.structured }
+  const [only] = output.content
+  if (output.content.length === 1 && only !== undefined && only.type === "text") return { type: "text", value: only.text }
+  return { type: "content", value: output.content }
+}
+
+/** The reverse of `toResultValue`; `error` results have no output. */
+export const fromResultValue = (value: ToolResultValue): ToolOutput | undefined => {
+  switch (value.type) {
+    case "json":
+      return { structured: value.value, content: [] }
+    case "text":
+      return { structured: {}, content: [{ type: "text", text: textOf(value.value) }] }
+    case "content":
+      return { structured: {}, content: value.value }
+    case "error":
+      return undefined
+  }
+}
+
+const textOf = (value: unknown): string => {
+  if (typeof value === "string") return value
+  try {
+    const json = JSON.stringify(value)
+    if (json !== undefined) return json
+  } catch {
+    // fall through to String()
+  }
+  return String(value)
+}
+
+/** An expected, model-visible tool failure. `error` keeps a cause for diagnostics and is never shown to the model. */
+export class ToolFailure extends Schema.TaggedError<ToolFailure>()("LLM.ToolFailure", {
+  message: Schema.String,
+  metadata: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  error: Schema.optional(Schema.Unknown),
+}) {}
+
+/**
+ * True iff `cause` carries a defect whose `_tag` is `tag`. User stops (P6) travel as defects and are recognised by
+ * tag string, so modules need not import each other.
+ */
+export const hasDefectTag = (cause: Cause.Cause<unknown>, tag: string): boolean =>
+  Chunk.some(Cause.defects(cause), (defect) =>
+    typeof defect === "object" && defect !== null && (defect as { readonly _tag?: unknown })._tag === tag,
+  )

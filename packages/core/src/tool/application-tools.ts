@@ -1,0 +1,50 @@
+/**
+ * Process-wide tool registrations: the public registration API of embedding applications. One instance per
+ * process, shared by every Location. Registrations are replayed State transforms, so rebuilds never mint new
+ * identities and unrelated churn never makes an advertised tool stale.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer, type Scope } from "effect"
+import * as State from "../state.js"
+import * as Tool from "./tool.js"
+
+/** One effective registration: a fresh identity per (name, registration) plus the tool. */
+export interface Entry {
+  readonly identity: object
+  readonly tool: Tool.AnyTool
+}
+
+/** The ApplicationTools operations. */
+export interface Interface {
+  /** Registers every tool of the record until the caller's Scope closes; the latest active registration wins. */
+  readonly register: (tools: Readonly<Record<string, Tool.AnyTool>>) => Effect.Effect<void, Tool.RegistrationError, Scope.Scope>
+  /** The current effective name → entry map. */
+  readonly entries: () => ReadonlyMap<string, Entry>
+}
+
+/** The ApplicationTools service. */
+export class Service extends Context.Tag("@toolgate/ApplicationTools")<Service, Interface>() {}
+
+/** Builds a fresh registration set. */
+export const make: Effect.Effect<Interface> = Effect.gen(function* () {
+  const state = yield* State.create<Map<string, Entry>, Map<string, Entry>>({
+    initial: () => new Map(),
+    draft: (value) => value,
+  })
+
+  const register = Effect.fn("ApplicationTools.register")(function* (tools: Readonly<Record<string, Tool.AnyTool>>) {
+    const entries = Object.entries(tools)
+    if (entries.length === 0) return
+    yield* Tool.validateNames(entries.map(([name]) => name))
+    const pairs = entries.map(([name, tool]) => [name, { identity: {}, tool }] as const)
+    yield* state.transform((draft) => {
+      for (const [name, entry] of pairs) draft.set(name, entry)
+    })
+  })
+
+  return Service.of({ register, entries: () => state.get() })
+})
+
+/** The process-wide layer; build it once per process. */
+export const layer: Layer.Layer<Service> = Layer.effect(Service, make)

@@ -1,0 +1,188 @@
+/**
+ * The tool contract. `make` returns an opaque frozen value; its codecs, executor, definition derivation and
+ * catalogue permission live in a module-private WeakMap, so callers can neither read the schemas nor call the
+ * executor. Settlement always runs decode input → execute → encode output → project model content.
+ *
+ * @since 0.1.0
+ */
+import { type Cause, Effect, JSONSchema, Schema } from "effect"
+import * as LLM from "../llm.js"
+
+/** The invocation identity every execution receives; cancellation is interruption, permissions are the tool's own. */
+export interface Context {
+  readonly sessionID: string
+  readonly agent: string
+  readonly assistantMessageID: string
+  readonly toolCallID: string
+}
+
+/** A codec with no service requirements. */
+export type SchemaType<A> = Schema.Schema<A, any, never>
+
+declare const TypeId: unique symbol
+
+/** An opaque tool value. */
+export interface Definition<in out Input, in out Output> {
+  readonly [TypeId]: { readonly input: Input; readonly output: Output }
+}
+
+/** Any tool value. */
+export type AnyTool = Definition<any, any>
+
+/** The model-visible expected failure of a tool. */
+export const Failure = LLM.ToolFailure
+/** @see Failure */
+export type Failure = LLM.ToolFailure
+
+/** A record key failed `validateName`. */
+export class RegistrationError extends Schema.TaggedError<RegistrationError>()("Tool.RegistrationError", {
+  name: Schema.String,
+  message: Schema.String,
+}) {}
+
+/** What `toModelOutput` returns: text, or media as base64 `data`. */
+export type Content =
+  | { readonly type: "text"; readonly text: string }
+  | { readonly type: "file"; readonly data: string; readonly mime: string; readonly name?: string | undefined }
+
+/** The arguments of `make`. */
+export interface Config<I extends SchemaType<any>, O extends SchemaType<any>, S extends SchemaType<any>> {
+  readonly description: string
+  readonly input: I
+  readonly output: O
+  readonly structured?: S
+  readonly toStructuredOutput?: (args: { readonly input: I["Type"]; readonly output: O["Encoded"] }) => S["Type"]
+  readonly execute: (input: I["Type"], context: Context) => Effect.Effect<O["Type"], LLM.ToolFailure>
+  readonly toModelOutput?: (args: { readonly input: I["Type"]; readonly output: O["Encoded"] }) => ReadonlyArray<Content>
+}
+
+interface Runtime {
+  readonly permission?: string
+  readonly definition: (name: string) => LLM.ToolDefinition
+  readonly settle: (call: LLM.ToolCall, context: Context) => Effect.Effect<LLM.ToolOutput, LLM.ToolFailure>
+}
+
+const runtimes = new WeakMap<object, Runtime>()
+
+const runtimeOf = (tool: AnyTool): Runtime => {
+  const runtime = typeof tool === "object" && tool !== null ? runtimes.get(tool) : undefined
+  if (runtime === undefined) throw new TypeError("Invalid Core Tool value")
+  return runtime
+}
+
+const jsonSchema = (codec: Schema.Schema.Any): LLM.JsonSchema => {
+  const { $schema: _, ...document } = JSONSchema.make(codec) as unknown as Record<string, unknown>
+  return document
+}
+
+const invalidOutput = (error: { readonly message: string }) =>
+  new LLM.ToolFailure({ message: `Tool returned an invalid value for its output schema: ${error.message}` })
+
+const project = (part: Content): LLM.ToolContent => {
+  if (part.type === "text") return { type: "text", text: part.text }
+  const uri = `data:${part.mime};base64,${part.data}`
+  return part.name === undefined ? { type: "file", uri, mime: part.mime } : { type: "file", uri, mime: part.mime, name: part.name }
+}
+
+/** Creates a tool. The result is typed by its decoded input and its structured (or encoded output) value. */
+export const make = <I extends SchemaType<any>, O extends SchemaType<any>, S extends SchemaType<any> = O>(
+  config: Config<I, O, S>,
+): Definition<I["Type"], S["Type"]> => {
+  const decodeInput = Schema.decodeUnknown(config.input)
+  const encodeOutput = Schema.encode(config.output)
+  const { structured, toStructuredOutput, toModelOutput } = config
+  const encodeStructured = structured !== undefined && toStructuredOutput !== undefined ? Schema.encode(structured) : undefined
+  const definitions = new Map<string, LLM.ToolDefinition>()
+
+  const definition = (name: string): LLM.ToolDefinition => {
+    const cached = definitions.get(name)
+    if (cached !== undefined) return cached
+    const built: LLM.ToolDefinition = {
+      name,
+      description: config.description,
+      inputSchema: jsonSchema(config.input),
+      outputSchema: jsonSchema(structured ?? config.output),
+    }
+    definitions.set(name, built)
+    return built
+  }
+
+  const finish = (input: I["Type"], output: O["Encoded"]): Effect.Effect<LLM.ToolOutput, LLM.ToolFailure> => {
+    const complete = (value: unknown): LLM.ToolOutput => {
+      let content: ReadonlyArray<LLM.ToolContent>
+      if (toModelOutput !== undefined) content = toModelOutput({ input, output }).map(project)
+      else content = typeof output === "string" ? [{ type: "text", text: output }] : []
+      return { structured: value, content }
+    }
+    if (encodeStructured === undefined) return Effect.sync(() => complete(output))
+    return Effect.suspend(() => encodeStructured(toStructuredOutput!({ input, output }))).pipe(
+      Effect.mapError(invalidOutput),
+      Effect.map(complete),
+    )
+  }
+
+  const settle = (call: LLM.ToolCall, context: Context): Effect.Effect<LLM.ToolOutput, LLM.ToolFailure> =>
+    decodeInput(call.input).pipe(
+      Effect.mapError((error) => new LLM.ToolFailure({ message: `Invalid tool input: ${error.message}` })),
+      Effect.flatMap((input) =>
+        Effect.flatMap(config.execute(input, context), (value) =>
+          encodeOutput(value).pipe(
+            Effect.mapError(invalidOutput),
+            Effect.flatMap((output) => finish(input, output)),
+          ),
+        ),
+      ),
+    )
+
+  const tool = Object.freeze({}) as Definition<I["Type"], S["Type"]>
+  runtimes.set(tool, { definition, settle })
+  return tool
+}
+
+/** Returns a new tool that shares `tool`'s runtime and definition cache but carries catalogue action `action`. */
+export const withPermission = <T extends AnyTool>(tool: T, action: string): T => {
+  const runtime = runtimeOf(tool)
+  const decorated = Object.freeze({}) as T
+  runtimes.set(decorated, { ...runtime, permission: action })
+  return decorated
+}
+
+/** The catalogue permission action: the decorated action, else the registration name. */
+export const permission = (tool: AnyTool, name: string): string => runtimeOf(tool).permission ?? name
+
+/** The model definition of `tool` registered as `name`; the same object is returned for the same (tool, name). */
+export const definition = (name: string, tool: AnyTool): LLM.ToolDefinition => runtimeOf(tool).definition(name)
+
+/** Settles one call: decode → execute → encode → project. Defects and interruption propagate untouched. */
+export const settle = (
+  tool: AnyTool,
+  call: LLM.ToolCall,
+  context: Context,
+): Effect.Effect<LLM.ToolOutput, LLM.ToolFailure> => {
+  const runtime = runtimeOf(tool)
+  return Effect.suspend(() => runtime.settle(call, context))
+}
+
+const NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/
+
+/** Succeeds iff `name` is a letter followed by up to 63 letters, digits, `_` or `-`. */
+export const validateName = (name: string): Effect.Effect<void, RegistrationError> =>
+  NAME.test(name) ? Effect.void : Effect.fail(new RegistrationError({ name, message: `Invalid tool name: ${name}` }))
+
+/** Validates every key of a registration record; the first invalid key (in object order) fails. */
+export const validateNames = (names: ReadonlyArray<string>): Effect.Effect<void, RegistrationError> => {
+  const invalid = names.find((name) => !NAME.test(name))
+  return invalid === undefined ? Effect.void : validateName(invalid)
+}
+
+/** Replaces every character outside `[a-zA-Z0-9_-]` with `_`; the result may still fail `validateName`. */
+export const sanitizeName = (name: string): string => name.replace(/[^a-zA-Z0-9_-]/g, "_")
+
+/** `Object.entries(tools)` with sanitised keys, for raw-name sources such as MCP. Registries never sanitise. */
+export const registrationEntries = (
+  tools: Readonly<Record<string, AnyTool>>,
+): ReadonlyArray<readonly [string, AnyTool]> => Object.entries(tools).map(([name, tool]) => [sanitizeName(name), tool] as const)
+
+/** True iff the cause carries a declined permission or a dismissed question as a defect (P6). */
+export const isUserStop = (cause: Cause.Cause<unknown>): boolean =>
+  LLM.hasDefectTag(cause, "PermissionV2.DeclinedError") || LLM.hasDefectTag(cause, "QuestionV2.RejectedError")
