@@ -4,7 +4,12 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Schema } from "effect"
+import * as path from "node:path"
+import { FileSystem } from "@effect/platform"
+import { Context, Effect, Either, Layer, ParseResult, Schema } from "effect"
+import * as jsonc from "jsonc-parser"
+import * as Global from "./global.js"
+import * as Location from "./location.js"
 
 /** A permission rule as configured (the same shape as `PermissionV2.Rule`). */
 export const PermissionRule = Schema.Struct({
@@ -102,3 +107,148 @@ export const layerFromEntries = (entries: ReadonlyArray<Entry>): Layer.Layer<Ser
 
 /** A configuration with no entries. */
 export const layerEmpty: Layer.Layer<Service> = layerFromEntries([])
+
+/** A configuration file that exists but cannot be read, parsed as JSONC, or decoded as `Info`. */
+export class InvalidError extends Schema.TaggedError<InvalidError>()("Config.InvalidError", {
+  path: Schema.String,
+  message: Schema.String,
+}) {}
+
+/** The document file names, in priority order within one directory. */
+export const FILE_NAMES = ["toolgate.json", "toolgate.jsonc"] as const
+/** The per-directory configuration folder. */
+export const DIRECTORY_NAME = ".toolgate"
+
+const lineAndColumn = (text: string, offset: number): { readonly line: number; readonly column: number } => {
+  let line = 1
+  let start = 0
+  for (let at = text.indexOf("\n"); at !== -1 && at < offset; at = text.indexOf("\n", at + 1)) {
+    line++
+    start = at + 1
+  }
+  return { line, column: offset - start + 1 }
+}
+
+const fieldPath = (segments: ReadonlyArray<PropertyKey>): string =>
+  segments.length === 0 ? "(root)" : segments.map((segment) => String(segment)).join(".")
+
+/**
+ * Parses and decodes one document's text. JSONC: comments and trailing commas are allowed. The error message names
+ * the file and either the syntax error position or every offending field path.
+ */
+export const parseDocument = (file: string, text: string): Either.Either<Document, InvalidError> => {
+  const errors: Array<jsonc.ParseError> = []
+  const value: unknown = jsonc.parse(text, errors, { allowTrailingComma: true, disallowComments: false })
+  const syntax = errors[0]
+  if (syntax !== undefined) {
+    const { line, column } = lineAndColumn(text, syntax.offset)
+    return Either.left(
+      new InvalidError({
+        path: file,
+        message: `Invalid JSONC in ${file} at line ${line}, column ${column} (offset ${syntax.offset}): ${jsonc.printParseErrorCode(syntax.error)}`,
+      }),
+    )
+  }
+  return Schema.decodeUnknownEither(Info)(value, { errors: "all", onExcessProperty: "ignore" }).pipe(
+    Either.map((info): Document => ({ type: "document", path: file, info })),
+    Either.mapLeft((error) => {
+      const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
+        .map((issue) => `${fieldPath(issue.path)}: ${issue.message}`)
+        .join("; ")
+      return new InvalidError({ path: file, message: `Invalid config in ${file} at ${issues}` })
+    }),
+  )
+}
+
+/** How discovery treats a file that cannot be read, parsed or decoded. */
+type Mode = "strict" | "lenient"
+
+const discover = (mode: Mode) =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const global = yield* Global.Service
+    const location = yield* Location.Service
+
+    const realOrResolved = (target: string) =>
+      fs.realPath(target).pipe(Effect.orElseSucceed(() => path.resolve(target)))
+    const isType = (target: string, type: "File" | "Directory") =>
+      fs.stat(target).pipe(
+        Effect.map((info) => info.type === type),
+        Effect.orElseSucceed(() => false),
+      )
+
+    // One file may be reachable twice (the walk crossing the global directory); it is read once, first wins.
+    const seen = new Set<string>()
+    const entries: Array<Entry> = []
+
+    const readDocument = (file: string) =>
+      Effect.gen(function* () {
+        if (!(yield* isType(file, "File"))) return
+        const real = yield* realOrResolved(file)
+        if (seen.has(real)) return
+        seen.add(real)
+        const text = yield* fs.readFileString(file).pipe(
+          Effect.mapError((cause) => new InvalidError({ path: file, message: `Unable to read ${file}: ${cause.message}` })),
+          Effect.either,
+        )
+        const parsed = Either.flatMap(text, (content) => parseDocument(file, content))
+        if (Either.isRight(parsed)) entries.push(parsed.right)
+        else if (mode === "strict") return yield* parsed.left
+      })
+
+    const addDirectory = (directory: string) =>
+      Effect.gen(function* () {
+        const real = yield* realOrResolved(directory)
+        if (seen.has(real)) return
+        seen.add(real)
+        entries.push({ type: "directory", path: directory })
+      })
+
+    const globalDirectory = path.resolve(global.config)
+    for (const name of FILE_NAMES) yield* readDocument(path.join(globalDirectory, name))
+    yield* addDirectory(globalDirectory)
+
+    const here = yield* realOrResolved(location.directory)
+    if (here === (yield* realOrResolved(globalDirectory))) return entries as ReadonlyArray<Entry>
+
+    // From the Location up to the project directory (inclusive), then reversed: farthest first.
+    const walk: Array<string> = []
+    const stop = path.resolve(location.project.directory)
+    for (let current = path.resolve(location.directory); ; ) {
+      walk.push(current)
+      const parent = path.dirname(current)
+      if (current === stop || parent === current) break
+      current = parent
+    }
+    walk.reverse()
+
+    for (const directory of walk) for (const name of FILE_NAMES) yield* readDocument(path.join(directory, name))
+    for (const directory of walk) {
+      const folder = path.join(directory, DIRECTORY_NAME)
+      if (!(yield* isType(folder, "Directory"))) continue
+      for (const name of FILE_NAMES) yield* readDocument(path.join(folder, name))
+      yield* addDirectory(folder)
+    }
+    return entries as ReadonlyArray<Entry>
+  })
+
+/**
+ * The Location-scoped configuration discovered on disk (02 §12.2), read once when the layer is built: the global
+ * directory, then `toolgate.json(c)` files farthest-first, then `.toolgate/` directories farthest-first.
+ * A file that does not parse or decode fails the layer with `InvalidError` naming the file and the field.
+ */
+export const layer: Layer.Layer<Service, InvalidError, FileSystem.FileSystem | Global.Service | Location.Service> =
+  Layer.effect(
+    Service,
+    Effect.map(discover("strict"), (entries) => Service.of({ entries: () => Effect.succeed(entries) })),
+  )
+
+/** Like `layer`, but unreadable, unparsable or undecodable files are skipped silently, as the reference does. */
+export const layerLenient: Layer.Layer<Service, never, FileSystem.FileSystem | Global.Service | Location.Service> =
+  Layer.effect(
+    Service,
+    Effect.map(
+      Effect.orDie(discover("lenient")),
+      (entries) => Service.of({ entries: () => Effect.succeed(entries) }),
+    ),
+  )
