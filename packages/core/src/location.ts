@@ -4,7 +4,10 @@
  *
  * @since 0.1.0
  */
-import { Context, Layer } from "effect"
+import * as fs from "node:fs"
+import { SqlClient } from "@effect/sql"
+import { Context, Effect, Layer, Schema } from "effect"
+import * as ProjectV2 from "./project.js"
 
 /** The project a Location belongs to. */
 export interface Project {
@@ -25,3 +28,42 @@ export class Service extends Context.Tag("@toolgate/Location")<Service, Interfac
 
 /** A Location given as is (no project resolution, no database row); for tests of services that only read it. */
 export const layerWith = (location: Interface): Layer.Layer<Service> => Layer.succeed(Service, Service.of(location))
+
+/** The Location directory does not exist or cannot be resolved to a real path. */
+export class DirectoryError extends Schema.TaggedError<DirectoryError>()("Location.DirectoryError", {
+  directory: Schema.String,
+  message: Schema.String,
+}) {}
+
+/**
+ * Builds a Location: realpaths `directory`, resolves its project (P11), upserts the `project` row (so saved approvals
+ * and sessions satisfy their foreign keys) and caches the project id in the git common directory when it changed.
+ */
+export const layer = (input: {
+  readonly directory: string
+  readonly workspaceID?: string
+}): Layer.Layer<Service, DirectoryError, SqlClient.SqlClient> =>
+  Layer.effect(
+    Service,
+    Effect.gen(function* () {
+      const directory = yield* Effect.try({
+        try: () => fs.realpathSync(input.directory),
+        catch: (cause) =>
+          new DirectoryError({ directory: input.directory, message: cause instanceof Error ? cause.message : String(cause) }),
+      })
+      const project = yield* ProjectV2.resolve(directory)
+      const sql = yield* SqlClient.SqlClient
+      const now = Date.now()
+      yield* sql`INSERT INTO project (id, worktree, time_created, time_updated)
+        VALUES (${project.id}, ${project.directory}, ${now}, ${now}) ON CONFLICT DO NOTHING`.pipe(Effect.orDie)
+      if (project.vcs !== undefined && project.previous !== project.id) {
+        yield* ProjectV2.commit({ store: project.vcs.store, id: project.id })
+      }
+      return Service.of({
+        directory,
+        ...(input.workspaceID !== undefined ? { workspaceID: input.workspaceID } : {}),
+        project: { id: project.id, directory: project.directory },
+        ...(project.vcs !== undefined ? { vcs: project.vcs } : {}),
+      })
+    }),
+  )

@@ -1,0 +1,25 @@
+/**
+ * Creates the V2 `permission` table of saved approvals (02 §5.1): one row per (project, action, resource).
+ *
+ * @since 0.1.0
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { NOW_MS } from "./now.js"
+
+/** The migration. */
+export default Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.unsafe(`CREATE TABLE permission (
+  id TEXT PRIMARY KEY NOT NULL,
+  project_id TEXT NOT NULL,
+  action TEXT NOT NULL,
+  resource TEXT NOT NULL,
+  time_created INTEGER NOT NULL DEFAULT ${NOW_MS},
+  time_updated INTEGER NOT NULL DEFAULT ${NOW_MS},
+  CONSTRAINT fk_permission_project_id_project_id_fk FOREIGN KEY (project_id) REFERENCES project(id) ON DELETE CASCADE
+)`)
+  yield* sql.unsafe(
+    `CREATE UNIQUE INDEX permission_project_action_resource_idx ON permission (project_id, action, resource)`,
+  )
+})

@@ -1,0 +1,25 @@
+/**
+ * Creates `todo` (04 §13.1): a session's todo list, one row per position.
+ *
+ * @since 0.1.0
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { NOW_MS } from "./now.js"
+
+/** The migration. */
+export default Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.unsafe(`CREATE TABLE todo (
+  session_id TEXT NOT NULL,
+  content TEXT NOT NULL,
+  status TEXT NOT NULL,
+  priority TEXT NOT NULL,
+  position INTEGER NOT NULL,
+  time_created INTEGER NOT NULL DEFAULT ${NOW_MS},
+  time_updated INTEGER NOT NULL DEFAULT ${NOW_MS},
+  PRIMARY KEY (session_id, position),
+  CONSTRAINT fk_todo_session_id_session_id_fk FOREIGN KEY (session_id) REFERENCES session(id) ON DELETE CASCADE
+)`)
+  yield* sql.unsafe(`CREATE INDEX todo_session_idx ON todo (session_id)`)
+})
