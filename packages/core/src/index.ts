@@ -3,6 +3,7 @@
  *
  * @since 0.1.0
  */
+export * as AgentV2 from "./agent.js"
 export * as ApplicationTools from "./tool/application-tools.js"
 export * as Config from "./config.js"
 export * as Database from "./database.js"
