@@ -1,0 +1,330 @@
+/**
+ * Child processes on a tool's behalf (03 §9.1). Every run spawns its command in its own process group (POSIX), with
+ * stdin ignored unless input is given, and captures stdout/stderr (split or interleaved) under byte caps while the
+ * child keeps being drained. A timeout, an abort signal or an interruption kills the **whole group** — SIGTERM, then
+ * SIGKILL after a grace period — and waits until it is gone, so no grandchild outlives the run.
+ *
+ * @since 0.1.0
+ */
+import * as ChildProcess from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import { Context, Duration, Effect, Exit, Layer, Schema } from "effect"
+
+/** The time a killed process group gets between SIGTERM and SIGKILL. */
+export const KILL_GRACE_MS = 3000
+
+/** A command to run. With `shell`, `command` is a command string handed to that shell (`true` = the platform shell). */
+export interface Command {
+  readonly command: string
+  readonly args?: ReadonlyArray<string>
+  readonly cwd?: string
+  readonly shell?: string | boolean
+  /** Variables added to (overriding) the parent's environment. */
+  readonly env?: Readonly<Record<string, string | undefined>>
+}
+
+/** Options of `run` (03 §9.1). */
+export interface RunOptions {
+  /** Interleave stdout and stderr into one buffer in the order their chunks arrive. */
+  readonly combineOutput?: boolean
+  /** Cap on captured stdout (or the combined output). */
+  readonly maxOutputBytes?: number
+  /** Cap on captured stderr. */
+  readonly maxErrorBytes?: number
+  /** Aborting fails the run with the abort reason and kills the process group. */
+  readonly signal?: AbortSignal
+  /** Overall timeout; expiry fails with cause `Error("Timed out")` after the process group is gone. */
+  readonly timeout?: Duration.DurationInput
+  /** Input written to the child's stdin (which is otherwise ignored). */
+  readonly stdin?: string | Uint8Array
+}
+
+/** The outcome of a finished run (03 §9.1). */
+export interface RunResult {
+  readonly command: string
+  readonly exitCode: number
+  /** Combined mode only. */
+  readonly output?: Uint8Array
+  readonly stdout: Uint8Array
+  readonly stderr: Uint8Array
+  /** Combined mode only. */
+  readonly outputTruncated?: boolean
+  readonly stdoutTruncated: boolean
+  readonly stderrTruncated: boolean
+}
+
+/** A spawn failure, a non-zero exit under `requireSuccess`, a timeout or an abort. */
+export class AppProcessError extends Schema.TaggedError<AppProcessError>()("AppProcessError", {
+  command: Schema.String,
+  exitCode: Schema.optional(Schema.Number),
+  stderr: Schema.optional(Schema.String),
+  cause: Schema.optional(Schema.Defect),
+}) {
+  /** `Command failed[ (exit N)]: <command>[: <stderr-or-cause>]`. */
+  override get message(): string {
+    const cause = this.cause
+    const detail =
+      this.stderr?.trim() || (cause instanceof Error ? cause.message : cause === undefined || cause === null ? "" : String(cause))
+    const status = this.exitCode === undefined ? "" : ` (exit ${this.exitCode})`
+    return `Command failed${status}: ${this.command}${detail ? `: ${detail}` : ""}`
+  }
+}
+
+/** The AppProcess service shape. */
+export interface Interface {
+  /** Spawns `command`, waits for it to exit and its output to close, and returns the captured output. */
+  readonly run: (command: Command, options?: RunOptions) => Effect.Effect<RunResult, AppProcessError>
+}
+
+/** The process-wide AppProcess service. */
+export class Service extends Context.Tag("@toolgate/v2/AppProcess")<Service, Interface>() {}
+
+/** Fails with `AppProcessError{ command, exitCode, stderr }` unless the exit code is 0. */
+export const requireSuccess = (result: RunResult): Effect.Effect<RunResult, AppProcessError> =>
+  result.exitCode === 0
+    ? Effect.succeed(result)
+    : Effect.fail(
+        new AppProcessError({
+          command: result.command,
+          exitCode: result.exitCode,
+          stderr: Buffer.from(result.stderr).toString("utf8"),
+        }),
+      )
+
+/** The human-readable form of a command: the string itself, followed by its arguments. */
+export const describe = (command: Command): string =>
+  command.args !== undefined && command.args.length > 0 ? `${command.command} ${command.args.join(" ")}` : command.command
+
+/** A byte collector with an optional cap: keeps bytes up to `max`, counts everything, never stops draining. */
+export interface Collector {
+  readonly push: (chunk: Uint8Array) => void
+  readonly result: () => { readonly buffer: Buffer; readonly truncated: boolean; readonly total: number }
+}
+
+/**
+ * Creates a collector. The chunk that crosses `max` is sliced; `truncated` becomes true only once the total exceeds
+ * `max` (exactly `max` bytes is not truncated).
+ */
+export const collector = (max?: number): Collector => {
+  const chunks: Array<Uint8Array> = []
+  let kept = 0
+  let total = 0
+  return {
+    push: (chunk) => {
+      total += chunk.byteLength
+      if (max === undefined) {
+        chunks.push(chunk)
+        kept += chunk.byteLength
+        return
+      }
+      const remaining = max - kept
+      if (remaining <= 0) return
+      const part = chunk.byteLength <= remaining ? chunk : chunk.subarray(0, remaining)
+      chunks.push(part)
+      kept += part.byteLength
+    },
+    result: () => ({ buffer: Buffer.concat(chunks, kept), truncated: max !== undefined && total > max, total }),
+  }
+}
+
+const isPosix = process.platform !== "win32"
+
+/** True while a non-zombie process of group `pgid` exists. Zombies are dead: an init that never reaps keeps them. */
+const groupAlive = (pgid: number): boolean => {
+  try {
+    process.kill(-pgid, 0)
+  } catch {
+    return false
+  }
+  if (process.platform !== "linux") return true
+  let entries: Array<string>
+  try {
+    entries = fs.readdirSync("/proc")
+  } catch {
+    return true
+  }
+  for (const entry of entries) {
+    if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue
+    let stat: string
+    try {
+      stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
+    } catch {
+      continue
+    }
+    // Fields after the parenthesised command name: state ppid pgrp …
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") return true
+  }
+  return false
+}
+
+const signalGroup = (child: ChildProcess.ChildProcess, signal: NodeJS.Signals): void => {
+  if (child.pid === undefined) return
+  try {
+    if (isPosix) process.kill(-child.pid, signal)
+    else child.kill(signal)
+  } catch {
+    // The group is already gone.
+  }
+}
+
+/** Waits (on real timers, independent of the Effect clock) until `done()` holds or `ms` elapse. */
+const waitUntil = (done: () => boolean, ms: number): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    const deadline = Date.now() + ms
+    let timer: NodeJS.Timeout | undefined
+    const tick = () => {
+      if (done() || Date.now() >= deadline) resume(Effect.void)
+      else timer = setTimeout(tick, 25)
+    }
+    tick()
+    return Effect.sync(() => clearTimeout(timer))
+  })
+
+interface Running {
+  readonly child: ChildProcess.ChildProcess
+  /** Resolves once the child exited and its stdio closed (or the spawn failed). */
+  readonly closed: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null; readonly error?: Error }>
+  readonly isClosed: () => boolean
+}
+
+const spawn = (command: Command, options: RunOptions | undefined, sinks: {
+  readonly stdout: (chunk: Uint8Array) => void
+  readonly stderr: (chunk: Uint8Array) => void
+}): Running => {
+  const child = ChildProcess.spawn(command.command, command.args ?? [], {
+    ...(command.cwd === undefined ? {} : { cwd: command.cwd }),
+    ...(command.shell === undefined ? {} : { shell: command.shell }),
+    env: command.env === undefined ? process.env : { ...process.env, ...command.env },
+    stdio: [options?.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+    detached: isPosix,
+    windowsHide: true,
+  })
+  let isClosed = false
+  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolve) => {
+    child.once("error", (error) => {
+      // A spawn failure never emits "close" reliably; a later error (e.g. on kill) must not mask the exit.
+      if (child.pid === undefined) {
+        isClosed = true
+        resolve({ code: null, signal: null, error })
+      }
+    })
+    child.once("close", (code, signal) => {
+      isClosed = true
+      resolve({ code, signal })
+    })
+  })
+  child.stdout?.on("data", sinks.stdout)
+  child.stderr?.on("data", sinks.stderr)
+  if (child.stdin !== null && options?.stdin !== undefined) {
+    child.stdin.on("error", () => {})
+    child.stdin.end(options.stdin)
+  }
+  return { child, closed, isClosed: () => isClosed }
+}
+
+/** Terminates the process group and waits until the child closed and no live group member remains. */
+const terminate = (running: Running): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const { child } = running
+    const pid = child.pid
+    if (pid === undefined) return Effect.void
+    const gone = () => running.isClosed() && (!isPosix || !groupAlive(pid))
+    if (gone()) return Effect.void
+    signalGroup(child, "SIGTERM")
+    return waitUntil(gone, KILL_GRACE_MS).pipe(
+      Effect.zipRight(
+        Effect.suspend(() => {
+          if (gone()) return Effect.void
+          signalGroup(child, "SIGKILL")
+          return Effect.promise(() => running.closed).pipe(Effect.zipRight(waitUntil(gone, KILL_GRACE_MS)))
+        }),
+      ),
+    )
+  })
+
+/** A signal-terminated child reports `128 + <signal number>`, as shells do. */
+const signalExitCode = (signal: NodeJS.Signals): number => 128 + (os.constants.signals[signal] ?? 0)
+
+const abortReason = (signal: AbortSignal): unknown => {
+  if (signal.reason instanceof Error) return signal.reason
+  const error = new Error("Aborted")
+  error.name = "AbortError"
+  return error
+}
+
+const runCommand = (command: Command, options: RunOptions | undefined): Effect.Effect<RunResult, AppProcessError> => {
+  const description = describe(command)
+  const combined = options?.combineOutput === true
+  const collect = Effect.suspend(() => {
+    const output = combined ? collector(options?.maxOutputBytes) : undefined
+    const stdout = output ?? collector(options?.maxOutputBytes)
+    const stderr = output ?? collector(options?.maxErrorBytes)
+    return Effect.acquireUseRelease(
+      Effect.try({
+        try: () => spawn(command, options, { stdout: stdout.push, stderr: stderr.push }),
+        catch: (cause) => new AppProcessError({ command: description, cause }),
+      }),
+      (running) =>
+        Effect.flatMap(Effect.promise(() => running.closed), (closed): Effect.Effect<RunResult, AppProcessError> => {
+          if (closed.error !== undefined) return Effect.fail(new AppProcessError({ command: description, cause: closed.error }))
+          const exitCode = closed.code ?? (closed.signal === null ? -1 : signalExitCode(closed.signal))
+          if (output !== undefined) {
+            const captured = output.result()
+            return Effect.succeed({
+              command: description,
+              exitCode,
+              output: captured.buffer,
+              stdout: Buffer.alloc(0),
+              stderr: Buffer.alloc(0),
+              outputTruncated: captured.truncated,
+              stdoutTruncated: false,
+              stderrTruncated: false,
+            })
+          }
+          const out = stdout.result()
+          const err = stderr.result()
+          return Effect.succeed({
+            command: description,
+            exitCode,
+            stdout: out.buffer,
+            stderr: err.buffer,
+            stdoutTruncated: out.truncated,
+            stderrTruncated: err.truncated,
+          })
+        }),
+      // Normal completion leaves detached background processes alone; only an early exit kills the group.
+      (running, exit) => (Exit.isSuccess(exit) ? Effect.void : terminate(running)),
+    )
+  })
+  const timed =
+    options?.timeout === undefined
+      ? collect
+      : Effect.timeoutFail(collect, {
+          duration: options.timeout,
+          onTimeout: () => new AppProcessError({ command: description, cause: new Error("Timed out") }),
+        })
+  const signal = options?.signal
+  if (signal === undefined) return timed
+  const aborted = Effect.async<never, AppProcessError>((resume) => {
+    const fail = () => resume(Effect.fail(new AppProcessError({ command: description, cause: abortReason(signal) })))
+    if (signal.aborted) {
+      fail()
+      return
+    }
+    signal.addEventListener("abort", fail, { once: true })
+    return Effect.sync(() => signal.removeEventListener("abort", fail))
+  })
+  return Effect.raceFirst(timed, aborted)
+}
+
+/** Builds the service. */
+export const make: Interface = {
+  run: Effect.fn("AppProcess.run")(function* (command: Command, options?: RunOptions) {
+    return yield* runCommand(command, options)
+  }),
+}
+
+/** The process-wide layer. */
+export const layer: Layer.Layer<Service> = Layer.succeed(Service, Service.of(make))
