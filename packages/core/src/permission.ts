@@ -5,13 +5,16 @@
  *
  * @since 0.1.0
  */
-import { Context, type Cause, Schema } from "effect"
-import type * as Fx from "effect/Effect"
+import { Context, type Cause, Deferred, Layer, Schema } from "effect"
+import * as Fx from "effect/Effect"
+import * as AgentV2 from "./agent.js"
 import * as Config from "./config.js"
 import * as Identifier from "./id.js"
 import * as LLM from "./llm.js"
 import * as EventV2 from "./bus.js"
-import type * as SessionV2 from "./session.js"
+import * as Location from "./location.js"
+import * as PermissionSaved from "./permission/saved.js"
+import * as SessionV2 from "./session.js"
 import * as Wildcard from "./wildcard.js"
 
 /** A rule's effect. */
@@ -173,3 +176,212 @@ export const toToolFailure = (error: BlockedError | CorrectedError): LLM.ToolFai
 
 /** True iff the cause carries a `DeclinedError` defect (P6). */
 export const isDeclined = (cause: Cause.Cause<unknown>): boolean => LLM.hasDefectTag(cause, "PermissionV2.DeclinedError")
+
+/** All rules, in order, whose action pattern matches `action` (the `rules` payload of `BlockedError`). */
+export const relevant = (action: string, rules: Ruleset): Ruleset => rules.filter((rule) => Wildcard.match(action, rule.action))
+
+/** The configured rules used when no agent resolves: everything is denied. */
+export const denyAll: Ruleset = [{ action: "*", resource: "*", effect: "deny" }]
+
+/** A pending request; the agent it was evaluated for stays private (clients never see it). */
+interface Pending {
+  readonly request: Request
+  readonly agent: string | undefined
+  readonly deferred: Deferred.Deferred<void, CorrectedError>
+}
+
+type Decision =
+  | { readonly effect: "deny"; readonly rules: Ruleset; readonly denied: ReadonlyArray<string> }
+  | { readonly effect: "allow" | "ask" }
+
+const declined = () => new DeclinedError()
+
+/**
+ * Aggregates per resource against the configured rules followed by the saved allows, assuming no resource is
+ * denied by the configured rules: allow when every resource is allowed, else ask. Saved rules only allow, so a
+ * configured `ask` becomes `allow` exactly when some saved rule matches.
+ */
+const aggregate = (action: string, resources: ReadonlyArray<string>, configured: Ruleset, saved: Ruleset): "allow" | "ask" => {
+  for (const resource of resources) {
+    if (evaluate(action, resource, configured, saved).effect !== "allow") return "ask"
+  }
+  return "allow"
+}
+
+/** Builds the permission service of the current Location. */
+export const make = Fx.gen(function* () {
+  const events = yield* EventV2.Service
+  const location = yield* Location.Service
+  const agents = yield* AgentV2.Service
+  const sessions = yield* SessionV2.Service
+  const saved = yield* PermissionSaved.Service
+  const projectID = location.project.id
+  const pending = new Map<ID, Pending>()
+  let closed = false
+
+  const savedRules = Fx.map(saved.list({ projectID }), (rows): Ruleset =>
+    rows.map((row) => ({ action: row.action, resource: row.resource, effect: "allow" as const })),
+  )
+
+  /** The configured rules of (agent ?? session.agent); `undefined` when the session does not exist. */
+  const configuredFor = (sessionID: string, agent: string | undefined) =>
+    Fx.gen(function* () {
+      const session = yield* sessions.get(sessionID)
+      if (session === undefined) return undefined
+      const info = yield* agents.resolve(agent ?? session.agent)
+      return info === undefined ? denyAll : info.permissions
+    })
+
+  const evaluateInput = (input: AssertInput) =>
+    Fx.gen(function* () {
+      if (input.resources.length === 0) {
+        return yield* Fx.die(new globalThis.Error(`Permission request for ${input.action} must name at least one resource`))
+      }
+      const configured = yield* configuredFor(input.sessionID, input.agent)
+      if (configured === undefined) return yield* new SessionV2.NotFoundError({ sessionID: input.sessionID })
+      const denied = input.resources.filter((resource) => evaluate(input.action, resource, configured).effect === "deny")
+      if (denied.length > 0) {
+        return { effect: "deny", rules: relevant(input.action, configured), denied } satisfies Decision as Decision
+      }
+      const approvals = yield* savedRules
+      return { effect: aggregate(input.action, input.resources, configured, approvals) } satisfies Decision as Decision
+    })
+
+  const toRequest = (input: AssertInput): Request => ({
+    id: createID(input.id),
+    sessionID: input.sessionID,
+    action: input.action,
+    resources: input.resources,
+    ...(input.save === undefined ? {} : { save: input.save }),
+    ...(input.metadata === undefined ? {} : { metadata: input.metadata }),
+    ...(input.source === undefined ? {} : { source: input.source }),
+  })
+
+  const drop = (entry: Pending) => {
+    if (pending.get(entry.request.id) === entry) pending.delete(entry.request.id)
+  }
+
+  /** Inserts a pending entry and publishes Asked; a failed publish removes the entry again (as a defect). */
+  const create = (request: Request, agent: string | undefined) =>
+    Fx.uninterruptible(
+      Fx.gen(function* () {
+        if (closed) return yield* Fx.die(declined())
+        const deferred = yield* Deferred.make<void, CorrectedError>()
+        if (pending.has(request.id)) {
+          return yield* Fx.die(new globalThis.Error(`Duplicate pending permission ID: ${request.id}`))
+        }
+        const entry: Pending = { request, agent, deferred }
+        pending.set(request.id, entry)
+        yield* events.publish(Event.Asked, request).pipe(
+          Fx.onError(() => Fx.sync(() => drop(entry))),
+          Fx.orDie,
+        )
+        return entry
+      }),
+    )
+
+  const publishReplied = (entry: Pending, reply: Reply) =>
+    Fx.orDie(events.publish(Event.Replied, { sessionID: entry.request.sessionID, requestID: entry.request.id, reply }))
+
+  const ask = Fx.fn("PermissionV2.ask")(function* (input: AssertInput) {
+    const decision = yield* evaluateInput(input)
+    const request = toRequest(input)
+    if (decision.effect === "ask") yield* create(request, input.agent)
+    return { id: request.id, effect: decision.effect } satisfies AskResult
+  })
+
+  const assert = Fx.fn("PermissionV2.assert")(function* (input: AssertInput) {
+    yield* Fx.uninterruptibleMask((restore) =>
+      Fx.gen(function* () {
+        const decision = yield* evaluateInput(input)
+        if (decision.effect === "deny") {
+          return yield* new BlockedError({ rules: decision.rules, action: input.action, resources: decision.denied })
+        }
+        if (decision.effect === "allow") return
+        const entry = yield* create(toRequest(input), input.agent)
+        yield* restore(Deferred.await(entry.deferred)).pipe(Fx.ensuring(Fx.sync(() => drop(entry))))
+      }),
+    )
+  })
+
+  /** Releases every other pending entry that now evaluates to allow (any session of this Location). */
+  const autoResolve = Fx.gen(function* () {
+    const approvals = yield* savedRules
+    const configuredCache = new Map<string, Ruleset | undefined>()
+    for (const entry of Array.from(pending.values())) {
+      if (pending.get(entry.request.id) !== entry) continue
+      const { action, resources, sessionID } = entry.request
+      const key = `${entry.agent ?? ""}\u0000${sessionID}`
+      let configured: Ruleset | undefined
+      if (configuredCache.has(key)) configured = configuredCache.get(key)
+      else {
+        configured = yield* configuredFor(sessionID, entry.agent)
+        configuredCache.set(key, configured)
+      }
+      if (configured === undefined) continue
+      if (resources.some((resource) => evaluate(action, resource, configured).effect === "deny")) continue
+      if (aggregate(action, resources, configured, approvals) !== "allow") continue
+      yield* publishReplied(entry, "always")
+      drop(entry)
+      yield* Deferred.succeed(entry.deferred, undefined)
+    }
+  })
+
+  const reply = Fx.fn("PermissionV2.reply")(function* (input: ReplyInput) {
+    yield* Fx.uninterruptible(
+      Fx.gen(function* () {
+        const entry = pending.get(input.requestID)
+        if (entry === undefined) return yield* new NotFoundError({ requestID: input.requestID })
+        yield* publishReplied(entry, input.reply)
+        if (input.reply === "reject") {
+          drop(entry)
+          if (input.message) yield* Deferred.fail(entry.deferred, new CorrectedError({ feedback: input.message }))
+          else yield* Deferred.die(entry.deferred, declined())
+          for (const other of Array.from(pending.values())) {
+            if (other.request.sessionID !== entry.request.sessionID || pending.get(other.request.id) !== other) continue
+            yield* publishReplied(other, "reject")
+            drop(other)
+            yield* Deferred.die(other.deferred, declined())
+          }
+          return
+        }
+        const save = entry.request.save
+        const persist = input.reply === "always" && save !== undefined && save.length > 0
+        if (persist) yield* saved.add({ projectID, action: entry.request.action, resources: save })
+        drop(entry)
+        yield* Deferred.succeed(entry.deferred, undefined)
+        if (persist) yield* autoResolve
+      }),
+    )
+  })
+
+  const get = Fx.fn("PermissionV2.get")(function* (id: string) {
+    return pending.get(id as ID)?.request
+  })
+  const list = Fx.fn("PermissionV2.list")(function* () {
+    return Array.from(pending.values(), (entry) => entry.request)
+  })
+  const forSession = Fx.fn("PermissionV2.forSession")(function* (sessionID: string) {
+    return Array.from(pending.values())
+      .filter((entry) => entry.request.sessionID === sessionID)
+      .map((entry) => entry.request)
+  })
+
+  yield* Fx.addFinalizer(() =>
+    Fx.gen(function* () {
+      closed = true
+      const entries = Array.from(pending.values())
+      pending.clear()
+      for (const entry of entries) yield* Deferred.die(entry.deferred, declined())
+    }),
+  )
+
+  return Service.of({ ask, assert, reply, get, forSession, list })
+})
+
+/** The Location-scoped layer; closing the Location declines every pending request (no events). */
+export const layer: Layer.Layer<
+  Service,
+  never,
+  EventV2.Service | Location.Service | AgentV2.Service | SessionV2.Service | PermissionSaved.Service
+> = Layer.scoped(Service, make)
