@@ -1,0 +1,84 @@
+/**
+ * Values shared by the `Search` service and its two engines: result rows, tagged errors and the engine contract.
+ *
+ * @since 0.1.0
+ */
+import { type Effect, Schema } from "effect"
+
+/** A listed file: `path` is relative to the search `cwd`, with `/` separators. */
+export const Entry = Schema.Struct({
+  path: Schema.String,
+  type: Schema.Literal("file"),
+})
+/** @see Entry */
+export type Entry = typeof Entry.Type
+
+/** One matched span inside a line; `start` and `end` are UTF-8 byte offsets within the line. */
+export const Submatch = Schema.Struct({
+  text: Schema.String,
+  start: Schema.Int,
+  end: Schema.Int,
+})
+/** @see Submatch */
+export type Submatch = typeof Submatch.Type
+
+/**
+ * One matching line. `line` is 1-based, `offset` is the UTF-8 byte offset of the line start in its file, and
+ * `text` is the line including its terminator (bounded to 2000 code units plus `...`).
+ */
+export const Match = Schema.Struct({
+  entry: Entry,
+  line: Schema.Int.pipe(Schema.positive()),
+  offset: Schema.Int.pipe(Schema.nonNegative()),
+  text: Schema.String,
+  submatches: Schema.Array(Submatch),
+})
+/** @see Match */
+export type Match = typeof Match.Type
+
+/** A search could not run, or its engine produced unusable output. */
+export class SearchError extends Schema.TaggedError<SearchError>()("Search.Error", {
+  message: Schema.String,
+  cause: Schema.optional(Schema.Unknown),
+}) {}
+
+/** The grep pattern is not a valid regular expression for the engine. */
+export class InvalidPatternError extends Schema.TaggedError<InvalidPatternError>()("Search.InvalidPatternError", {
+  pattern: Schema.String,
+  message: Schema.String,
+}) {}
+
+/** The input of `glob`. `limit` bounds the rows returned; the search stops once `limit + 1` rows were seen. */
+export interface GlobInput {
+  readonly cwd: string
+  readonly pattern: string
+  readonly limit: number
+}
+
+/** The input of `grep`. `file` names one path (relative to `cwd`) to search instead of `.`. */
+export interface GrepInput {
+  readonly cwd: string
+  readonly pattern: string
+  readonly file?: string | undefined
+  readonly include?: string | undefined
+  readonly limit: number
+}
+
+/** What an engine (and the service) offers. */
+export interface Interface {
+  readonly glob: (input: GlobInput) => Effect.Effect<ReadonlyArray<Entry>, SearchError>
+  readonly grep: (input: GrepInput) => Effect.Effect<ReadonlyArray<Match>, SearchError | InvalidPatternError>
+}
+
+/** Longest `Match.text`, in UTF-16 code units, before it is cut and `...` appended. */
+export const MAX_LINE_TEXT = 2000
+/** Longest JSON record (UTF-8 bytes) a grep match may produce. */
+export const MAX_RECORD_BYTES = 65536
+/** Submatches kept per line. */
+export const MAX_SUBMATCHES = 100
+/** The message when a match record is too large. */
+export const RECORD_LIMIT_MESSAGE = `Ripgrep JSON record exceeded ${MAX_RECORD_BYTES} bytes`
+
+/** Bounds a line text as both engines do. */
+export const boundText = (text: string): string =>
+  text.length > MAX_LINE_TEXT ? `${text.slice(0, MAX_LINE_TEXT)}...` : text

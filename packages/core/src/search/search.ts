@@ -1,0 +1,69 @@
+/**
+ * File search for the `glob` and `grep` tools (P12). Two engines give the same rows in the same order: ripgrep
+ * when it is configured or on `PATH`, otherwise a built-in Node engine. The engine is chosen once, when the
+ * process-wide layer is built.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer } from "effect"
+import * as Node from "./node.js"
+import * as Ripgrep from "./ripgrep.js"
+import * as Schema from "./schema.js"
+
+export {
+  /** A search could not run, or its engine produced unusable output (tag `Search.Error`). */
+  SearchError as Error,
+  Entry,
+  type GlobInput,
+  type GrepInput,
+  type Interface,
+  InvalidPatternError,
+  Match,
+  MAX_LINE_TEXT,
+  MAX_RECORD_BYTES,
+  MAX_SUBMATCHES,
+  Submatch,
+} from "./schema.js"
+export { compareNames, comparePaths, normalizePath } from "./order.js"
+export { globArgs, grepArgs } from "./ripgrep.js"
+
+/** The Search service (process-wide). */
+export class Service extends Context.Tag("@toolgate/v2/Search")<Service, Schema.Interface>() {}
+
+/** Which engine a layer chose. */
+export type EngineKind = { readonly _tag: "ripgrep"; readonly rgPath: string } | { readonly _tag: "node" }
+
+const wrap = (engine: Schema.Interface): Schema.Interface =>
+  Service.of({
+    glob: Effect.fn("Search.glob")(function* (input: Schema.GlobInput) {
+      return yield* engine.glob(input)
+    }),
+    grep: Effect.fn("Search.grep")(function* (input: Schema.GrepInput) {
+      return yield* engine.grep(input)
+    }),
+  })
+
+/** Builds the service for one engine. */
+export const make = (kind: EngineKind): Schema.Interface =>
+  wrap(kind._tag === "ripgrep" ? Ripgrep.make(kind.rgPath) : Node.make())
+
+/** The engine a layer picks: the configured `rgPath`, else `rg` on PATH when `rg --version` exits 0, else Node. */
+export const detect = (options: { readonly rgPath?: string | undefined } = {}): Effect.Effect<EngineKind> =>
+  Effect.gen(function* () {
+    if (options.rgPath !== undefined) return { _tag: "ripgrep", rgPath: options.rgPath } as const
+    return (yield* Ripgrep.available("rg")) ? ({ _tag: "ripgrep", rgPath: "rg" } as const) : ({ _tag: "node" } as const)
+  })
+
+/** Chooses the engine once: an explicit `rgPath`, else `rg` on PATH, else the Node engine. */
+export const layerWith = (options: { readonly rgPath?: string | undefined }): Layer.Layer<Service> =>
+  Layer.effect(Service, Effect.map(detect(options), make))
+
+/** `rg` on PATH when it runs, else the Node engine. */
+export const layer: Layer.Layer<Service> = layerWith({})
+
+/** Forces the ripgrep engine with the binary at `path`. */
+export const layerRipgrep = (path: string): Layer.Layer<Service> =>
+  Layer.sync(Service, () => make({ _tag: "ripgrep", rgPath: path }))
+
+/** Forces the built-in Node engine. */
+export const layerNode: Layer.Layer<Service> = Layer.sync(Service, () => make({ _tag: "node" }))
