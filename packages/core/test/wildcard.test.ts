@@ -1,0 +1,225 @@
+import { describe, expect, it } from "@effect/vitest"
+import { FastCheck } from "effect"
+import { PermissionV2, Wildcard } from "../src/index.js"
+
+const posix = Wildcard.make({ caseInsensitive: false })
+const win32 = Wildcard.make({ caseInsensitive: true })
+
+/**
+ * Test-only copy of the reference's regex construction (02 §3.1): backslashes become `/` on both sides, regex
+ * metacharacters are escaped, `*` → `.*`, `?` → `.`, a trailing ` .*` becomes optional, anchored, dot-all, and
+ * case-insensitive only on win32.
+ */
+const reference = (input: string, pattern: string, caseInsensitive: boolean): boolean => {
+  const subject = input.replace(/\\/g, "/")
+  let source = pattern
+    .replace(/\\/g, "/")
+    .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+    .replace(/\*/g, ".*")
+    .replace(/\?/g, ".")
+  if (source.endsWith(" .*")) source = source.slice(0, -3) + "( .*)?"
+  return new RegExp(`^${source}$`, caseInsensitive ? "si" : "s").test(subject)
+}
+
+describe("Wildcard: examples of 02 §3.3", () => {
+  const rows: ReadonlyArray<readonly [input: string, pattern: string, expected: boolean]> = [
+    ["git status", "git *", true],
+    ["git", "git *", true],
+    ["git commit -m x", "git *", true],
+    ["gitx", "git *", false],
+    ["lstmeval", "ls *", false],
+    ["lstmeval", "ls*", true],
+    ["ls", "ls*", true],
+    ["ls", "ls *", true],
+    ["ls -la", "ls *", true],
+    ["file1.txt", "file?.txt", true],
+    ["file12.txt", "file?.txt", false],
+    ["foo+bar", "foo+bar", true],
+    ["src/a/b.ts", "src/*", true],
+    [".env", "*.env", true],
+    ["config/.env", "*.env", true],
+    ["a/b/.env", "*.env", true],
+    [".env", "**/.env*", false],
+    ["C:\\Windows\\System32\\x", "C:/Windows/System32/*", true],
+    ["/users/test/file", "/Users/test/*", false],
+    ["echo a\nrm -rf /", "echo *", true],
+    ["git status; rm -rf x", "git *", true],
+  ]
+  for (const [input, pattern, expected] of rows) {
+    it(`${JSON.stringify(input)} ~ ${JSON.stringify(pattern)} is ${expected} (POSIX)`, () => {
+      expect(posix.match(input, pattern)).toBe(expected)
+      expect(reference(input, pattern, false)).toBe(expected)
+    })
+  }
+
+  it("/users/test/file matches /Users/test/* on win32", () => {
+    expect(win32.match("/users/test/file", "/Users/test/*")).toBe(true)
+  })
+
+  it("last match wins: x/.env.example is allowed by `read *.env.example allow` after `read *.env.* ask`", () => {
+    const rules: PermissionV2.Ruleset = [
+      { action: "read", resource: "*.env.*", effect: "ask" },
+      { action: "read", resource: "*.env.example", effect: "allow" },
+    ]
+    expect(PermissionV2.evaluate("read", "x/.env.example", rules).effect).toBe("allow")
+    expect(PermissionV2.evaluate("read", "x/.env.local", rules).effect).toBe("ask")
+  })
+})
+
+describe("Wildcard: the reference's cases (05 §7)", () => {
+  it("glob tokens: ? is one character and + is literal", () => {
+    expect(posix.match("file1.txt", "file?.txt")).toBe(true)
+    expect(posix.match("file12.txt", "file?.txt")).toBe(false)
+    expect(posix.match("file.txt", "file?.txt")).toBe(false)
+    expect(posix.match("foo+bar", "foo+bar")).toBe(true)
+    expect(posix.match("foooobar", "foo+bar")).toBe(false)
+    expect(posix.match("a/b", "a?b")).toBe(true)
+    expect(posix.match("a\nb", "a?b")).toBe(true)
+  })
+
+  it("trailing space + wildcard is optional", () => {
+    expect(posix.match("ls", "ls *")).toBe(true)
+    expect(posix.match("ls -la", "ls *")).toBe(true)
+    expect(posix.match("lstmeval", "ls *")).toBe(false)
+    expect(posix.match("ls ", "ls *")).toBe(true)
+    expect(posix.match("ls", "ls*")).toBe(true)
+    expect(posix.match("lstmeval", "ls*")).toBe(true)
+  })
+
+  it("slash normalisation: backslashes on either side are read as /", () => {
+    expect(posix.match("C:\\Windows\\System32\\x", "C:/Windows/System32/*")).toBe(true)
+    expect(posix.match("C:/Windows/System32/x", "C:\\Windows\\System32\\*")).toBe(true)
+    expect(posix.match("a/b", "a\\b")).toBe(true)
+    // a backslash never escapes a glob character
+    expect(posix.match("a/x", "a\\*")).toBe(true)
+    expect(posix.match("a*", "a\\*")).toBe(false)
+  })
+
+  it("case sensitivity: only on win32", () => {
+    expect(posix.match("README.md", "readme.md")).toBe(false)
+    expect(win32.match("README.md", "readme.md")).toBe(true)
+    expect(win32.match("Straße", "STRASSE")).toBe(false)
+    expect(win32.match("ÉCOLE", "école")).toBe(true)
+    // non-ASCII units never fold into ASCII (ECMAScript non-Unicode `i`)
+    expect(win32.match("\u017f", "s")).toBe(false)
+    expect(win32.match("\u0131", "I")).toBe(false)
+    expect(win32.match("\u212a", "k")).toBe(false)
+    expect(Wildcard.match("x", "x")).toBe(true)
+  })
+
+  it("anchoring and emptiness", () => {
+    expect(posix.match("", "")).toBe(true)
+    expect(posix.match("a", "")).toBe(false)
+    expect(posix.match("", "*")).toBe(true)
+    expect(posix.match("xabcx", "abc")).toBe(false)
+    expect(posix.match("abc", "**")).toBe(true)
+  })
+})
+
+// Alphabet for generated patterns and inputs: glob characters, every regex metacharacter, backslash, slash, space,
+// newline, letters in both cases (with tricky case pairs), non-ASCII letters, an astral character and a lone
+// surrogate.
+const ALPHABET = [
+  "a", "b", "A", "B", "s", "S", "k", "K", "i", "I", "é", "É", "ß", "\u017f", "\u0131", "\u212a", "😀", "\ud83d",
+  "*", "?", ".", "+", "^", "$", "{", "}", "(", ")", "|", "[", "]", "\\", "/", " ", "\n", "-",
+]
+const INPUT_ALPHABET = ALPHABET.filter((c) => c !== "*" && c !== "?")
+
+const char = FastCheck.constantFrom(...ALPHABET)
+const inputChar = FastCheck.constantFrom(...INPUT_ALPHABET)
+const text = (unit: FastCheck.Arbitrary<string>, maxLength: number) =>
+  FastCheck.array(unit, { maxLength }).map((chars) => chars.join(""))
+
+const pattern = FastCheck.tuple(text(char, 10), FastCheck.boolean()).map(([body, trailing]) =>
+  trailing ? body + " *" : body,
+)
+
+/** An input built from a pattern (stars expanded, `?` replaced), so a good share of cases actually match. */
+const instance = (p: string) =>
+  FastCheck.array(FastCheck.tuple(text(inputChar, 4), inputChar, FastCheck.boolean()), {
+    minLength: p.length,
+    maxLength: p.length,
+  }).map((fills) => {
+    let out = ""
+    for (let i = 0; i < p.length; i++) {
+      const c = p[i]!
+      const [run, unit, flip] = fills[i]!
+      if (c === "*") out += run
+      else if (c === "?") out += unit
+      else out += flip ? (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase()) : c
+    }
+    return out
+  })
+
+const mutate = (input: string) =>
+  FastCheck.oneof(
+    FastCheck.constant(input),
+    FastCheck.constant(input.slice(0, -1)),
+    FastCheck.constant(input.replace(/ $/, "")),
+    inputChar.map((c) => input + c),
+    inputChar.map((c) => c + input),
+  )
+
+const pair = pattern.chain((p) =>
+  FastCheck.oneof(
+    text(inputChar, 14).map((input) => [p, input] as const),
+    instance(p).chain(mutate).map((input) => [p, input] as const),
+  ),
+)
+
+describe("Wildcard: differential against the reference regex (P8)", () => {
+  for (const [name, matcher, caseInsensitive] of [
+    ["POSIX", posix, false],
+    ["win32", win32, true],
+  ] as const) {
+    it(`${name}: agrees with the regex construction on generated patterns and inputs`, () => {
+      let matched = 0
+      FastCheck.assert(
+        FastCheck.property(pair, ([p, input]) => {
+          const expected = reference(input, p, caseInsensitive)
+          if (expected) matched++
+          expect(matcher.match(input, p)).toBe(expected)
+        }),
+        { numRuns: 3000 },
+      )
+      // the generator must exercise both outcomes, or the comparison says little
+      expect(matched).toBeGreaterThan(300)
+      expect(matched).toBeLessThan(2700)
+    })
+  }
+
+  it("the platform matcher is the POSIX one here (win32 only folds case)", () => {
+    FastCheck.assert(
+      FastCheck.property(pair, ([p, input]) => {
+        expect(Wildcard.match(input, p)).toBe(reference(input, p, process.platform === "win32"))
+      }),
+      { numRuns: 1000 },
+    )
+  })
+})
+
+describe("Wildcard: cache and complexity (P8)", () => {
+  it("cache transparency: results are the same on repeat, after eviction and in a fresh matcher", () => {
+    const cases = FastCheck.sample(pair, { numRuns: Wildcard.CACHE_SIZE * 3, seed: 7 })
+    const matcher = Wildcard.make({ caseInsensitive: false })
+    const first = cases.map(([p, input]) => matcher.match(input, p))
+    const again = cases.map(([p, input]) => matcher.match(input, p))
+    const fresh = cases.map(([p, input]) => Wildcard.make({ caseInsensitive: false }).match(input, p))
+    expect(again).toEqual(first)
+    expect(fresh).toEqual(first)
+    expect(first).toEqual(cases.map(([p, input]) => reference(input, p, false)))
+    // one pattern against different inputs keeps answering each input on its own
+    expect(matcher.match("git status", "git *")).toBe(true)
+    expect(matcher.match("gitx", "git *")).toBe(false)
+    expect(matcher.match("git status", "git *")).toBe(true)
+  })
+
+  it("30 stars against a 10 000-character non-matching string returns false", () => {
+    const long = "a".repeat(10_000)
+    expect(posix.match(long, "*a".repeat(30) + "b")).toBe(false)
+    expect(posix.match(long, "a*".repeat(30) + "?b")).toBe(false)
+    expect(posix.match(long, "*?a".repeat(30) + "*b*")).toBe(false)
+    expect(win32.match(long, "*A".repeat(30) + "b")).toBe(false)
+    expect(posix.match(long, "*a".repeat(30))).toBe(true)
+  })
+})
