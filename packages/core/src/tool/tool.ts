@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { type Cause, Effect, JSONSchema, Schema } from "effect"
+import { type Cause, Effect, Either, JSONSchema, type ParseResult, Schema } from "effect"
 import * as LLM from "../llm.js"
 
 /** The invocation identity every execution receives; cancellation is interruption, permissions are the tool's own. */
@@ -75,8 +75,26 @@ const jsonSchema = (codec: Schema.Schema.Any): LLM.JsonSchema => {
   return document
 }
 
-const invalidOutput = (error: { readonly message: string }) =>
+const invalidInput = (error: ParseResult.ParseError) => new LLM.ToolFailure({ message: `Invalid tool input: ${error.message}` })
+
+const invalidOutput = (error: ParseResult.ParseError) =>
   new LLM.ToolFailure({ message: `Tool returned an invalid value for its output schema: ${error.message}` })
+
+/**
+ * A codec step that takes the synchronous parser's success as is (most schemas are synchronous and this is ~25×
+ * cheaper), and lets the Effect parser decide otherwise — so effectful transformations and failures behave exactly
+ * as `Schema.decodeUnknown` / `Schema.encode` specify.
+ */
+const codec =
+  <A>(
+    sync: (value: unknown) => Either.Either<A, ParseResult.ParseError>,
+    effect: (value: any) => Effect.Effect<A, ParseResult.ParseError>,
+    onError: (error: ParseResult.ParseError) => LLM.ToolFailure,
+  ) =>
+  (value: unknown): Effect.Effect<A, LLM.ToolFailure> => {
+    const result = sync(value)
+    return Either.isRight(result) ? Effect.succeed(result.right) : Effect.mapError(effect(value), onError)
+  }
 
 const project = (part: Content): LLM.ToolContent => {
   if (part.type === "text") return { type: "text", text: part.text }
@@ -88,10 +106,13 @@ const project = (part: Content): LLM.ToolContent => {
 export const make = <I extends SchemaType<any>, O extends SchemaType<any>, S extends SchemaType<any> = O>(
   config: Config<I, O, S>,
 ): Definition<I["Type"], S["Type"]> => {
-  const decodeInput = Schema.decodeUnknown(config.input)
-  const encodeOutput = Schema.encode(config.output)
+  const decodeInput = codec(Schema.decodeUnknownEither(config.input), Schema.decodeUnknown(config.input), invalidInput)
+  const encodeOutput = codec(Schema.encodeEither(config.output), Schema.encode(config.output), invalidOutput)
   const { structured, toStructuredOutput, toModelOutput } = config
-  const encodeStructured = structured !== undefined && toStructuredOutput !== undefined ? Schema.encode(structured) : undefined
+  const encodeStructured =
+    structured !== undefined && toStructuredOutput !== undefined
+      ? codec(Schema.encodeEither(structured), Schema.encode(structured), invalidOutput)
+      : undefined
   const definitions = new Map<string, LLM.ToolDefinition>()
 
   const definition = (name: string): LLM.ToolDefinition => {
@@ -115,22 +136,13 @@ export const make = <I extends SchemaType<any>, O extends SchemaType<any>, S ext
       return { structured: value, content }
     }
     if (encodeStructured === undefined) return Effect.sync(() => complete(output))
-    return Effect.suspend(() => encodeStructured(toStructuredOutput!({ input, output }))).pipe(
-      Effect.mapError(invalidOutput),
-      Effect.map(complete),
-    )
+    return Effect.suspend(() => encodeStructured(toStructuredOutput!({ input, output }))).pipe(Effect.map(complete))
   }
 
   const settle = (call: LLM.ToolCall, context: Context): Effect.Effect<LLM.ToolOutput, LLM.ToolFailure> =>
-    decodeInput(call.input).pipe(
-      Effect.mapError((error) => new LLM.ToolFailure({ message: `Invalid tool input: ${error.message}` })),
-      Effect.flatMap((input) =>
-        Effect.flatMap(config.execute(input, context), (value) =>
-          encodeOutput(value).pipe(
-            Effect.mapError(invalidOutput),
-            Effect.flatMap((output) => finish(input, output)),
-          ),
-        ),
+    Effect.flatMap(decodeInput(call.input), (input) =>
+      Effect.flatMap(config.execute(input, context), (value) =>
+        Effect.flatMap(encodeOutput(value), (output) => finish(input, output)),
       ),
     )
 
