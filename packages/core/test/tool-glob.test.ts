@@ -1,0 +1,204 @@
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Ref } from "effect"
+import { ApplicationTools, GlobTool, Search, ToolOutputStore, ToolRegistry } from "../src/index.js"
+import { locationLayer, tempDir } from "./support/location.js"
+import * as FakePermission from "./support/permission.js"
+
+const hasRg = spawnSync("rg", ["--version"]).status === 0
+if (!hasRg) console.warn("tool-glob: `rg` is not on PATH; the ripgrep engine variant is skipped")
+
+const engines = [
+  { engine: "node", search: Search.layerNode, skip: false },
+  { engine: "ripgrep", search: Search.layerRipgrep("rg"), skip: !hasRg },
+] as const
+
+const write = (root: string, files: Record<string, string>) => {
+  for (const [file, content] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true })
+    fs.writeFileSync(path.join(root, file), content)
+  }
+}
+
+const harness = (directory: string, search: Layer.Layer<Search.Service>) =>
+  GlobTool.layer.pipe(
+    Layer.provideMerge(ToolRegistry.layer),
+    Layer.provideMerge(
+      Layer.mergeAll(
+        ApplicationTools.layer,
+        ToolOutputStore.layerPassthrough,
+        FakePermission.layer,
+        locationLayer(directory),
+        search,
+      ),
+    ),
+  )
+
+/** Materializes with no permissions and settles one glob call. */
+const settle = (input: Record<string, unknown>) =>
+  Effect.gen(function* () {
+    const registry = yield* ToolRegistry.Service
+    const turn = yield* registry.materialize()
+    return yield* turn.settle({
+      sessionID: "ses_tool",
+      agent: "build",
+      assistantMessageID: "msg_tool_test",
+      call: { id: "call-glob", name: "glob", input },
+    })
+  })
+
+/** Builds a Location in a fresh temp dir with `files`, then runs `body` against the glob tool. */
+const inLocation = <A, E, R>(
+  search: Layer.Layer<Search.Service>,
+  files: Record<string, string>,
+  body: (directory: string) => Effect.Effect<A, E, R>,
+) =>
+  Effect.gen(function* () {
+    const directory = yield* tempDir()
+    write(directory, files)
+    return yield* body(directory).pipe(Effect.provide(harness(directory, search)))
+  })
+
+describe.each(engines)("glob ($engine engine)", ({ search, skip }) => {
+  it.scoped.skipIf(skip)("glob basic: basename matching, path order, Location-relative entries, absolute model text", () =>
+    inLocation(search, { "a.ts": "", "src/b.ts": "", "src/readme.md": "", "a/z.ts": "", "a-b/c.ts": "" }, (dir) =>
+      Effect.gen(function* () {
+        const settled = yield* settle({ pattern: "*.ts" })
+        const paths = ["a/z.ts", "a-b/c.ts", "a.ts", "src/b.ts"]
+        expect(settled.output?.structured).toEqual(paths.map((p) => ({ path: p, type: "file" })))
+        expect(settled.result).toEqual({ type: "text", value: paths.map((p) => path.join(dir, p)).join("\n") })
+      }),
+    ))
+
+  it.scoped.skipIf(skip)("glob anchored path pattern: src/*.ts does not cross /, src/**/*.ts does", () =>
+    inLocation(search, { "src/b.ts": "", "src/x/c.ts": "", "b.ts": "" }, () =>
+      Effect.gen(function* () {
+        const single = yield* settle({ pattern: "src/*.ts" })
+        expect(single.output?.structured).toEqual([{ path: "src/b.ts", type: "file" }])
+        const deep = yield* settle({ pattern: "src/**/*.ts" })
+        expect(deep.output?.structured).toEqual([
+          { path: "src/b.ts", type: "file" },
+          { path: "src/x/c.ts", type: "file" },
+        ])
+      }),
+    ))
+
+  it.scoped.skipIf(skip)("glob hidden and ignored: hidden and ignored dirs not walked, .git never, whitelisted .notes.md listed", () =>
+    inLocation(
+      search,
+      {
+        ".git/HEAD": "ref: refs/heads/main\n",
+        ".git/c.md": "",
+        ".gitignore": "dist/\n",
+        ".cache/a.md": "",
+        "dist/b.md": "",
+        ".notes.md": "",
+        "docs/d.md": "",
+      },
+      () =>
+        Effect.gen(function* () {
+          const settled = yield* settle({ pattern: "*.md" })
+          expect(settled.output?.structured).toEqual([
+            { path: ".notes.md", type: "file" },
+            { path: "docs/d.md", type: "file" },
+          ])
+        }),
+    ))
+
+  it.scoped.skipIf(skip)("glob limit: limit 1 returns only the first entry in path order", () =>
+    inLocation(search, { "b.ts": "", "a/x.ts": "", "a.ts": "" }, (dir) =>
+      Effect.gen(function* () {
+        const settled = yield* settle({ pattern: "*.ts", limit: 1 })
+        expect(settled.output?.structured).toEqual([{ path: "a/x.ts", type: "file" }])
+        expect(settled.result).toEqual({ type: "text", value: path.join(dir, "a/x.ts") })
+      }),
+    ))
+
+  it.scoped.skipIf(skip)("glob empty: no match gives No files found", () =>
+    inLocation(search, { "a.ts": "" }, () =>
+      Effect.gen(function* () {
+        const settled = yield* settle({ pattern: "*.rs" })
+        expect(settled.result).toEqual({ type: "text", value: "No files found" })
+        expect(settled.output?.structured).toEqual([])
+      }),
+    ))
+
+  it.scoped.skipIf(skip)("glob permission: the exact assert, with undefined metadata keys present", () =>
+    inLocation(search, { "a.ts": "" }, () =>
+      Effect.gen(function* () {
+        yield* settle({ pattern: "*.ts" })
+        const asserts = yield* FakePermission.asserts
+        expect(asserts).toHaveLength(1)
+        const [assert] = asserts
+        expect(assert).toEqual({
+          sessionID: "ses_tool",
+          agent: "build",
+          source: { type: "tool", messageID: "msg_tool_test", callID: "call-glob" },
+          action: "glob",
+          resources: ["*.ts"],
+          save: ["*"],
+          metadata: { root: ".", path: undefined, limit: undefined },
+        })
+        expect(Object.keys(assert!.metadata!)).toEqual(["root", "path", "limit"])
+      }),
+    ))
+
+  it.scoped.skipIf(skip)("glob path: searches a relative directory and reports entries relative to the Location", () =>
+    inLocation(search, { "a.ts": "", "src/b.ts": "", "src/x/c.ts": "" }, () =>
+      Effect.gen(function* () {
+        const settled = yield* settle({ pattern: "*.ts", path: "src", limit: 5 })
+        expect(settled.output?.structured).toEqual([
+          { path: "src/b.ts", type: "file" },
+          { path: "src/x/c.ts", type: "file" },
+        ])
+        const [assert] = yield* FakePermission.asserts
+        expect(assert?.metadata).toEqual({ root: "src", path: "src", limit: 5 })
+      }),
+    ))
+
+  it.scoped.skipIf(skip)("glob path outside the Location is not confined (reference behaviour)", () =>
+    Effect.gen(function* () {
+      const outside = yield* tempDir()
+      write(outside, { "far.ts": "" })
+      const result = yield* inLocation(search, {}, (dir) =>
+        Effect.map(settle({ pattern: "*.ts", path: outside }), (settled) => ({ dir, settled })),
+      )
+      expect(result.settled.output?.structured).toEqual([
+        { path: path.relative(result.dir, path.join(outside, "far.ts")), type: "file" },
+      ])
+    }))
+
+  it.scoped.skipIf(skip)("glob failures: a missing path and an invalid glob give the generic message", () =>
+    inLocation(search, { "a.ts": "" }, () =>
+      Effect.gen(function* () {
+        const missing = yield* settle({ pattern: "*.ts", path: "does-not-exist" })
+        expect(missing.result).toEqual({ type: "error", value: "Unable to find files matching *.ts" })
+        const invalid = yield* settle({ pattern: "{a" })
+        expect(invalid.result).toEqual({ type: "error", value: "Unable to find files matching {a" })
+      }),
+    ))
+
+  it.scoped.skipIf(skip)("glob P5: a blocked assert names the action and the pattern; nothing is searched", () =>
+    inLocation(search, { "a.ts": "" }, () =>
+      Effect.gen(function* () {
+        yield* FakePermission.deny("glob")
+        const settled = yield* settle({ pattern: "*.ts" })
+        expect(settled.result).toEqual({ type: "error", value: "Permission denied by configured rules for glob: *.ts" })
+      }),
+    ))
+
+  it.scoped.skipIf(skip)("glob P5: a correction reaches the model verbatim", () =>
+    inLocation(search, { "a.ts": "" }, () =>
+      Effect.gen(function* () {
+        const fake = yield* FakePermission.FakePermissionState
+        yield* Ref.update(fake.corrected, (map) => new Map([...map, ["glob", "search only src"]]))
+        const settled = yield* settle({ pattern: "*.ts" })
+        expect(settled.result).toEqual({
+          type: "error",
+          value: "The user rejected permission to use this specific tool call with the following feedback: search only src",
+        })
+      }),
+    ))
+})
