@@ -152,7 +152,10 @@ export const parseDocument = (file: string, text: string): Either.Either<Documen
   return Schema.decodeUnknownEither(Info)(value, { errors: "all", onExcessProperty: "ignore" }).pipe(
     Either.map((info): Document => ({ type: "document", path: file, info })),
     Either.mapLeft((error) => {
-      const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
+      const all = ParseResult.ArrayFormatter.formatErrorSync(error)
+      // `Schema.optional` adds an `undefined` member to each field's union; its "Expected undefined" issue is noise.
+      const meaningful = all.filter((issue) => !issue.message.startsWith("Expected undefined"))
+      const issues = (meaningful.length > 0 ? meaningful : all)
         .map((issue) => `${fieldPath(issue.path)}: ${issue.message}`)
         .join("; ")
       return new InvalidError({ path: file, message: `Invalid config in ${file} at ${issues}` })

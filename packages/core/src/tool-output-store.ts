@@ -5,7 +5,12 @@
  *
  * @since 0.1.0
  */
-import { Context, Duration, Effect, Layer, Schema } from "effect"
+import * as path from "node:path"
+import { FileSystem } from "@effect/platform"
+import { Clock, Context, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
+import * as Config from "./config.js"
+import * as Global from "./global.js"
+import * as Identifier from "./id.js"
 import type * as LLM from "./llm.js"
 
 /** Default line limit. */
@@ -67,5 +72,215 @@ export const layerPassthrough: Layer.Layer<Service> = Layer.succeed(
     limits: () => Effect.succeed({ maxLines: MAX_LINES, maxBytes: MAX_BYTES }),
     bound: (input) => Effect.succeed({ output: input.output, outputPaths: [] }),
     cleanup: () => Effect.void,
+  }),
+)
+
+// ---------------------------------------------------------------------------------------------------------------
+// Measurement and preview. Texts may be hundreds of megabytes: nothing here splits a text into an array of lines or
+// code points, and cuts are made by scanning only as far as the budget requires.
+
+/** 1 + the number of `"\n"` in `text`, counting no further than `stopAbove` (returns `stopAbove + 1` past it). */
+const countLines = (text: string, stopAbove = Number.POSITIVE_INFINITY): number => {
+  let lines = 1
+  for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) {
+    if (++lines > stopAbove) return lines
+  }
+  return lines
+}
+
+const isHigh = (code: number) => code >= 0xd800 && code <= 0xdbff
+const isLow = (code: number) => code >= 0xdc00 && code <= 0xdfff
+/** UTF-8 size of one UTF-16 unit outside a surrogate pair; a lone surrogate encodes as U+FFFD (3 bytes). */
+const unitBytes = (code: number) => (code < 0x80 ? 1 : code < 0x800 ? 2 : 3)
+
+/** True iff `text` has at most `maxLines` lines and `maxBytes` UTF-8 bytes (both inclusive). */
+export const withinLimits = (text: string, maxLines: number, maxBytes: number): boolean => {
+  // Every UTF-16 unit takes 1 to 3 UTF-8 bytes, so the length alone often decides the byte bound.
+  if (text.length > maxBytes) return false
+  if (text.length * 3 > maxBytes && Buffer.byteLength(text, "utf8") > maxBytes) return false
+  return countLines(text, maxLines) <= maxLines
+}
+
+/** The longest prefix of the concatenated `pieces` within `budget` UTF-8 bytes, cut on whole code points. */
+const takePrefix = (pieces: ReadonlyArray<string>, budget: number): string => {
+  let result = ""
+  let used = 0
+  for (const piece of pieces) {
+    let end = 0
+    while (end < piece.length) {
+      const code = piece.charCodeAt(end)
+      const pair = isHigh(code) && end + 1 < piece.length && isLow(piece.charCodeAt(end + 1))
+      const size = pair ? 4 : unitBytes(code)
+      if (used + size > budget) return result + piece.slice(0, end)
+      used += size
+      end += pair ? 2 : 1
+    }
+    result += piece
+  }
+  return result
+}
+
+/** The longest suffix of the concatenated `pieces` within `budget` UTF-8 bytes, cut on whole code points. */
+const takeSuffix = (pieces: ReadonlyArray<string>, budget: number): string => {
+  let result = ""
+  let used = 0
+  for (let p = pieces.length - 1; p >= 0; p--) {
+    const piece = pieces[p]!
+    let start = piece.length
+    while (start > 0) {
+      const code = piece.charCodeAt(start - 1)
+      const pair = isLow(code) && start - 2 >= 0 && isHigh(piece.charCodeAt(start - 2))
+      const size = pair ? 4 : unitBytes(code)
+      if (used + size > budget) return piece.slice(start) + result
+      used += size
+      start -= pair ? 2 : 1
+    }
+    result = piece + result
+  }
+  return result
+}
+
+/** Offset of the `count`-th `"\n"` from the start (count >= 1); the text has at least that many. */
+const nthNewline = (text: string, count: number): number => {
+  let at = -1
+  for (let i = 0; i < count; i++) at = text.indexOf("\n", at + 1)
+  return at
+}
+
+/** Offset of the `count`-th `"\n"` from the end (count >= 1); the text has at least that many. */
+const nthNewlineFromEnd = (text: string, count: number): number => {
+  let at = text.length
+  for (let i = 0; i < count; i++) at = text.lastIndexOf("\n", at - 1)
+  return at
+}
+
+/**
+ * The head and tail of `text` within `maxLines` lines and `maxBytes` bytes (03 §6.2): line-sample the first
+ * `ceil(L/2)` and last `floor(L/2)` lines; if that is still too large, cut it half and half by bytes on whole code
+ * points.
+ */
+export const preview = (text: string, maxLines: number, maxBytes: number): { readonly head: string; readonly tail: string } => {
+  const headLines = Math.ceil(maxLines / 2)
+  const tailLines = Math.floor(maxLines / 2)
+  const lines = countLines(text, maxLines)
+  // `pieces` concatenated is the sampled text; kept apart so a huge sample is never copied into one string.
+  let head = text
+  let tail = ""
+  let pieces: ReadonlyArray<string> = [text]
+  if (lines > maxLines) {
+    head = text.slice(0, nthNewline(text, headLines))
+    tail = tailLines > 0 ? text.slice(nthNewlineFromEnd(text, tailLines) + 1) : ""
+    pieces = tailLines > 0 ? [head, "\n", tail] : [head]
+  }
+  let sampledBytes = 0
+  for (const piece of pieces) sampledBytes += Buffer.byteLength(piece, "utf8")
+  if (sampledBytes <= maxBytes) return { head, tail }
+  return { head: takePrefix(pieces, Math.ceil(maxBytes / 2)), tail: takeSuffix(pieces, Math.floor(maxBytes / 2)) }
+}
+
+/** The marker line naming the managed file that keeps the complete text. */
+export const marker = (file: string): string => `... output truncated; full content saved to ${file} ...`
+
+/**
+ * The model-facing preview of an over-limit `text` (03 §6.1): head, a blank line, the marker, a blank line, tail.
+ * It never exceeds `maxLines` lines or `maxBytes` bytes; when even the frame does not fit, only the (cut) marker.
+ */
+export const boundedPreview = (text: string, markerLine: string, maxLines: number, maxBytes: number): string => {
+  const markerBytes = Buffer.byteLength(markerLine, "utf8")
+  if (maxLines <= 4 || maxBytes <= markerBytes + 4) {
+    const cut = takePrefix([markerLine], maxBytes)
+    return cut.split("\n").slice(0, maxLines).join("\n")
+  }
+  const { head, tail } = preview(text, maxLines - 4, maxBytes - markerBytes - 4)
+  return tail !== "" ? `${head}\n\n${markerLine}\n\n${tail}` : `${head}\n\n${markerLine}`
+}
+
+/** The text the model reads (03 §4): the text parts joined, or the pretty JSON of `structured` when content is empty. */
+const contextualText = (output: LLM.ToolOutput): Effect.Effect<string, StorageError> => {
+  if (output.content.length === 0) {
+    return Effect.try({
+      try: () => JSON.stringify(output.structured, null, 2) ?? String(output.structured),
+      catch: (cause) => new StorageError({ operation: "encode", cause }),
+    })
+  }
+  let text = ""
+  for (const part of output.content) if (part.type === "text") text += part.text
+  return Effect.succeed(text)
+}
+
+const defaults: Limits = { maxLines: MAX_LINES, maxBytes: MAX_BYTES }
+
+/** Builds a store; without `config` the limits are always the defaults. */
+export const make = (
+  config: Option.Option<Config.Interface>,
+): Effect.Effect<Interface, never, FileSystem.FileSystem | Global.Service> =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const directory = Global.toolOutput(yield* Global.Service)
+
+    const limits = Effect.fn("ToolOutputStore.limits")(function* () {
+      if (Option.isNone(config)) return defaults
+      const entries = yield* config.value.entries()
+      const merged: { max_lines?: number | undefined; max_bytes?: number | undefined } = {}
+      for (const document of Config.documents(entries)) Object.assign(merged, document.info.tool_output ?? {})
+      return { maxLines: merged.max_lines ?? MAX_LINES, maxBytes: merged.max_bytes ?? MAX_BYTES }
+    })
+
+    const retain = (text: string) =>
+      Effect.gen(function* () {
+        const file = path.join(directory, `tool_${Identifier.ascending()}`)
+        yield* fs.makeDirectory(directory, { recursive: true })
+        yield* fs.writeFileString(file, text, { flag: "wx" })
+        return file
+      }).pipe(Effect.mapError((cause) => new StorageError({ operation: "write", cause })))
+
+    const bound = Effect.fn("ToolOutputStore.bound")(function* (input: BoundInput) {
+      const { maxLines, maxBytes } = yield* limits()
+      const text = yield* contextualText(input.output)
+      if (withinLimits(text, maxLines, maxBytes)) return { output: input.output, outputPaths: [] } satisfies BoundResult
+      const file = yield* retain(text)
+      const content: Array<LLM.ToolContent> = [
+        { type: "text", text: boundedPreview(text, marker(file), maxLines, maxBytes) },
+      ]
+      for (const part of input.output.content) if (part.type === "file") content.push(part)
+      return { output: { structured: input.output.structured, content }, outputPaths: [file] } satisfies BoundResult
+    })
+
+    const cleanup = Effect.fn("ToolOutputStore.cleanup")(function* () {
+      const names = yield* fs.readDirectory(directory).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => []))
+      const cutoff = (yield* Clock.currentTimeMillis) - Duration.toMillis(RETENTION)
+      for (const name of names) {
+        if (!name.startsWith("tool_")) continue
+        const file = path.join(directory, name)
+        const info = yield* Effect.option(fs.stat(file))
+        if (Option.isNone(info)) continue
+        const modified = Option.match(info.value.mtime, { onNone: () => 0, onSome: (date) => date.getTime() })
+        if (modified < cutoff) yield* Effect.ignore(fs.remove(file))
+      }
+    })
+
+    return Service.of({ limits, bound, cleanup })
+  })
+
+/** The Location store with limits from `Config` (re-read on every call). */
+export const layer: Layer.Layer<Service, never, FileSystem.FileSystem | Global.Service | Config.Service> = Layer.effect(
+  Service,
+  Effect.flatMap(Config.Service, (config) => make(Option.some(config))),
+)
+
+/** The Location store with the default limits. */
+export const layerWithoutConfig: Layer.Layer<Service, never, FileSystem.FileSystem | Global.Service> = Layer.effect(
+  Service,
+  make(Option.none()),
+)
+
+/**
+ * The process-wide retention job: `cleanup()` now, then every hour, in a fiber owned by the layer's scope. Build it
+ * once per process, not once per Location.
+ */
+export const cleanupLayer: Layer.Layer<never, never, FileSystem.FileSystem | Global.Service> = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const store = yield* make(Option.none())
+    yield* Effect.forkScoped(Effect.repeat(store.cleanup(), Schedule.spaced("1 hour")))
   }),
 )

@@ -5,7 +5,10 @@
  *
  * @since 0.1.0
  */
+import type { FileSystem } from "@effect/platform"
 import { Context, Effect, Layer, Scope } from "effect"
+import type * as Config from "../config.js"
+import type * as Global from "../global.js"
 import type * as LLM from "../llm.js"
 import * as LLMValues from "../llm.js"
 import * as ToolOutputStore from "../tool-output-store.js"
@@ -172,3 +175,14 @@ export const layer: Layer.Layer<Service | Tools.Service, never, ApplicationTools
       Context.make(Service, registry).pipe(Context.add(Tools.Service, Tools.Service.of({ register: registry.register }))),
     ),
   )
+
+/**
+ * The registry with its own `ApplicationTools` (also provided, so embedders can register application tools) and the
+ * real `ToolOutputStore.layer`. The caller provides `FileSystem` (e.g. `NodeFileSystem.layer`), `Global` and the
+ * Location's `Config` (`Config.layer`, or `Config.layerEmpty` for the default limits).
+ */
+export const defaultLayer: Layer.Layer<
+  Service | Tools.Service | ApplicationTools.Service,
+  never,
+  FileSystem.FileSystem | Global.Service | Config.Service
+> = layer.pipe(Layer.provideMerge(ApplicationTools.layer), Layer.provide(ToolOutputStore.layer))
