@@ -1,0 +1,241 @@
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Ref } from "effect"
+import { ApplicationTools, GrepTool, Search, ToolOutputStore, ToolRegistry } from "../src/index.js"
+import { locationLayer, tempDir } from "./support/location.js"
+import * as FakePermission from "./support/permission.js"
+
+const hasRg = spawnSync("rg", ["--version"]).status === 0
+if (!hasRg) console.warn("tool-grep: `rg` is not on PATH; the ripgrep engine variant is skipped")
+
+const engines = [
+  { engine: "node", search: Search.layerNode, skip: false },
+  { engine: "ripgrep", search: Search.layerRipgrep("rg"), skip: !hasRg },
+] as const
+
+const write = (root: string, files: Record<string, string>) => {
+  for (const [file, content] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true })
+    fs.writeFileSync(path.join(root, file), content)
+  }
+}
+
+const harness = (directory: string, search: Layer.Layer<Search.Service>) =>
+  GrepTool.layer.pipe(
+    Layer.provideMerge(ToolRegistry.layer),
+    Layer.provideMerge(
+      Layer.mergeAll(
+        ApplicationTools.layer,
+        ToolOutputStore.layerPassthrough,
+        FakePermission.layer,
+        locationLayer(directory),
+        search,
+      ),
+    ),
+  )
+
+/** Materializes with no permissions and settles one grep call. */
+const settle = (input: Record<string, unknown>) =>
+  Effect.gen(function* () {
+    const registry = yield* ToolRegistry.Service
+    const turn = yield* registry.materialize()
+    return yield* turn.settle({
+      sessionID: "ses_tool",
+      agent: "build",
+      assistantMessageID: "msg_tool_test",
+      call: { id: "call-grep", name: "grep", input },
+    })
+  })
+
+const inLocation = <A, E, R>(
+  search: Layer.Layer<Search.Service>,
+  files: Record<string, string>,
+  body: (directory: string) => Effect.Effect<A, E, R>,
+) =>
+  Effect.gen(function* () {
+    const directory = yield* tempDir()
+    write(directory, files)
+    return yield* body(directory).pipe(Effect.provide(harness(directory, search)))
+  })
+
+const structured = (settled: ToolRegistry.Settlement) => settled.output?.structured as ReadonlyArray<Search.Match>
+const places = (settled: ToolRegistry.Settlement) => structured(settled).map((match) => `${match.entry.path}:${match.line}`)
+
+describe.each(engines)("grep ($engine engine)", ({ search, skip }) => {
+  it.scoped.skipIf(skip)("grep basic: line, offset, text with its newline, byte submatches, model text", () =>
+    inLocation(search, { "src/haystack.ts": "needle\nother\n" }, (dir) =>
+      Effect.gen(function* () {
+        const settled = yield* settle({ pattern: "needle" })
+        expect(structured(settled)).toEqual([
+          {
+            entry: { path: "src/haystack.ts", type: "file" },
+            line: 1,
+            offset: 0,
+            text: "needle\n",
+            submatches: [{ text: "needle", start: 0, end: 6 }],
+          },
+        ])
+        expect(settled.result).toEqual({
+          type: "text",
+          value: `Found 1 matches\n${path.join(dir, "src/haystack.ts")}:\n  Line 1: needle\n`,
+        })
+      }),
+    ))
+
+  it.scoped.skipIf(skip)("grep model text groups consecutive matches per file with a blank line between groups", () =>
+    inLocation(search, { "a.txt": "needle one\nneedle two", "b.txt": "x needle\n" }, (dir) =>
+      Effect.gen(function* () {
+        const settled = yield* settle({ pattern: "needle" })
+        expect(settled.result).toEqual({
+          type: "text",
+          value: [
+            "Found 3 matches",
+            `${path.join(dir, "a.txt")}:`,
+            "  Line 1: needle one\n",
+            "  Line 2: needle two",
+            "",
+            `${path.join(dir, "b.txt")}:`,
+            "  Line 1: x needle\n",
+          ].join("\n"),
+        })
+        expect(structured(settled).map((match) => match.offset)).toEqual([0, 11, 0])
+      }),
+    ))
+
+  it.scoped.skipIf(skip)("grep hidden included, .git excluded", () =>
+    inLocation(search, { ".git/HEAD": "needle\n", ".git/objects/x": "needle\n", ".config/x": "needle\n" }, () =>
+      Effect.gen(function* () {
+        const settled = yield* settle({ pattern: "needle" })
+        expect(places(settled)).toEqual([".config/x:1"])
+      }),
+    ))
+
+  it.scoped.skipIf(skip)("grep include: *.ts restricts matches to .ts files", () =>
+    inLocation(search, { "a.ts": "needle\n", "a.js": "needle\n", "src/b.ts": "needle\n", "src/b.md": "needle\n" }, () =>
+      Effect.gen(function* () {
+        const settled = yield* settle({ pattern: "needle", include: "*.ts" })
+        expect(places(settled)).toEqual(["a.ts:1", "src/b.ts:1"])
+        const braces = yield* settle({ pattern: "needle", include: "*.{ts,md}" })
+        expect(places(braces)).toEqual(["a.ts:1", "src/b.md:1", "src/b.ts:1"])
+      }),
+    ))
+
+  it.scoped.skipIf(skip)("grep single file: an absolute managed tool-output file is searched alone", () =>
+    Effect.gen(function* () {
+      const managed = yield* tempDir()
+      write(managed, { "tool_01": "first\nneedle here\n", "tool_02": "needle elsewhere\n" })
+      const result = yield* inLocation(search, { "a.txt": "needle\n" }, (dir) =>
+        Effect.map(settle({ pattern: "needle", path: path.join(managed, "tool_01") }), (settled) => ({ dir, settled })),
+      )
+      expect(structured(result.settled)).toEqual([
+        {
+          entry: { path: path.relative(result.dir, path.join(managed, "tool_01")), type: "file" },
+          line: 2,
+          offset: 6,
+          text: "needle here\n",
+          submatches: [{ text: "needle", start: 0, end: 6 }],
+        },
+      ])
+      expect(result.settled.result).toMatchObject({
+        value: `Found 1 matches\n${path.join(managed, "tool_01")}:\n  Line 2: needle here\n`,
+      })
+    }))
+
+  it.scoped.skipIf(skip)("grep missing path: searches the parent directory", () =>
+    inLocation(search, { "src/a.ts": "needle\n", "b.ts": "needle\n" }, () =>
+      Effect.gen(function* () {
+        const settled = yield* settle({ pattern: "needle", path: "src/nope.ts" })
+        expect(places(settled)).toEqual(["src/a.ts:1"])
+      }),
+    ))
+
+  it.scoped.skipIf(skip)("grep invalid pattern: ( gives Unable to grep for (", () =>
+    inLocation(search, { "a.ts": "needle\n" }, () =>
+      Effect.gen(function* () {
+        const settled = yield* settle({ pattern: "(" })
+        expect(settled.result).toEqual({ type: "error", value: "Unable to grep for (" })
+      }),
+    ))
+
+  it.scoped.skipIf(skip)("grep ordering and limit: files in path order, lines in order, limit cuts in that order", () =>
+    inLocation(search, { "b.ts": "needle\nx\nneedle\n", "a.ts": "needle\n", "a/x.ts": "x\nneedle\n" }, () =>
+      Effect.gen(function* () {
+        const all = yield* settle({ pattern: "needle" })
+        expect(places(all)).toEqual(["a/x.ts:2", "a.ts:1", "b.ts:1", "b.ts:3"])
+        const limited = yield* settle({ pattern: "needle", limit: 3 })
+        expect(places(limited)).toEqual(["a/x.ts:2", "a.ts:1", "b.ts:1"])
+      }),
+    ))
+
+  it.scoped.skipIf(skip)("grep long line: 3000 characters are cut to 2000 plus ...; a line over 64 KiB fails", () =>
+    Effect.gen(function* () {
+      const long = `${"x".repeat(2994)}needle\n`
+      const cut = yield* inLocation(search, { "long.txt": long }, () => settle({ pattern: "needle" }))
+      expect(structured(cut)[0]?.text).toBe(`${long.slice(0, 2000)}...`)
+      expect(structured(cut)[0]?.submatches).toEqual([{ text: "needle", start: 2994, end: 3000 }])
+      const huge = yield* inLocation(search, { "huge.txt": `${"y".repeat(70_000)} needle\n` }, () =>
+        settle({ pattern: "needle" }),
+      )
+      expect(huge.result).toEqual({ type: "error", value: "Unable to grep for needle" })
+    }))
+
+  it.scoped.skipIf(skip)("grep multibyte offsets: in `é needle` the submatch starts at byte 3", () =>
+    inLocation(search, { "m.txt": "ü\né needle é needle\n" }, () =>
+      Effect.gen(function* () {
+        const [match] = structured(yield* settle({ pattern: "needle" }))
+        expect(match?.offset).toBe(3)
+        expect(match?.submatches).toEqual([
+          { text: "needle", start: 3, end: 9 },
+          { text: "needle", start: 13, end: 19 },
+        ])
+      }),
+    ))
+
+  it.scoped.skipIf(skip)("grep permission: the exact assert, with undefined metadata keys present", () =>
+    inLocation(search, { "a.ts": "needle\n" }, () =>
+      Effect.gen(function* () {
+        yield* settle({ pattern: "needle" })
+        const [assert, ...rest] = yield* FakePermission.asserts
+        expect(rest).toEqual([])
+        expect(assert).toEqual({
+          sessionID: "ses_tool",
+          agent: "build",
+          source: { type: "tool", messageID: "msg_tool_test", callID: "call-grep" },
+          action: "grep",
+          resources: ["needle"],
+          save: ["*"],
+          metadata: { root: ".", path: undefined, include: undefined, limit: undefined },
+        })
+        expect(Object.keys(assert!.metadata!)).toEqual(["root", "path", "include", "limit"])
+        yield* settle({ pattern: "needle", path: "src", include: "*.ts", limit: 2 })
+        const asserts = yield* FakePermission.asserts
+        expect(asserts[1]?.metadata).toEqual({ root: ".", path: "src", include: "*.ts", limit: 2 })
+      }),
+    ))
+
+  it.scoped.skipIf(skip)("grep empty: no match gives No files found", () =>
+    inLocation(search, { "a.ts": "hay\n" }, () =>
+      Effect.gen(function* () {
+        const settled = yield* settle({ pattern: "needle" })
+        expect(settled.result).toEqual({ type: "text", value: "No files found" })
+      }),
+    ))
+
+  it.scoped.skipIf(skip)("grep P5: blocked and corrected asserts map through toToolFailure", () =>
+    inLocation(search, { "a.ts": "needle\n" }, () =>
+      Effect.gen(function* () {
+        const fake = yield* FakePermission.FakePermissionState
+        yield* Ref.update(fake.corrected, (map) => new Map([...map, ["grep", "look in docs"]]))
+        const corrected = yield* settle({ pattern: "needle" })
+        expect(corrected.result).toEqual({
+          type: "error",
+          value: "The user rejected permission to use this specific tool call with the following feedback: look in docs",
+        })
+        yield* FakePermission.deny("grep")
+        const blocked = yield* settle({ pattern: "needle" })
+        expect(blocked.result).toEqual({ type: "error", value: "Permission denied by configured rules for grep: needle" })
+      }),
+    ))
+})
