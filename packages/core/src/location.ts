@@ -56,7 +56,8 @@ export const layer = (input: {
       const now = Date.now()
       yield* sql`INSERT INTO project (id, worktree, time_created, time_updated)
         VALUES (${project.id}, ${project.directory}, ${now}, ${now}) ON CONFLICT DO NOTHING`.pipe(Effect.orDie)
-      if (project.vcs !== undefined && project.previous !== project.id) {
+      // `global` is never cached: it would pin a repository without commits to `global` after its first commit
+      if (project.vcs !== undefined && project.previous !== project.id && project.id !== ProjectV2.GLOBAL_ID) {
         yield* ProjectV2.commit({ store: project.vcs.store, id: project.id })
       }
       return Service.of({

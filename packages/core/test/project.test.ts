@@ -201,6 +201,21 @@ describe("Location.layer", () => {
     }),
   )
 
+  it.scoped("a repository without commits is not pinned to global: after its first commit it gets the root commit", () =>
+    Effect.gen(function* () {
+      const root = yield* tempDir()
+      git(root, "init", "-q")
+      expect((yield* build(root)).location).toMatchObject({ project: { id: "global", directory: root }, vcs: { type: "git" } })
+      expect(fs.existsSync(path.join(root, ".git", "toolgate"))).toBe(false)
+      fs.writeFileSync(path.join(root, "a.txt"), "a")
+      git(root, "add", "a.txt")
+      git(root, "commit", "-q", "-m", "first")
+      const first = git(root, "rev-list", "--max-parents=0", "HEAD")
+      expect((yield* build(root)).location.project.id).toBe(first)
+      expect(fs.readFileSync(path.join(root, ".git", "toolgate"), "utf8")).toBe(first)
+    }),
+  )
+
   it.scoped("a missing directory fails with Location.DirectoryError", () =>
     Effect.gen(function* () {
       const root = yield* tempDir()
