@@ -1,0 +1,219 @@
+/**
+ * The `apply_patch` text format: `parse` turns a `*** Begin Patch … *** End Patch` envelope into add, delete and
+ * update hunks, and `derive` applies an update's chunks to a file's text with progressively looser line matching.
+ * Both throw a plain `Error` with the interface message on malformed input or a failed match.
+ *
+ * @since 0.1.0
+ */
+
+/** One chunk of an update: old lines to find, new lines to put in their place. */
+export interface UpdateChunk {
+  readonly oldLines: ReadonlyArray<string>
+  readonly newLines: ReadonlyArray<string>
+  /** A single line to seek before matching `oldLines` (the text after `@@`). */
+  readonly changeContext?: string
+  /** The chunk is anchored at the end of the file (`*** End of File`). */
+  readonly endOfFile?: boolean
+}
+
+/** One file operation of a patch. */
+export type Hunk =
+  | { readonly type: "add"; readonly path: string; readonly contents: string }
+  | { readonly type: "delete"; readonly path: string }
+  | {
+      readonly type: "update"
+      readonly path: string
+      readonly movePath?: string
+      readonly chunks: ReadonlyArray<UpdateChunk>
+    }
+
+/** The derived text of an update, without a BOM, and whether the file carries one. */
+export interface FileUpdate {
+  readonly content: string
+  readonly bom: boolean
+}
+
+const BEGIN = "*** Begin Patch"
+const END = "*** End Patch"
+const ADD = "*** Add File:"
+const DELETE = "*** Delete File:"
+const UPDATE = "*** Update File:"
+const MOVE = "*** Move to:"
+const END_OF_FILE = "*** End of File"
+const HEREDOC = /^(?:cat\s+)?<<['"]?(\w+)['"]?\s*\n([\s\S]*?)\n\1\s*$/
+
+/** Removes a `cat <<'EOF' … EOF` style wrapper, keeping its body. */
+export const stripHeredoc = (input: string): string => HEREDOC.exec(input)?.[2] ?? input
+
+/** Parses a patch; throws `Error` with the interface message when it is malformed. */
+export const parse = (patchText: string): ReadonlyArray<Hunk> => {
+  const lines = stripHeredoc(patchText.trim()).split("\n")
+  const begin = lines.findIndex((line) => line.trim() === BEGIN)
+  const end = lines.findIndex((line) => line.trim() === END)
+  if (begin === -1 || end === -1 || begin >= end) throw new Error("Invalid patch format: missing Begin/End markers")
+  const body = lines.slice(0, end)
+  const hunks: Array<Hunk> = []
+  let index = begin + 1
+  while (index < end) {
+    const line = body[index]!
+    if (line.startsWith(ADD)) {
+      const path = line.slice(ADD.length).trim()
+      if (path === "") throw new Error("Invalid add file path")
+      const contents: Array<string> = []
+      index++
+      while (index < end && !body[index]!.startsWith("***")) {
+        const added = body[index]!
+        if (!added.startsWith("+")) throw new Error(`Invalid add file line: ${added}`)
+        contents.push(added.slice(1))
+        index++
+      }
+      hunks.push({ type: "add", path, contents: contents.join("\n") })
+    } else if (line.startsWith(DELETE)) {
+      const path = line.slice(DELETE.length).trim()
+      if (path === "") throw new Error("Invalid delete file path")
+      hunks.push({ type: "delete", path })
+      index++
+    } else if (line.startsWith(UPDATE)) {
+      const path = line.slice(UPDATE.length).trim()
+      if (path === "") throw new Error("Invalid update file path")
+      index++
+      let movePath: string | undefined
+      if (index < end && body[index]!.startsWith(MOVE)) {
+        movePath = body[index]!.slice(MOVE.length).trim()
+        if (movePath === "") throw new Error("Invalid move file path")
+        index++
+      }
+      const parsed = parseChunks(body, index, end)
+      if (parsed.chunks.length === 0) throw new Error(`Invalid update hunk for ${path}: expected at least one @@ chunk`)
+      index = parsed.next
+      hunks.push(movePath === undefined ? { type: "update", path, chunks: parsed.chunks } : { type: "update", path, movePath, chunks: parsed.chunks })
+    } else {
+      throw new Error(`Invalid patch line: ${line}`)
+    }
+  }
+  return hunks
+}
+
+const parseChunks = (lines: ReadonlyArray<string>, start: number, end: number) => {
+  const chunks: Array<UpdateChunk> = []
+  let index = start
+  while (index < end && !lines[index]!.startsWith("***")) {
+    const header = lines[index]!
+    if (!header.startsWith("@@")) throw new Error(`Invalid update file line: ${header}`)
+    const context = header.slice(2).trim()
+    const oldLines: Array<string> = []
+    const newLines: Array<string> = []
+    let endOfFile = false
+    index++
+    while (index < end && !lines[index]!.startsWith("@@")) {
+      const line = lines[index]!
+      if (line === END_OF_FILE) {
+        endOfFile = true
+        index++
+        break
+      }
+      if (line.startsWith("***")) break
+      if (line.startsWith(" ")) {
+        oldLines.push(line.slice(1))
+        newLines.push(line.slice(1))
+      } else if (line.startsWith("-")) oldLines.push(line.slice(1))
+      else if (line.startsWith("+")) newLines.push(line.slice(1))
+      else throw new Error(`Invalid update chunk line: ${line}`)
+      index++
+    }
+    chunks.push({
+      oldLines,
+      newLines,
+      ...(context === "" ? {} : { changeContext: context }),
+      ...(endOfFile ? { endOfFile: true } : {}),
+    })
+  }
+  return { chunks, next: index }
+}
+
+type Comparator = (actual: string, expected: string) => boolean
+
+/** Maps typographic punctuation to ASCII: single and double quotes, dashes, ellipsis and no-break space. */
+export const normalizePunctuation = (value: string): string =>
+  value
+    .replace(/[\u2018\u2019\u201A\u201B]/g, "'")
+    .replace(/[\u201C\u201D\u201E\u201F]/g, '"')
+    .replace(/[\u2010-\u2015]/g, "-")
+    .replace(/\u2026/g, "...")
+    .replace(/\u00A0/g, " ")
+
+/** Line comparators, strictest first. */
+const COMPARATORS: ReadonlyArray<Comparator> = [
+  (a, b) => a === b,
+  (a, b) => a.trimEnd() === b.trimEnd(),
+  (a, b) => a.trim() === b.trim(),
+  (a, b) => normalizePunctuation(a.trim()) === normalizePunctuation(b.trim()),
+]
+
+const matchesAt = (lines: ReadonlyArray<string>, pattern: ReadonlyArray<string>, offset: number, compare: Comparator) =>
+  pattern.every((line, index) => compare(lines[offset + index]!, line))
+
+/** The first index ≥ `start` where `pattern` matches, trying each comparator in turn; -1 when none. */
+const seek = (lines: ReadonlyArray<string>, pattern: ReadonlyArray<string>, start: number, endOfFile = false): number => {
+  if (pattern.length === 0) return -1
+  for (const compare of COMPARATORS) {
+    if (endOfFile) {
+      const offset = lines.length - pattern.length
+      if (offset >= start && matchesAt(lines, pattern, offset, compare)) return offset
+    }
+    for (let offset = start; offset <= lines.length - pattern.length; offset++) {
+      if (matchesAt(lines, pattern, offset, compare)) return offset
+    }
+  }
+  return -1
+}
+
+const splitBom = (text: string): FileUpdate =>
+  text.startsWith("\uFEFF") ? { bom: true, content: text.slice(1) } : { bom: false, content: text }
+
+/** Applies `chunks` to `original`; throws `Error` when a context or the old lines cannot be found. */
+export const derive = (path: string, chunks: ReadonlyArray<UpdateChunk>, original: string): FileUpdate => {
+  const source = splitBom(original)
+  const lines = source.content.split("\n")
+  const trailingNewline = lines.at(-1) === ""
+  if (trailingNewline) lines.pop()
+  const replacements: Array<readonly [start: number, remove: number, insert: ReadonlyArray<string>]> = []
+  let cursor = 0
+  for (const chunk of chunks) {
+    if (chunk.changeContext !== undefined) {
+      const found = seek(lines, [chunk.changeContext], cursor)
+      if (found === -1) throw new Error(`Failed to find context '${chunk.changeContext}' in ${path}`)
+      cursor = found + 1
+    }
+    if (chunk.oldLines.length === 0) {
+      replacements.push([lines.length, 0, chunk.newLines])
+      continue
+    }
+    let oldLines = chunk.oldLines
+    let newLines = chunk.newLines
+    let found = seek(lines, oldLines, cursor, chunk.endOfFile)
+    if (found === -1 && oldLines.at(-1) === "") {
+      oldLines = oldLines.slice(0, -1)
+      if (newLines.at(-1) === "") newLines = newLines.slice(0, -1)
+      found = seek(lines, oldLines, cursor, chunk.endOfFile)
+    }
+    if (found === -1) throw new Error(`Failed to find expected lines in ${path}:\n${chunk.oldLines.join("\n")}`)
+    replacements.push([found, oldLines.length, newLines])
+    cursor = found + oldLines.length
+  }
+  const updated = [...lines]
+  const ordered = [...replacements].sort((a, b) => a[0] - b[0])
+  for (let i = ordered.length - 1; i >= 0; i--) {
+    const [start, remove, insert] = ordered[i]!
+    updated.splice(start, remove, ...insert)
+  }
+  if (trailingNewline || updated.at(-1) !== "") updated.push("")
+  const result = splitBom(updated.join("\n"))
+  return { content: result.content, bom: source.bom || result.bom }
+}
+
+/** `text` without leading BOM, prefixed with exactly one when `bom` is set. */
+export const joinBom = (text: string, bom: boolean): string => {
+  const stripped = splitBom(text).content
+  return bom ? `\uFEFF${stripped}` : stripped
+}

@@ -1,0 +1,195 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { NodeFileSystem } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { ReadToolFileSystem } from "../src/index.js"
+import { tempDir } from "./support/location.js"
+
+const withFs = <A, E>(f: (files: ReadToolFileSystem.Interface) => Effect.Effect<A, E>) =>
+  Effect.flatMap(ReadToolFileSystem.Service, f).pipe(
+    Effect.provide(ReadToolFileSystem.layer),
+    Effect.provide(NodeFileSystem.layer),
+  )
+
+const PNG_HEADER = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
+
+describe("ReadToolFileSystem", () => {
+  it.scoped("fails with a typed filesystem error when a resolved file disappears", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir()
+      const error = yield* withFs((files) => Effect.flip(files.read(path.join(dir, "gone.txt"), "gone.txt")))
+      expect(error._tag).toBe("SystemError")
+      expect(error).toMatchObject({ reason: "NotFound" })
+    }),
+  )
+
+  it.scoped("fails when a file becomes the wrong path kind", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir()
+      fs.mkdirSync(path.join(dir, "sub"))
+      const error = yield* withFs((files) => Effect.flip(files.read(path.join(dir, "sub"), "sub")))
+      expect(error._tag).toBe("ReadTool.PathKindError")
+      expect(error.message).toBe("Path is not a file: sub")
+    }),
+  )
+
+  it.scoped("fails with a typed filesystem error when directory listing fails", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir()
+      fs.writeFileSync(path.join(dir, "file.txt"), "x")
+      const error = yield* withFs((files) => Effect.flip(files.list(path.join(dir, "file.txt"))))
+      expect(error._tag).toBe("SystemError")
+      expect(error).toMatchObject({ method: "readDirectory" })
+    }),
+  )
+
+  it.scoped("reports binary and malformed UTF-8 content as typed errors", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir()
+      fs.writeFileSync(path.join(dir, "archive.dat"), Buffer.from([0, 1, 2, 3]))
+      const binary = yield* withFs((files) => Effect.flip(files.read(path.join(dir, "archive.dat"), "archive.dat")))
+      expect(binary._tag).toBe("ReadTool.BinaryFileError")
+      expect(binary.message).toBe("Cannot read binary file: archive.dat")
+
+      fs.writeFileSync(path.join(dir, "big.txt"), Buffer.concat([Buffer.alloc(64 * 1024, "a"), Buffer.from([0x80])]))
+      const malformed = yield* withFs((files) => Effect.flip(files.read(path.join(dir, "big.txt"), "big.txt")))
+      expect(malformed._tag).toBe("ReadTool.MalformedUtf8Error")
+      expect(malformed.message).toBe("File is not valid UTF-8: big.txt")
+
+      // Unpaged: a NUL found by the heuristic, and an invalid sequence in a small file.
+      fs.writeFileSync(path.join(dir, "small.txt"), Buffer.from([0x61, 0xc3, 0x28]))
+      const small = yield* withFs((files) => Effect.flip(files.read(path.join(dir, "small.txt"), "small.txt")))
+      expect(small._tag).toBe("ReadTool.MalformedUtf8Error")
+      fs.writeFileSync(path.join(dir, "doc.pdf"), "%PDF-1.4\nhello")
+      const pdf = yield* withFs((files) => Effect.flip(files.read(path.join(dir, "doc.pdf"), "doc.pdf")))
+      expect(pdf._tag).toBe("ReadTool.BinaryFileError")
+    }),
+  )
+
+  it.scoped("reports out-of-range pagination as a typed error", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir()
+      fs.writeFileSync(path.join(dir, "one.txt"), "one\n")
+      const error = yield* withFs((files) => Effect.flip(files.read(path.join(dir, "one.txt"), "one.txt", { offset: 2 })))
+      expect(error._tag).toBe("ReadTool.OffsetOutOfRangeError")
+      expect(error.message).toBe("Offset 2 is out of range")
+    }),
+  )
+
+  it.scoped("stops reading after the requested page is complete", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir()
+      fs.writeFileSync(path.join(dir, "bad-utf8.txt"), Buffer.concat([Buffer.from("one\n"), Buffer.from([0x80])]))
+      fs.writeFileSync(path.join(dir, "bad-nul.txt"), Buffer.concat([Buffer.from("one\n"), Buffer.from([0x00])]))
+      for (const file of ["bad-utf8.txt", "bad-nul.txt"]) {
+        const page = yield* withFs((files) => files.read(path.join(dir, file), file, { limit: 1 }))
+        expect(page).toEqual({ type: "text-page", content: "one", mime: "text/plain", offset: 1, truncated: true, next: 2 })
+      }
+      // Without the limit the bad byte is reached and reported.
+      const error = yield* withFs((files) => Effect.flip(files.read(path.join(dir, "bad-utf8.txt"), "bad-utf8.txt", { limit: 2 })))
+      expect(error._tag).toBe("ReadTool.MalformedUtf8Error")
+    }),
+  )
+
+  it.scoped("preserves the media ingestion limit message", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir()
+      const file = path.join(dir, "oversized.png")
+      fs.writeFileSync(file, PNG_HEADER)
+      fs.truncateSync(file, ReadToolFileSystem.MAX_MEDIA_INGEST_BYTES + 1)
+      const error = yield* withFs((files) => Effect.flip(files.read(file, "oversized.png")))
+      expect(error._tag).toBe("ReadTool.MediaIngestLimitError")
+      expect(error.message).toBe("Media exceeds 20971520 byte ingestion limit: oversized.png")
+    }),
+  )
+
+  it.scoped("reads small text and media whole", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir()
+      fs.writeFileSync(path.join(dir, "README.md"), "# hi\nthere\n")
+      const text = yield* withFs((files) => files.read(path.join(dir, "README.md"), "README.md"))
+      expect(text).toEqual({
+        uri: `file://${path.join(dir, "README.md")}`,
+        name: "README.md",
+        content: "# hi\nthere\n",
+        encoding: "utf8",
+        mime: "text/markdown",
+      })
+      const bytes = Buffer.concat([PNG_HEADER, Buffer.from("rest")])
+      fs.writeFileSync(path.join(dir, "pixel.bin"), bytes)
+      const media = yield* withFs((files) => files.read(path.join(dir, "pixel.bin"), "pixel.bin"))
+      expect(media).toMatchObject({ encoding: "base64", mime: "image/png", name: "pixel.bin", content: bytes.toString("base64") })
+      fs.writeFileSync(path.join(dir, "data.zip"), "plain text")
+      const zip = yield* withFs((files) => Effect.flip(files.read(path.join(dir, "data.zip"), "data.zip")))
+      expect(zip._tag).toBe("ReadTool.BinaryFileError")
+    }),
+  )
+
+  it.scoped("pages text: offset, CRLF, long-line cap, byte budget and a final line without newline", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir()
+      const file = path.join(dir, "lines.txt")
+      fs.writeFileSync(file, `a\r\nb\n${"x".repeat(2500)}\nlast`)
+      const page = yield* withFs((files) => files.read(file, "lines.txt", { offset: 2 }))
+      expect(page).toMatchObject({ type: "text-page", offset: 2, truncated: false })
+      const lines = (page as ReadToolFileSystem.TextPage).content.split("\n")
+      expect(lines).toEqual(["b", `${"x".repeat(2000)}${ReadToolFileSystem.LINE_SUFFIX}`, "last"])
+      expect("next" in page).toBe(false)
+
+      // 60 KiB of 1000-byte lines: the page keeps 51 lines (51*1000 + 50 separators ≤ 51200).
+      const big = path.join(dir, "big.txt")
+      fs.writeFileSync(big, `${Array.from({ length: 60 }, (_, i) => String(i).padEnd(1000, "-")).join("\n")}\n`)
+      const first = (yield* withFs((files) => files.read(big, "big.txt"))) as ReadToolFileSystem.TextPage
+      expect(first.content.split("\n")).toHaveLength(51)
+      expect(first).toMatchObject({ truncated: true, next: 52 })
+      expect(Buffer.byteLength(first.content)).toBeLessThanOrEqual(ReadToolFileSystem.MAX_READ_BYTES)
+      const second = (yield* withFs((files) => files.read(big, "big.txt", { offset: 52 }))) as ReadToolFileSystem.TextPage
+      expect(second.content.split("\n")).toHaveLength(9)
+      expect(second.truncated).toBe(false)
+    }),
+  )
+
+  it.scoped("lists directories first, hides broken and escaping links, and pages", () =>
+    Effect.gen(function* () {
+      const root = yield* tempDir()
+      const dir = path.join(root, "dir")
+      fs.mkdirSync(path.join(dir, "zeta"), { recursive: true })
+      fs.mkdirSync(path.join(dir, "alpha"))
+      fs.writeFileSync(path.join(dir, "b.txt"), "b")
+      fs.writeFileSync(path.join(dir, "a.txt"), "a")
+      fs.writeFileSync(path.join(root, "outside.txt"), "o")
+      fs.symlinkSync(path.join(root, "outside.txt"), path.join(dir, "escape.txt"))
+      fs.symlinkSync(path.join(dir, "missing"), path.join(dir, "broken.txt"))
+      fs.symlinkSync(path.join(dir, "a.txt"), path.join(dir, "inner-link.txt"))
+      const all = yield* withFs((files) => files.list(dir))
+      expect(all).toEqual({
+        entries: [
+          { path: `alpha${path.sep}`, type: "directory" },
+          { path: `zeta${path.sep}`, type: "directory" },
+          { path: "a.txt", type: "file" },
+          { path: "b.txt", type: "file" },
+          { path: "inner-link.txt", type: "file" },
+        ],
+        truncated: false,
+      })
+      const page = yield* withFs((files) => files.list(dir, { offset: 2, limit: 2 }))
+      expect(page).toEqual({
+        entries: [
+          { path: `zeta${path.sep}`, type: "directory" },
+          { path: "a.txt", type: "file" },
+        ],
+        truncated: true,
+        next: 4,
+      })
+    }),
+  )
+
+  it("binary heuristic", () => {
+    expect(ReadToolFileSystem.binary("x.txt", new Uint8Array())).toBe(false)
+    expect(ReadToolFileSystem.binary("X.DLL", new Uint8Array([0x41]))).toBe(true)
+    expect(ReadToolFileSystem.binary("x.txt", new Uint8Array([0x41, 0x00]))).toBe(true)
+    expect(ReadToolFileSystem.binary("x.txt", new Uint8Array([1, 2, 0x41, 0x41, 0x41, 0x41, 0x41]))).toBe(false)
+    expect(ReadToolFileSystem.binary("x.txt", new Uint8Array([1, 2, 3, 0x41, 0x41, 0x41, 0x41]))).toBe(true)
+  })
+})
