@@ -8,8 +8,8 @@ const document = (image: typeof Config.ImageAttachments.Type): Config.Entry => (
   info: { attachments: { image } },
 })
 
-const normalize = (
-  media: Image.Media,
+const normalize = <A extends Image.Media>(
+  media: A,
   entries: ReadonlyArray<Config.Entry> = [],
   layer: Layer.Layer<Image.Service, never, Config.Service> = Image.layer,
 ) =>
