@@ -223,14 +223,13 @@ export const make = Fx.gen(function* () {
     rows.map((row) => ({ action: row.action, resource: row.resource, effect: "allow" as const })),
   )
 
-  /** The configured rules of (agent ?? session.agent); `undefined` when the session does not exist. */
+  /** The configured rules of `agent ?? session.agent` (deny-all when no agent resolves). */
+  const rulesOf = (session: SessionV2.Info, agent: string | undefined) =>
+    Fx.map(agents.resolve(agent ?? session.agent), (info) => (info === undefined ? denyAll : info.permissions))
+
+  /** The configured rules for a request; `undefined` when the session does not exist. */
   const configuredFor = (sessionID: string, agent: string | undefined) =>
-    Fx.gen(function* () {
-      const session = yield* sessions.get(sessionID)
-      if (session === undefined) return undefined
-      const info = yield* agents.resolve(agent ?? session.agent)
-      return info === undefined ? denyAll : info.permissions
-    })
+    Fx.flatMap(sessions.get(sessionID), (session) => (session === undefined ? Fx.succeed(undefined) : rulesOf(session, agent)))
 
   const evaluateInput = (input: AssertInput) =>
     Fx.gen(function* () {
@@ -307,18 +306,25 @@ export const make = Fx.gen(function* () {
   /** Releases every other pending entry that now evaluates to allow (any session of this Location). */
   const autoResolve = Fx.gen(function* () {
     const approvals = yield* savedRules
-    const configuredCache = new Map<string, Ruleset | undefined>()
+    // One session lookup per session and one agent resolution per (agent, session) pair, for this reply only.
+    const sessionCache = new Map<string, SessionV2.Info | undefined>()
+    const rulesCache = new Map<string, Ruleset>()
     for (const entry of Array.from(pending.values())) {
       if (pending.get(entry.request.id) !== entry) continue
       const { action, resources, sessionID } = entry.request
-      const key = `${entry.agent ?? ""}\u0000${sessionID}`
-      let configured: Ruleset | undefined
-      if (configuredCache.has(key)) configured = configuredCache.get(key)
+      let session: SessionV2.Info | undefined
+      if (sessionCache.has(sessionID)) session = sessionCache.get(sessionID)
       else {
-        configured = yield* configuredFor(sessionID, entry.agent)
-        configuredCache.set(key, configured)
+        session = yield* sessions.get(sessionID)
+        sessionCache.set(sessionID, session)
       }
-      if (configured === undefined) continue
+      if (session === undefined) continue
+      const key = `${entry.agent ?? ""}\u0000${sessionID}`
+      let configured = rulesCache.get(key)
+      if (configured === undefined) {
+        configured = yield* rulesOf(session, entry.agent)
+        rulesCache.set(key, configured)
+      }
       if (resources.some((resource) => evaluate(action, resource, configured).effect === "deny")) continue
       if (aggregate(action, resources, configured, approvals) !== "allow") continue
       yield* publishReplied(entry, "always")
