@@ -273,13 +273,14 @@ describe("FileMutation", () => {
           const target = yield* resolve("dir/file.txt")
           nodeFs.renameSync(path.join(root, "dir"), path.join(root, "dir-moved"))
           nodeFs.symlinkSync(outside, path.join(root, "dir"))
-          for (const attempt of [
+          const attempts: ReadonlyArray<Effect.Effect<unknown, { readonly _tag: string }>> = [
             mutation.write({ target, content: "x" }),
             mutation.writeTextPreservingBom({ target, content: "x" }),
             mutation.create({ target, content: "x" }),
             mutation.writeIfUnchanged({ target, expected: bytes(""), content: "x" }),
             mutation.remove({ target }),
-          ]) {
+          ]
+          for (const attempt of attempts) {
             const error = yield* Effect.flip(attempt)
             expect(error).toMatchObject({ _tag: "FileMutation.PathChangedError", path: path.join(root, "dir/file.txt") })
           }
