@@ -14,6 +14,7 @@ import { Effect, Layer } from "effect"
 import projectSession from "./database/migrations/20260801000000_project_session.js"
 import permission from "./database/migrations/20260801000100_permission.js"
 import todo from "./database/migrations/20260801000200_todo.js"
+import toolCall from "./database/migrations/20260801000300_tool_call.js"
 import * as Global from "./global.js"
 
 /** How long a statement waits for another process's write lock before failing with `SQLITE_BUSY`. */
@@ -24,6 +25,7 @@ export const migrations: Readonly<Record<string, Effect.Effect<void, unknown, Sq
   "20260801000000_project_session": projectSession,
   "20260801000100_permission": permission,
   "20260801000200_todo": todo,
+  "20260801000300_tool_call": toolCall,
 }
 
 /** What the database layers provide. */

@@ -1,0 +1,270 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Effect, Fiber, Layer, Queue, Ref, Schema } from "effect"
+import {
+  AgentV2,
+  ApplicationTools,
+  Config,
+  Database,
+  EventV2,
+  Global,
+  Location,
+  PermissionSaved,
+  PermissionV2,
+  Runner,
+  ScriptedModel,
+  SessionV2,
+  Tool,
+  ToolOutputStore,
+  ToolRegistry,
+} from "../src/index.js"
+import { tempDir } from "./support/location.js"
+
+/** The Location services a runner needs, over `database`. */
+const runnerLayer = (options: {
+  readonly directory: string
+  readonly data: string
+  readonly script: ScriptedModel.Script
+  readonly database: Layer.Layer<Database.Client>
+  readonly config?: Config.Info
+}) => {
+  const process = Layer.mergeAll(
+    Global.layerWith({ data: options.data, tmp: path.join(options.data, "tmp") }),
+    ApplicationTools.layer,
+    ToolOutputStore.layerPassthrough,
+    PermissionSaved.layer,
+  ).pipe(Layer.provideMerge(options.database))
+  const place = Location.layer({ directory: options.directory }).pipe(
+    Layer.provideMerge(Config.layerFromEntries(options.config === undefined ? [] : [{ type: "document", info: options.config }])),
+  )
+  return Runner.layer.pipe(
+    Layer.provideMerge(ScriptedModel.layer(options.script)),
+    Layer.provideMerge(PermissionV2.layer),
+    Layer.provideMerge(ToolRegistry.layer),
+    Layer.provideMerge(Layer.mergeAll(AgentV2.layer, SessionV2.layer, EventV2.layer)),
+    Layer.provideMerge(place),
+    Layer.provideMerge(process),
+  )
+}
+
+const Text = Schema.Struct({ text: Schema.String })
+
+const recordingTool = (log: Array<string>, onExecute: Effect.Effect<void> = Effect.void) =>
+  Tool.make({
+    description: "Records its execution",
+    input: Text,
+    output: Schema.String,
+    execute: (input, context) => Effect.as(Effect.zipRight(Effect.sync(() => log.push(`execute:${context.toolCallID}`)), onExecute), input.text),
+  })
+
+/** A tool that asserts permission `guarded` on resource `input.text`, with the P5 mapping. */
+const guardedTool = Effect.map(PermissionV2.Service, (permission) =>
+  Tool.make({
+    description: "Needs permission",
+    input: Text,
+    output: Schema.String,
+    execute: (input, context) =>
+      permission
+        .assert({ sessionID: context.sessionID, agent: context.agent, action: "guarded", resources: [input.text] })
+        .pipe(
+          Effect.catchTags({
+            "PermissionV2.BlockedError": (error) => Effect.fail(PermissionV2.toToolFailure(error)),
+            "PermissionV2.CorrectedError": (error) => Effect.fail(PermissionV2.toToolFailure(error)),
+            "Session.NotFoundError": () => Effect.fail(new Tool.Failure({ message: "no session" })),
+          }),
+          Effect.as(`done ${input.text}`),
+        ),
+  }),
+)
+
+/** Answers every permission ask with `reply` (and `message`). */
+const autoReply = (reply: PermissionV2.Reply, message?: string) =>
+  Effect.gen(function* () {
+    const events = yield* EventV2.Service
+    const permission = yield* PermissionV2.Service
+    const queue = yield* events.queue()
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.flatMap(Queue.take(queue), (envelope) =>
+          envelope.type === "permission.v2.asked"
+            ? permission
+                .reply({ requestID: (envelope.data as PermissionV2.Request).id, reply, ...(message === undefined ? {} : { message }) })
+                .pipe(Effect.ignore)
+            : Effect.void,
+        ),
+      ),
+    )
+  })
+
+const toolRows = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql<{ call_id: string; status: string; error: string | null }>`SELECT call_id, status, error FROM tool_call ORDER BY time_created, call_id`,
+)
+
+const setup = (script: ScriptedModel.Script, config?: Config.Info) =>
+  Effect.gen(function* () {
+    const directory = yield* tempDir()
+    const data = yield* tempDir()
+    return runnerLayer({ directory, data, script, database: Database.layerMemory, ...(config === undefined ? {} : { config }) })
+  })
+
+describe("Runner", () => {
+  it.live("publishes and records tool.called before the tool's side effect", () =>
+    Effect.gen(function* () {
+      const layer = yield* setup([[{ type: "tool-call", id: "c1", name: "probe", input: { text: "a" } }], [{ type: "text", text: "done" }]])
+      yield* Effect.gen(function* () {
+        const log: Array<string> = []
+        const events = yield* EventV2.Service
+        yield* events.listen((envelope) => {
+          if (envelope.type === "session.next.tool.called") log.push(`called:${(envelope.data as { callID: string }).callID}`)
+          if (envelope.type === "session.next.tool.success") log.push(`success:${(envelope.data as { callID: string }).callID}`)
+        })
+        const sql = yield* SqlClient.SqlClient
+        const recorded = recordingTool(log, Effect.flatMap(sql<{ status: string }>`SELECT status FROM tool_call WHERE call_id = 'c1'`, (rows) => Effect.sync(() => log.push(`row:${rows[0]?.status}`))).pipe(Effect.orDie))
+        yield* (yield* ToolRegistry.Service).register({ probe: recorded })
+        const session = yield* (yield* SessionV2.Service).create()
+        const result = yield* (yield* Runner.Service).run({ sessionID: session.id, prompt: "go" })
+        expect(log).toEqual(["called:c1", "execute:c1", "row:running", "success:c1"])
+        expect(result.steps).toBe(2)
+        expect(yield* toolRows).toEqual([{ call_id: "c1", status: "completed", error: null }])
+        const requests = yield* Effect.flatMap(ScriptedModel.Requests, Ref.get)
+        const second = requests[1]!.messages
+        expect(second.at(-1)).toMatchObject({ role: "tool", callID: "c1", result: { type: "text", value: "a" } })
+        expect(requests[0]!.tools.map((tool) => tool.name)).toEqual(["probe"])
+      }).pipe(Effect.provide(layer))
+    }).pipe(Effect.scoped))
+
+  it.live("settles tool calls eagerly and concurrently", () =>
+    Effect.gen(function* () {
+      const layer = yield* setup([
+        [
+          { type: "tool-call", id: "a", name: "left", input: { text: "l" } },
+          { type: "tool-call", id: "b", name: "right", input: { text: "r" } },
+        ],
+      ])
+      yield* Effect.gen(function* () {
+        const leftStarted = yield* Deferred.make<void>()
+        const rightStarted = yield* Deferred.make<void>()
+        const log: Array<string> = []
+        // Each tool waits for the other to have started: only concurrent settlement completes.
+        yield* (yield* ToolRegistry.Service).register({
+          left: recordingTool(log, Effect.zipRight(Deferred.succeed(leftStarted, undefined), Deferred.await(rightStarted))),
+          right: recordingTool(log, Effect.zipRight(Deferred.succeed(rightStarted, undefined), Deferred.await(leftStarted))),
+        })
+        const session = yield* (yield* SessionV2.Service).create()
+        yield* (yield* Runner.Service).run({ sessionID: session.id, prompt: "go" }).pipe(Effect.timeout("5 seconds"))
+        expect(log.sort()).toEqual(["execute:a", "execute:b"])
+        expect((yield* toolRows).map((row) => row.status)).toEqual(["completed", "completed"])
+      }).pipe(Effect.provide(layer))
+    }).pipe(Effect.scoped))
+
+  it.live("a declined permission stops the loop and fails every unsettled call as interrupted", () =>
+    Effect.gen(function* () {
+      const layer = yield* setup(
+        [
+          [
+            { type: "tool-call", id: "guard", name: "guarded", input: { text: "secret" } },
+            { type: "tool-call", id: "hang", name: "hang", input: { text: "x" } },
+          ],
+          [{ type: "text", text: "never requested" }],
+        ],
+        { permissions: [{ action: "guarded", resource: "*", effect: "ask" }] },
+      )
+      yield* Effect.gen(function* () {
+        const registry = yield* ToolRegistry.Service
+        yield* registry.register({ guarded: yield* guardedTool, hang: recordingTool([], Effect.never) })
+        yield* autoReply("reject")
+        const session = yield* (yield* SessionV2.Service).create({ agent: "build" })
+        const result = yield* (yield* Runner.Service).run({ sessionID: session.id, prompt: "go" })
+        expect(result.stopped).toBe("user")
+        expect(result.steps).toBe(1)
+        expect(yield* toolRows).toEqual([
+          { call_id: "guard", status: "failed", error: Runner.INTERRUPTED },
+          { call_id: "hang", status: "failed", error: Runner.INTERRUPTED },
+        ])
+        expect(yield* Effect.flatMap(ScriptedModel.Requests, Ref.get)).toHaveLength(1)
+      }).pipe(Effect.provide(layer))
+    }).pipe(Effect.scoped))
+
+  it.live("a correction continues with the feedback visible in the next request", () =>
+    Effect.gen(function* () {
+      const layer = yield* setup(
+        [[{ type: "tool-call", id: "guard", name: "guarded", input: { text: "secret" } }], [{ type: "text", text: "ok" }]],
+        { permissions: [{ action: "guarded", resource: "*", effect: "ask" }] },
+      )
+      yield* Effect.gen(function* () {
+        yield* (yield* ToolRegistry.Service).register({ guarded: yield* guardedTool })
+        yield* autoReply("reject", "use the public file")
+        const session = yield* (yield* SessionV2.Service).create({ agent: "build" })
+        const result = yield* (yield* Runner.Service).run({ sessionID: session.id, prompt: "go" })
+        expect(result.stopped).toBeUndefined()
+        expect(result.steps).toBe(2)
+        const requests = yield* Effect.flatMap(ScriptedModel.Requests, Ref.get)
+        expect(requests[1]!.messages.at(-1)).toMatchObject({
+          role: "tool",
+          callID: "guard",
+          result: {
+            type: "error",
+            value: "The user rejected permission to use this specific tool call with the following feedback: use the public file",
+          },
+        })
+      }).pipe(Effect.provide(layer))
+    }).pipe(Effect.scoped))
+
+  it.live("tool calls on the agent's last allowed step fail without running", () =>
+    Effect.gen(function* () {
+      const layer = yield* setup([[{ type: "tool-call", id: "late", name: "probe", input: { text: "a" } }]], {
+        agents: { build: { steps: 1 } },
+      })
+      yield* Effect.gen(function* () {
+        const log: Array<string> = []
+        yield* (yield* ToolRegistry.Service).register({ probe: recordingTool(log) })
+        const session = yield* (yield* SessionV2.Service).create()
+        const result = yield* (yield* Runner.Service).run({ sessionID: session.id, prompt: "go" })
+        expect(result.steps).toBe(1)
+        expect(log).toEqual([])
+        expect(yield* toolRows).toEqual([{ call_id: "late", status: "failed", error: Runner.TOOLS_DISABLED }])
+        const requests = yield* Effect.flatMap(ScriptedModel.Requests, Ref.get)
+        expect(requests[0]!.tools).toEqual([])
+      }).pipe(Effect.provide(layer))
+    }).pipe(Effect.scoped))
+
+  it.live("interrupting a run marks its running calls interrupted", () =>
+    Effect.gen(function* () {
+      const layer = yield* setup([[{ type: "tool-call", id: "stuck", name: "hang", input: { text: "x" } }]])
+      yield* Effect.gen(function* () {
+        const started = yield* Deferred.make<void>()
+        yield* (yield* ToolRegistry.Service).register({ hang: recordingTool([], Effect.zipRight(Deferred.succeed(started, undefined), Effect.never)) })
+        const session = yield* (yield* SessionV2.Service).create()
+        const fiber = yield* Effect.fork((yield* Runner.Service).run({ sessionID: session.id, prompt: "go" }))
+        yield* Deferred.await(started)
+        yield* Fiber.interrupt(fiber)
+        expect(yield* toolRows).toEqual([{ call_id: "stuck", status: "failed", error: Runner.INTERRUPTED }])
+      }).pipe(Effect.provide(layer))
+    }).pipe(Effect.scoped))
+
+  it.live("a new runner marks calls left running by a previous process as interrupted", () =>
+    Effect.gen(function* () {
+      const directory = yield* tempDir()
+      const data = yield* tempDir()
+      const file = path.join(data, "toolgate.db")
+      const database = Database.layerFile(file)
+      const first = runnerLayer({ directory, data, database, script: [] })
+      const sessionID = yield* Effect.gen(function* () {
+        const session = yield* (yield* SessionV2.Service).create()
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`INSERT INTO tool_call (session_id, assistant_message_id, call_id, name, input, status, time_created, time_updated)
+          VALUES (${session.id}, 'msg_old', 'left', 'bash', '{}', 'running', 1, 1)`
+        return session.id
+      }).pipe(Effect.provide(first), Effect.scoped)
+      expect(fs.existsSync(file)).toBe(true)
+      const second = runnerLayer({ directory, data, database: Database.layerFile(file), script: [] })
+      const rows = yield* Effect.gen(function* () {
+        yield* Runner.Service
+        return yield* toolRows
+      }).pipe(Effect.provide(second), Effect.scoped)
+      expect(rows).toEqual([{ call_id: "left", status: "failed", error: Runner.INTERRUPTED }])
+      expect(sessionID.startsWith("ses_")).toBe(true)
+    }).pipe(Effect.scoped))
+})
