@@ -203,8 +203,11 @@ const contextualText = (output: LLM.ToolOutput): Effect.Effect<string, StorageEr
       catch: (cause) => new StorageError({ operation: "encode", cause }),
     })
   }
+  // A lone text part is measured and written as is, never copied.
+  const texts = output.content.filter((part): part is LLM.ToolTextContent => part.type === "text")
+  if (texts.length === 1) return Effect.succeed(texts[0]!.text)
   let text = ""
-  for (const part of output.content) if (part.type === "text") text += part.text
+  for (const part of texts) text += part.text
   return Effect.succeed(text)
 }
 
@@ -218,12 +221,19 @@ export const make = (
     const fs = yield* FileSystem.FileSystem
     const directory = Global.toolOutput(yield* Global.Service)
 
+    // Untraced so `bound` pays for one span, not two.
+    const readLimits: Effect.Effect<Limits> = Option.match(config, {
+      onNone: () => Effect.succeed(defaults),
+      onSome: (service) =>
+        Effect.map(Effect.suspend(() => service.entries()), (entries): Limits => {
+          const merged: { max_lines?: number | undefined; max_bytes?: number | undefined } = {}
+          for (const document of Config.documents(entries)) Object.assign(merged, document.info.tool_output ?? {})
+          return { maxLines: merged.max_lines ?? MAX_LINES, maxBytes: merged.max_bytes ?? MAX_BYTES }
+        }),
+    })
+
     const limits = Effect.fn("ToolOutputStore.limits")(function* () {
-      if (Option.isNone(config)) return defaults
-      const entries = yield* config.value.entries()
-      const merged: { max_lines?: number | undefined; max_bytes?: number | undefined } = {}
-      for (const document of Config.documents(entries)) Object.assign(merged, document.info.tool_output ?? {})
-      return { maxLines: merged.max_lines ?? MAX_LINES, maxBytes: merged.max_bytes ?? MAX_BYTES }
+      return yield* readLimits
     })
 
     const retain = (text: string) =>
@@ -235,7 +245,7 @@ export const make = (
       }).pipe(Effect.mapError((cause) => new StorageError({ operation: "write", cause })))
 
     const bound = Effect.fn("ToolOutputStore.bound")(function* (input: BoundInput) {
-      const { maxLines, maxBytes } = yield* limits()
+      const { maxLines, maxBytes } = yield* readLimits
       const text = yield* contextualText(input.output)
       if (withinLimits(text, maxLines, maxBytes)) return { output: input.output, outputPaths: [] } satisfies BoundResult
       const file = yield* retain(text)

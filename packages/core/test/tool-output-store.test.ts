@@ -431,12 +431,17 @@ describe("ToolOutputStore marker and preview arithmetic (derived)", () => {
         (full, maxLines, maxBytes, name) => {
           const markerLine = ToolOutputStore.marker(`/data/tool-output/${name}`)
           const shown = ToolOutputStore.boundedPreview(full, markerLine, maxLines, maxBytes)
-          expect(bytes(shown)).toBeLessThanOrEqual(maxBytes)
-          expect(lineCount(shown)).toBeLessThanOrEqual(maxLines)
-          if (!LONE_SURROGATE.test(full) && !LONE_SURROGATE.test(markerLine)) expect(LONE_SURROGATE.test(shown)).toBe(false)
+          const wellFormed = LONE_SURROGATE.test(full) || LONE_SURROGATE.test(markerLine) || !LONE_SURROGATE.test(shown)
           const fast = ToolOutputStore.preview(full, maxLines, maxBytes)
-          expect(fast).toEqual(naivePreview(full, maxLines, maxBytes))
-          expect(bytes(fast.head) + bytes(fast.tail)).toBeLessThanOrEqual(maxBytes)
+          const oracle = naivePreview(full, maxLines, maxBytes)
+          return (
+            bytes(shown) <= maxBytes &&
+            lineCount(shown) <= maxLines &&
+            wellFormed &&
+            fast.head === oracle.head &&
+            fast.tail === oracle.tail &&
+            bytes(fast.head) + bytes(fast.tail) <= maxBytes
+          )
         },
       ),
       { numRuns: 300 },
