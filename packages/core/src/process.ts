@@ -20,13 +20,16 @@ export interface Command {
   readonly args?: ReadonlyArray<string>
   readonly cwd?: string
   readonly shell?: string | boolean
-  /** Variables added to (overriding) the parent's environment. */
+  /** Variables added to (overriding) the parent's environment; an `undefined` value removes the variable. */
   readonly env?: Readonly<Record<string, string | undefined>>
 }
 
 /** Options of `run` (03 §9.1). */
 export interface RunOptions {
-  /** Interleave stdout and stderr into one buffer in the order their chunks arrive. */
+  /**
+   * Interleave stdout and stderr into one buffer in the order their chunks arrive. The two pipes are read
+   * independently, so writes to both within one event-loop turn may be reordered.
+   */
   readonly combineOutput?: boolean
   /** Cap on captured stdout (or the combined output). */
   readonly maxOutputBytes?: number

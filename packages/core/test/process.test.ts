@@ -116,6 +116,22 @@ describe("AppProcess", () => {
       expect(result.command).toBe('/bin/sh -c printf "%s|%s" "$PWD" "$TOOLGATE_X"; exit 3')
     }))
 
+  it.live("an undefined env value removes the variable", () =>
+    Effect.gen(function* () {
+      process.env.TOOLGATE_PROCESS_TEST = "inherited"
+      const inherited = yield* run(sh('printf "[%s]" "$TOOLGATE_PROCESS_TEST"'))
+      const removed = yield* run({ ...sh('printf "[%s]" "$TOOLGATE_PROCESS_TEST"'), env: { TOOLGATE_PROCESS_TEST: undefined } })
+      delete process.env.TOOLGATE_PROCESS_TEST
+      expect(text(inherited.stdout)).toBe("[inherited]")
+      expect(text(removed.stdout)).toBe("[]")
+    }))
+
+  it.live("a child killed by a signal reports 128 + the signal number", () =>
+    Effect.gen(function* () {
+      const result = yield* run(sh("kill -9 $$"))
+      expect(result.exitCode).toBe(137)
+    }))
+
   it.live("stdin is ignored unless input is given", () =>
     Effect.gen(function* () {
       const ignored = yield* run(sh("cat; echo done"))
