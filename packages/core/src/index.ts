@@ -5,6 +5,7 @@
  */
 export * as AgentV2 from "./agent.js"
 export * as ApplicationTools from "./tool/application-tools.js"
+export * as ApplyPatchTool from "./tool/apply-patch.js"
 export * as AppProcess from "./process.js"
 export * as BashTool from "./tool/bash.js"
 export * as BuiltInTools from "./tool/builtins.js"
