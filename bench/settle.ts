@@ -49,6 +49,7 @@ const main = Effect.gen(function* () {
   const settleMs = best(settleTimes)
   console.log(`bare execute : ${(CALLS / (bareMs / 1000)).toFixed(0)} calls/s (${bareMs.toFixed(1)} ms for ${CALLS})`)
   console.log(`settle       : ${(CALLS / (settleMs / 1000)).toFixed(0)} calls/s (${settleMs.toFixed(1)} ms for ${CALLS})`)
+  console.log(`overhead per call: ${(((settleMs - bareMs) * 1000) / CALLS).toFixed(2)} µs`)
   console.log(`ratio settle/bare: ${(settleMs / bareMs).toFixed(2)}x (target ≤ 2x)`)
 })
 

@@ -81,9 +81,9 @@ const invalidOutput = (error: ParseResult.ParseError) =>
   new LLM.ToolFailure({ message: `Tool returned an invalid value for its output schema: ${error.message}` })
 
 /**
- * A codec step that takes the synchronous parser's success as is (most schemas are synchronous and this is ~25×
- * cheaper), and lets the Effect parser decide otherwise — so effectful transformations and failures behave exactly
- * as `Schema.decodeUnknown` / `Schema.encode` specify.
+ * A codec step in continuation style. It takes the synchronous parser's success as is (most schemas are synchronous
+ * and this is far cheaper) and otherwise lets the Effect parser decide, so effectful transformations and failures
+ * behave exactly as `Schema.decodeUnknown` / `Schema.encode` specify.
  */
 const codec =
   <A>(
@@ -91,9 +91,9 @@ const codec =
     effect: (value: any) => Effect.Effect<A, ParseResult.ParseError>,
     onError: (error: ParseResult.ParseError) => LLM.ToolFailure,
   ) =>
-  (value: unknown): Effect.Effect<A, LLM.ToolFailure> => {
+  <B>(value: unknown, next: (parsed: A) => Effect.Effect<B, LLM.ToolFailure>): Effect.Effect<B, LLM.ToolFailure> => {
     const result = sync(value)
-    return Either.isRight(result) ? Effect.succeed(result.right) : Effect.mapError(effect(value), onError)
+    return Either.isRight(result) ? next(result.right) : Effect.flatMap(Effect.mapError(effect(value), onError), next)
   }
 
 const project = (part: Content): LLM.ToolContent => {
@@ -136,14 +136,14 @@ export const make = <I extends SchemaType<any>, O extends SchemaType<any>, S ext
       return { structured: value, content }
     }
     if (encodeStructured === undefined) return Effect.sync(() => complete(output))
-    return Effect.suspend(() => encodeStructured(toStructuredOutput!({ input, output }))).pipe(Effect.map(complete))
+    return Effect.suspend(() =>
+      encodeStructured(toStructuredOutput!({ input, output }), (value) => Effect.sync(() => complete(value))),
+    )
   }
 
   const settle = (call: LLM.ToolCall, context: Context): Effect.Effect<LLM.ToolOutput, LLM.ToolFailure> =>
-    Effect.flatMap(decodeInput(call.input), (input) =>
-      Effect.flatMap(config.execute(input, context), (value) =>
-        Effect.flatMap(encodeOutput(value), (output) => finish(input, output)),
-      ),
+    decodeInput(call.input, (input) =>
+      Effect.flatMap(config.execute(input, context), (value) => encodeOutput(value, (output) => finish(input, output))),
     )
 
   const tool = Object.freeze({}) as Definition<I["Type"], S["Type"]>
