@@ -2,7 +2,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, FastCheck } from "effect"
 import { ReadToolFileSystem } from "../src/index.js"
 import { tempDir } from "./support/location.js"
 
@@ -182,6 +182,44 @@ describe("ReadToolFileSystem", () => {
         truncated: true,
         next: 4,
       })
+    }),
+  )
+
+  it.scoped("property: following next pointers with small limits yields every line exactly once", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir()
+      const line = FastCheck.stringMatching(/^[a-z \u00e9\u4e16]{0,30}$/)
+      const cases = FastCheck.sample(
+        FastCheck.record({
+          lines: FastCheck.array(line, { minLength: 1, maxLength: 40 }),
+          limit: FastCheck.integer({ min: 1, max: 7 }),
+          crlf: FastCheck.boolean(),
+          trailing: FastCheck.boolean(),
+        }),
+        { numRuns: 25, seed: 42 },
+      )
+      for (const [index, sample] of cases.entries()) {
+        const file = path.join(dir, `case-${index}.txt`)
+        const body = sample.lines.join(sample.crlf ? "\r\n" : "\n") + (sample.trailing ? "\n" : "")
+        fs.writeFileSync(file, body)
+        // A final empty line without content is not a line: drop it from the expectation.
+        const expected = sample.trailing || sample.lines.at(-1) !== "" ? sample.lines : sample.lines.slice(0, -1)
+        const seen: Array<string> = []
+        let offset: number | undefined = 1
+        while (offset !== undefined) {
+          const page = (yield* withFs((files) =>
+            files.read(file, "case.txt", { offset, limit: sample.limit }),
+          ).pipe(Effect.catchTag("ReadTool.OffsetOutOfRangeError", () => Effect.succeed(undefined)))) as
+            | ReadToolFileSystem.TextPage
+            | undefined
+          if (page === undefined) break
+          const lines = page.content === "" && expected.length === 0 ? [] : page.content.split("\n")
+          expect(lines.length).toBeLessThanOrEqual(sample.limit)
+          seen.push(...lines)
+          offset = page.next
+        }
+        expect(seen).toEqual(expected)
+      }
     }),
   )
 
