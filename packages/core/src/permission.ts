@@ -151,11 +151,18 @@ export class Service extends Context.Tag("@toolgate/v2/Permission")<Service, Int
 
 /** Last match wins; no match gives `{ action, resource: "*", effect: "ask" }`. */
 export const evaluate = (action: string, resource: string, ...rulesets: ReadonlyArray<Ruleset>): Rule => {
+  // Rulesets repeat a few action patterns many times: match each distinct one once per call.
+  const actionMatches = new Map<string, boolean>()
   for (let set = rulesets.length - 1; set >= 0; set--) {
     const rules = rulesets[set]!
     for (let i = rules.length - 1; i >= 0; i--) {
       const rule = rules[i]!
-      if (Wildcard.match(action, rule.action) && Wildcard.match(resource, rule.resource)) return rule
+      let matches = actionMatches.get(rule.action)
+      if (matches === undefined) {
+        matches = Wildcard.match(action, rule.action)
+        actionMatches.set(rule.action, matches)
+      }
+      if (matches && Wildcard.match(resource, rule.resource)) return rule
     }
   }
   return { action, resource: "*", effect: "ask" }
