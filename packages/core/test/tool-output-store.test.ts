@@ -4,7 +4,7 @@ import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Deferred, Effect, Exit, FastCheck, Fiber, Layer, Ref, TestClock } from "effect"
-import { Config, Global, type LLM, ToolOutputStore } from "../src/index.js"
+import { Config, Global, type LLM, Location, ToolOutputStore } from "../src/index.js"
 import { tempDir } from "./support/location.js"
 
 const { MAX_BYTES, MAX_LINES } = ToolOutputStore
@@ -214,6 +214,29 @@ describe("ToolOutputStore limits and measurement", () => {
         ...documents({ tool_output: { max_bytes: 90 } }),
       ])
       expect(yield* store.limits()).toEqual({ maxLines: 7, maxBytes: 90 })
+    }))
+
+  it.scoped("reads limits from a discovered toolgate.jsonc through Config.layer", () =>
+    Effect.gen(function* () {
+      const data = yield* tempDir()
+      const project = yield* tempDir()
+      fs.writeFileSync(path.join(project, "toolgate.jsonc"), `{\n  // small\n  "tool_output": { "max_lines": 3, },\n}`)
+      const store = yield* Effect.provide(
+        ToolOutputStore.Service,
+        ToolOutputStore.layer.pipe(
+          Layer.provide(Config.layer),
+          Layer.provide(
+            Layer.mergeAll(
+              NodeFileSystem.layer,
+              Global.layerWith({ data, config: path.join(data, "config") }),
+              Location.layerWith({ directory: project, project: { id: "p", directory: project } }),
+            ),
+          ),
+        ),
+      )
+      expect(yield* store.limits()).toEqual({ maxLines: 3, maxBytes: MAX_BYTES })
+      const result = yield* store.bound({ sessionID: "s", toolCallID: "c", output: { structured: {}, content: [text("1\n2\n3\n4")] } })
+      expect(result.outputPaths).toHaveLength(1)
     }))
 
   it.scoped("layerWithoutConfig always uses the defaults", () =>
@@ -434,7 +457,9 @@ describe("ToolOutputStore marker and preview arithmetic (derived)", () => {
           const wellFormed = LONE_SURROGATE.test(full) || LONE_SURROGATE.test(markerLine) || !LONE_SURROGATE.test(shown)
           const fast = ToolOutputStore.preview(full, maxLines, maxBytes)
           const oracle = naivePreview(full, maxLines, maxBytes)
+          const within = lineCount(full) <= maxLines && bytes(full) <= maxBytes
           return (
+            ToolOutputStore.withinLimits(full, maxLines, maxBytes) === within &&
             bytes(shown) <= maxBytes &&
             lineCount(shown) <= maxLines &&
             wellFormed &&
