@@ -26,8 +26,8 @@ import {
 } from "./schema.js"
 import * as Walk from "./walk.js"
 
-/** Files read ahead of the one being searched. */
-const READ_AHEAD = 16
+/** Files searched between two yields to the event loop. */
+const YIELD_EVERY = 64
 
 const toError = (error: unknown): SearchError | InvalidPatternError =>
   error instanceof SearchError || error instanceof InvalidPatternError
@@ -36,6 +36,14 @@ const toError = (error: unknown): SearchError | InvalidPatternError =>
 
 const readFile = (file: string): Promise<Buffer | undefined> =>
   new Promise((resolve) => fs.readFile(file, (error, data) => resolve(error ? undefined : data)))
+
+const readFileSync = (file: string): Buffer | undefined => {
+  try {
+    return fs.readFileSync(file)
+  } catch {
+    return undefined
+  }
+}
 
 const globRun = async (input: GlobInput, signal: AbortSignal): Promise<ReadonlyArray<Entry>> => {
   let overrides: Globs.Overrides
@@ -177,19 +185,23 @@ const grepRun = async (input: GrepInput, signal: AbortSignal): Promise<ReadonlyA
     }
   }
   const walk: Walk.Walk = { cwd: input.cwd, root, overrides, hidden: true, signal, stopped: false }
-  const queue: Array<{ readonly path: string; readonly data: Promise<Buffer | undefined> }> = []
   const printedPrefix = root === "." ? "./" : ""
-  const next = async () => {
-    const head = queue.shift()!
-    const data = await head.data
-    if (walk.stopped || data === undefined) return
-    if (!searchBuffer(data, head.path, printedPrefix + head.path, regex, prefilter, matches, input.limit)) walk.stopped = true
-  }
+  let sinceYield = 0
   await Walk.run(walk, (path, absolute) => {
-    queue.push({ path: normalizePath(path), data: readFile(absolute) })
-    if (queue.length >= READ_AHEAD) return next()
+    // Small files read synchronously cost far less than a thread-pool round trip per call; the loop yields to the
+    // event loop every few files so interruption and other fibers still run.
+    const data = readFileSync(absolute)
+    if (data !== undefined) {
+      const normalized = normalizePath(path)
+      if (!searchBuffer(data, normalized, printedPrefix + normalized, regex, prefilter, matches, input.limit)) {
+        walk.stopped = true
+      }
+    }
+    if (++sinceYield >= YIELD_EVERY) {
+      sinceYield = 0
+      return new Promise<void>((resolve) => setImmediate(resolve))
+    }
   })
-  while (queue.length > 0 && !walk.stopped && !signal.aborted) await next()
   return matches.slice(0, input.limit)
 }
 
