@@ -3,7 +3,7 @@ import * as path from "node:path"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Context, Effect, Exit, Fiber, Layer, Option, Scope } from "effect"
-import { Database, EventV2, PermissionSaved, PermissionV2, SessionV2 } from "../src/index.js"
+import { Database, EventV2, PermissionSaved, PermissionV2, SessionV2, ToolRegistry } from "../src/index.js"
 import { tempDir } from "./support/location.js"
 import { agentControl, buildStack, fixture, type Services, withMemoryStack } from "./support/permission-stack.js"
 
@@ -401,6 +401,38 @@ describe("PermissionV2 (05 §5)", () => {
       expect(yield* f.permission.list()).toEqual([])
     }))
 
+  scoped("Asked is published after insertion and Replied before settling", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture
+      yield* f.sessions.create({ id: "ses_other", agent: "test" })
+      const seen: Array<string> = []
+      yield* f.events.listen((envelope) => {
+        const id = envelope.type === "permission.v2.asked"
+          ? (envelope.data as PermissionV2.Request).id
+          : (envelope.data as { requestID: string }).requestID
+        const visible = Effect.runSync(f.permission.get(id)) !== undefined
+        seen.push(`${envelope.type}:${id}:${visible ? "pending" : "gone"}`)
+      })
+      const a = yield* f.waitForRequest({ ...base, id: "per_a", save: ["*"] })
+      const b = yield* f.waitForRequest({ ...base, id: "per_b", sessionID: "ses_other" })
+      const c = yield* f.waitForRequest({ ...base, id: "per_c", action: "edit" })
+      const d = yield* f.waitForRequest({ ...base, id: "per_d", action: "edit" })
+      yield* f.permission.reply({ requestID: "per_a", reply: "always" })
+      yield* f.permission.reply({ requestID: "per_c", reply: "reject" })
+      for (const fiber of [a, b]) expect(Exit.isSuccess(yield* Fiber.await(fiber))).toBe(true)
+      for (const fiber of [c, d]) expect(PermissionV2.isDeclined((yield* Fiber.await(fiber) as Exit.Failure<void, unknown>).cause)).toBe(true)
+      expect(seen).toEqual([
+        "permission.v2.asked:per_a:pending",
+        "permission.v2.asked:per_b:pending",
+        "permission.v2.asked:per_c:pending",
+        "permission.v2.asked:per_d:pending",
+        "permission.v2.replied:per_a:pending",
+        "permission.v2.replied:per_b:pending",
+        "permission.v2.replied:per_c:pending",
+        "permission.v2.replied:per_d:pending",
+      ])
+    }))
+
   scoped("an interrupted waiter is removed silently", () =>
     Effect.gen(function* () {
       const f = yield* fixture
@@ -487,6 +519,18 @@ describe("PermissionV2 shared semantics (05 §8)", () => {
     expect(PermissionV2.merge(defaults, config)).toEqual([...defaults, ...config])
     expect(PermissionV2.merge(defaults, defaults)).toHaveLength(4)
     expect(PermissionV2.evaluate("read", ".env", PermissionV2.merge(defaults, config)).effect).toBe("deny")
+  })
+
+  it("disabled (catalogue hiding) follows the last rule matching the action", () => {
+    const hidden = ToolRegistry.whollyDisabled
+    // edit, write and apply_patch all use the action `edit`.
+    expect(hidden("edit", [r("edit", "*", "deny")])).toBe(true)
+    expect(hidden("read", [r("edit", "*", "deny")])).toBe(false)
+    // A partial deny does not hide; ask does not hide; a later allow un-hides.
+    expect(hidden("edit", [r("edit", "src/*", "deny")])).toBe(false)
+    expect(hidden("edit", [r("edit", "*", "ask")])).toBe(false)
+    expect(hidden("edit", [r("*", "*", "deny"), r("edit", "docs/*", "allow")])).toBe(false)
+    expect(hidden("edit", [r("edit", "docs/*", "allow"), r("*", "*", "deny")])).toBe(true)
   })
 
   scoped("multi-pattern deny beats earlier ask", () =>
