@@ -135,15 +135,25 @@ export const make: Effect.Effect<Interface, never, EventV2.Service | Scope.Scope
     Effect.orDie(events.publish(definition, data))
 
   const dismiss = (item: Pending) =>
-    events
-      .publish(Event.Rejected, { sessionID: item.request.sessionID, requestID: item.request.id })
-      .pipe(Effect.ignore, Effect.zipRight(Deferred.fail(item.deferred, new RejectedError())))
+    Effect.exit(events.publish(Event.Rejected, { sessionID: item.request.sessionID, requestID: item.request.id })).pipe(
+      Effect.zipRight(Deferred.fail(item.deferred, new RejectedError())),
+    )
 
+  // Release every waiter before announcing anything, so a bus that is already gone cannot keep an asker parked.
   yield* Effect.addFinalizer(() =>
     Effect.suspend(() => {
       const all = Array.from(pending.values())
       pending.clear()
-      return Effect.forEach(all, dismiss, { discard: true })
+      return Effect.forEach(all, (item) => Deferred.fail(item.deferred, new RejectedError()), { discard: true }).pipe(
+        Effect.zipRight(
+          Effect.forEach(
+            all,
+            (item) =>
+              Effect.exit(events.publish(Event.Rejected, { sessionID: item.request.sessionID, requestID: item.request.id })),
+            { discard: true },
+          ),
+        ),
+      )
     }),
   )
 

@@ -118,6 +118,25 @@ describe("QuestionV2", () => {
     }),
   )
 
+  it.effect("scope close still releases askers when the bus is already gone", () =>
+    Effect.gen(function* () {
+      const busScope = yield* Scope.make()
+      const bus = yield* Layer.buildWithScope(events, busScope)
+      const queue = yield* Context.get(bus, EventV2.Service).queue().pipe(Scope.extend(busScope))
+      const questionScope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(QuestionV2.layer, questionScope).pipe(Effect.provide(bus))
+      const question = Context.get(context, QuestionV2.Service)
+      const fiber = yield* Effect.fork(question.ask({ sessionID: "ses_1", questions: [prompt] }))
+      yield* Queue.take(queue)
+      yield* Scope.close(busScope, Exit.void)
+      yield* Scope.close(questionScope, Exit.void)
+      const exit = yield* Fiber.await(fiber)
+      expect(Exit.isFailure(exit) && Cause.failureOption(exit.cause).pipe((o) => o._tag === "Some" && o.value._tag)).toBe(
+        "QuestionV2.RejectedError",
+      )
+    }),
+  )
+
   it.effect("interrupting the asker removes the pending entry and reports it rejected", () =>
     Effect.gen(function* () {
       const { question, queue } = yield* build
