@@ -3,7 +3,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, FastCheck } from "effect"
+import { Effect, Either, FastCheck, Fiber } from "effect"
 import { Search } from "../src/index.js"
 
 const hasRg = spawnSync("rg", ["--version"]).status === 0
@@ -163,6 +163,18 @@ describe("ripgrep process handling", () => {
       expect(Either.isLeft(result) && result.left.message.length).toBe(8192)
       const missing = await grep(Search.make({ _tag: "ripgrep", rgPath: path.join(dir, "no-such-rg") }), dir)
       expect(Either.isLeft(missing) && missing.left._tag).toBe("Search.Error")
+    }))
+
+  it("interrupting a search kills the child", () =>
+    withDir({}, async (dir) => {
+      const started = path.join(dir, "started")
+      const marker = path.join(dir, "finished")
+      const engine = script(dir, `touch ${started}; sleep 2; touch ${marker}`)
+      const fiber = Effect.runFork(engine.grep({ cwd: dir, pattern: "p", limit: 10 }))
+      while (!fs.existsSync(started)) await new Promise((resolve) => setTimeout(resolve, 20))
+      await Effect.runPromise(Fiber.interrupt(fiber))
+      await new Promise((resolve) => setTimeout(resolve, 2500))
+      expect(fs.existsSync(marker)).toBe(false)
     }))
 
   it("the child is killed once limit + 1 rows were seen", () =>
