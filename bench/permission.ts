@@ -150,8 +150,14 @@ const figure2 = async () => {
       resolve(`${message.ms.toFixed(1)} ms (result ${message.result})`)
     })
   })
+  // The anchored tail `b` rejects the input above at once; with a trailing `*` the middle pieces must be searched.
+  const searched = "*a*a*a*a*a*a*b*"
+  Wildcard.match(input, searched)
+  const searchStart = performance.now()
+  for (let i = 0; i < runs; i++) result = Wildcard.match(input, searched) || result
+  const oursSearched = (performance.now() - searchStart) / runs
   console.log("2. pattern *a*a*a*a*a*a*b against 10 KB of a")
-  console.log(`   ours       ${ours.toFixed(3)} ms per match (result ${result}; target ≤ 1 ms)`)
+  console.log(`   ours       ${ours.toFixed(4)} ms per match (target ≤ 1 ms); ${searched}: ${oursSearched.toFixed(4)} ms (result ${result})`)
   console.log(`   reference  ${reference}`)
   if (reference.startsWith(">")) console.log(`   ratio      > ${(CAP / ours).toFixed(0)}×`)
 }

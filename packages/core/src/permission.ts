@@ -204,9 +204,8 @@ type Decision =
 const declined = () => new DeclinedError()
 
 /**
- * Aggregates per resource against the configured rules followed by the saved allows, assuming no resource is
- * denied by the configured rules: allow when every resource is allowed, else ask. Saved rules only allow, so a
- * configured `ask` becomes `allow` exactly when some saved rule matches.
+ * Aggregates per resource against the configured rules followed by the saved allows (§4 step 4), for requests the
+ * configured rules alone do not deny: allow when every resource evaluates to allow, else ask.
  */
 const aggregate = (action: string, resources: ReadonlyArray<string>, configured: Ruleset, saved: Ruleset): "allow" | "ask" => {
   for (const resource of resources) {
