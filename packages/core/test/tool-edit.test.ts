@@ -1,8 +1,8 @@
 import * as nodeFs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
-import { EditTool } from "../src/index.js"
+import { Cause, Effect, Exit, Ref } from "effect"
+import { EditTool, PermissionV2, Tool } from "../src/index.js"
 import * as RecordingFs from "./support/file-system.js"
 import * as Leaf from "./support/leaf.js"
 import { tempDir } from "./support/location.js"
@@ -140,6 +140,26 @@ describe("edit", () => {
         expect(missing.result).toEqual(expected)
         expect(yield* RecordingFs.reads).toBe(0)
         expect(yield* RecordingFs.writes).toEqual([])
+      }),
+    ))
+
+  it.scoped("passes correction feedback verbatim and lets a decline travel as a defect (P5, P6)", () =>
+    withEdit(({ root }) =>
+      Effect.gen(function* () {
+        put(path.join(root, "keep.txt"), "one\n")
+        const state = yield* FakePermission.FakePermissionState
+        yield* Ref.set(state.corrected, new Map([["edit", "leave that file alone"]]))
+        const corrected = yield* edit({ path: "keep.txt", oldString: "one", newString: "two" })
+        expect(corrected.result).toEqual({
+          type: "error",
+          value: "The user rejected permission to use this specific tool call with the following feedback: leave that file alone",
+        })
+        yield* Ref.set(state.corrected, new Map())
+        yield* FakePermission.afterApproval("edit", Effect.die(new PermissionV2.DeclinedError()))
+        const exit = yield* Effect.exit(edit({ path: "keep.txt", oldString: "one", newString: "two" }))
+        expect(Exit.isFailure(exit) && Cause.isDie(exit.cause) && Tool.isUserStop(exit.cause)).toBe(true)
+        expect(yield* RecordingFs.reads).toBe(0)
+        expect(read(path.join(root, "keep.txt"))).toBe("one\n")
       }),
     ))
 

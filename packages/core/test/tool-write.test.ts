@@ -1,8 +1,8 @@
 import * as nodeFs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Ref } from "effect"
-import { WriteTool } from "../src/index.js"
+import { Cause, Effect, Exit, Ref } from "effect"
+import { PermissionV2, Tool, WriteTool } from "../src/index.js"
 import * as RecordingFs from "./support/file-system.js"
 import * as Leaf from "./support/leaf.js"
 import { tempDir } from "./support/location.js"
@@ -137,6 +137,17 @@ describe("write", () => {
           value: "The user rejected permission to use this specific tool call with the following feedback: put it under docs/ instead",
         })
         expect(yield* RecordingFs.writes).toEqual([])
+      }),
+    ))
+
+  it.scoped("lets a declined approval travel as a defect and writes nothing (P6)", () =>
+    withWrite(({ root }) =>
+      Effect.gen(function* () {
+        yield* FakePermission.afterApproval("edit", Effect.die(new PermissionV2.DeclinedError()))
+        const exit = yield* Effect.exit(write({ path: "declined.txt", content: "no" }))
+        expect(Exit.isFailure(exit) && Cause.isDie(exit.cause) && Tool.isUserStop(exit.cause)).toBe(true)
+        expect(yield* RecordingFs.writes).toEqual([])
+        expect(nodeFs.existsSync(path.join(root, "declined.txt"))).toBe(false)
       }),
     ))
 
