@@ -2,7 +2,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Duration, Effect, Layer, Ref } from "effect"
+import { Context, Duration, Effect, FastCheck, Layer, Ref } from "effect"
 import {
   AppProcess,
   ApplicationTools,
@@ -343,6 +343,25 @@ describe("bash tool", () => {
       }).pipe(Effect.provide(environment(root, { process: fakeProcess, config })))
     }),
   )
+
+  it("the advisory token scan unquotes and strips trailing separators from every absolute argument", () => {
+    const segment = FastCheck.stringMatching(/^[A-Za-z0-9._-]{1,8}$/)
+    const absolute = FastCheck.array(segment, { minLength: 1, maxLength: 4 }).map((parts) => `/${parts.join("/")}`)
+    const decorated = FastCheck.tuple(
+      absolute,
+      FastCheck.constantFrom("", '"', "'"),
+      FastCheck.constantFrom("", ";", ",", "|", "&&", ";|"),
+    )
+    FastCheck.assert(
+      FastCheck.property(FastCheck.array(decorated, { maxLength: 5 }), segment, (args, word) => {
+        // Quotes are removed before the trailing separators, so a quoted token keeps no separator after it.
+        const command = [word, ...args.map(([target, quote, tail]) => `${quote}${target}${quote}${quote === "" ? tail : ""}`)].join(" ")
+        expect(BashTool.absoluteArguments(command)).toEqual(args.map(([target]) => target))
+      }),
+    )
+    // Reference order: `'/etc'|` is not unquoted (the quote is not at the end), so it is not an absolute argument.
+    expect(BashTool.absoluteArguments("cat '/etc/passwd'| wc")).toEqual([])
+  })
 
   it.scoped("keeps locked deferred parity TODOs visible", () =>
     Effect.sync(() => {
