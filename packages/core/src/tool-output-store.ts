@@ -101,21 +101,58 @@ export const withinLimits = (text: string, maxLines: number, maxBytes: number): 
   return countLines(text, maxLines) <= maxLines
 }
 
+/** Below this many UTF-16 units a cut proceeds one code point at a time. */
+const CHUNK = 16
+
+/**
+ * How many units from `from` (forward, or backward when `backward`) fit in `room` bytes, taking whole chunks when
+ * they fit (one native `Buffer.byteLength` each, halving the chunk on a miss) and single code points near the edge.
+ * Returns the units taken and their bytes. A surrogate pair is never split.
+ */
+const fit = (piece: string, from: number, room: number, backward: boolean): { readonly units: number; readonly bytes: number } => {
+  let units = 0
+  let bytes = 0
+  let available = backward ? from : piece.length - from
+  let chunk = Math.min(room, available)
+  while (available > 0 && bytes < room) {
+    chunk = Math.min(chunk, room - bytes, available)
+    if (chunk >= CHUNK) {
+      let start = backward ? from - units - chunk : from + units
+      let stop = start + chunk
+      // Never end a forward chunk between the halves of a pair, nor start a backward one there.
+      if (!backward && isHigh(piece.charCodeAt(stop - 1)) && isLow(piece.charCodeAt(stop))) stop--
+      if (backward && isLow(piece.charCodeAt(start)) && isHigh(piece.charCodeAt(start - 1))) start++
+      const size = Buffer.byteLength(piece.slice(start, stop), "utf8")
+      if (bytes + size <= room) {
+        units += stop - start
+        bytes += size
+        available -= stop - start
+      } else chunk = chunk >> 1
+      continue
+    }
+    const at = backward ? from - units - 1 : from + units
+    const code = piece.charCodeAt(at)
+    const pair = backward
+      ? isLow(code) && at - 1 >= 0 && isHigh(piece.charCodeAt(at - 1))
+      : isHigh(code) && at + 1 < piece.length && isLow(piece.charCodeAt(at + 1))
+    const size = pair ? 4 : unitBytes(code)
+    if (bytes + size > room) break
+    units += pair ? 2 : 1
+    bytes += size
+    available -= pair ? 2 : 1
+  }
+  return { units, bytes }
+}
+
 /** The longest prefix of the concatenated `pieces` within `budget` UTF-8 bytes, cut on whole code points. */
 const takePrefix = (pieces: ReadonlyArray<string>, budget: number): string => {
   let result = ""
   let used = 0
   for (const piece of pieces) {
-    let end = 0
-    while (end < piece.length) {
-      const code = piece.charCodeAt(end)
-      const pair = isHigh(code) && end + 1 < piece.length && isLow(piece.charCodeAt(end + 1))
-      const size = pair ? 4 : unitBytes(code)
-      if (used + size > budget) return result + piece.slice(0, end)
-      used += size
-      end += pair ? 2 : 1
-    }
+    const taken = fit(piece, 0, budget - used, false)
+    if (taken.units < piece.length) return result + piece.slice(0, taken.units)
     result += piece
+    used += taken.bytes
   }
   return result
 }
@@ -126,16 +163,10 @@ const takeSuffix = (pieces: ReadonlyArray<string>, budget: number): string => {
   let used = 0
   for (let p = pieces.length - 1; p >= 0; p--) {
     const piece = pieces[p]!
-    let start = piece.length
-    while (start > 0) {
-      const code = piece.charCodeAt(start - 1)
-      const pair = isLow(code) && start - 2 >= 0 && isHigh(piece.charCodeAt(start - 2))
-      const size = pair ? 4 : unitBytes(code)
-      if (used + size > budget) return piece.slice(start) + result
-      used += size
-      start -= pair ? 2 : 1
-    }
+    const taken = fit(piece, piece.length, budget - used, true)
+    if (taken.units < piece.length) return piece.slice(piece.length - taken.units) + result
     result = piece + result
+    used += taken.bytes
   }
   return result
 }
@@ -172,8 +203,14 @@ export const preview = (text: string, maxLines: number, maxBytes: number): { rea
     tail = tailLines > 0 ? text.slice(nthNewlineFromEnd(text, tailLines) + 1) : ""
     pieces = tailLines > 0 ? [head, "\n", tail] : [head]
   }
-  let sampledBytes = 0
-  for (const piece of pieces) sampledBytes += Buffer.byteLength(piece, "utf8")
+  // Bytes >= UTF-16 units, so a sample longer than the budget in units cannot fit; skip measuring it.
+  let sampledUnits = 0
+  for (const piece of pieces) sampledUnits += piece.length
+  let sampledBytes = sampledUnits
+  if (sampledUnits <= maxBytes) {
+    sampledBytes = 0
+    for (const piece of pieces) sampledBytes += Buffer.byteLength(piece, "utf8")
+  }
   if (sampledBytes <= maxBytes) return { head, tail }
   return { head: takePrefix(pieces, Math.ceil(maxBytes / 2)), tail: takeSuffix(pieces, Math.floor(maxBytes / 2)) }
 }

@@ -449,7 +449,7 @@ describe("ToolOutputStore marker and preview arithmetic (derived)", () => {
       FastCheck.property(
         FastCheck.array(piece, { maxLength: 80 }).map((pieces) => pieces.join("")),
         FastCheck.integer({ min: 1, max: 60 }),
-        FastCheck.integer({ min: 1, max: 400 }),
+        FastCheck.integer({ min: 1, max: 1500 }),
         FastCheck.string({ unit: "grapheme", minLength: 1, maxLength: 40 }),
         (full, maxLines, maxBytes, name) => {
           const markerLine = ToolOutputStore.marker(`/data/tool-output/${name}`)
