@@ -1,0 +1,8 @@
+/**
+ * @toolgate/effect-ai — toolgate for `@effect/ai`: a Runner `Model` on any Effect AI provider, and a
+ * materialization as an `@effect/ai` Toolkit. Every module is a namespace.
+ *
+ * @since 0.1.0
+ */
+export * as EffectAiModel from "./model.js"
+export * as EffectAiToolkit from "./toolkit.js"

@@ -1,0 +1,224 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { AiError, LanguageModel, type Prompt, type Response, Tool } from "@effect/ai"
+import { describe, expect, it } from "@effect/vitest"
+import { Core, EventV2, Location, type PermissionV2, Runner, SessionV2, ToolRegistry } from "@toolgate/core"
+import { Effect, Layer, Stream } from "effect"
+import { EffectAiModel, EffectAiToolkit } from "../src/index.js"
+
+const usage = { inputTokens: 1, outputTokens: 1, totalTokens: 2 }
+const finish = (reason: "stop" | "tool-calls"): Response.StreamPartEncoded => ({ type: "finish", reason, usage })
+
+/** A provider turn: the parts it streams, computed from what it was sent. */
+type Turn = (options: LanguageModel.ProviderOptions) => ReadonlyArray<Response.StreamPartEncoded>
+
+/** A mock `LanguageModel` replaying `turns` (one per request) and recording every request. */
+const mockLanguageModel = (turns: ReadonlyArray<Turn>, requests: Array<LanguageModel.ProviderOptions>) =>
+  Layer.effect(
+    LanguageModel.LanguageModel,
+    LanguageModel.make({
+      generateText: (options) =>
+        Effect.sync(() => {
+          const turn = turns[requests.length]
+          requests.push(options)
+          return (turn?.(options) ?? [finish("stop")]) as Array<Response.PartEncoded>
+        }),
+      streamText: (options) =>
+        Stream.suspend(() => {
+          const turn = turns[requests.length]
+          requests.push(options)
+          return Stream.fromIterable(turn?.(options) ?? [finish("stop")])
+        }),
+    }),
+  )
+
+/** The tool results of the last tool message of a prompt. */
+const lastToolResults = (prompt: Prompt.Prompt): ReadonlyArray<Prompt.ToolResultPart> => {
+  const message = [...prompt.content].reverse().find((candidate) => candidate.role === "tool")
+  return message?.role === "tool" ? message.content : []
+}
+
+describe("EffectAiModel", () => {
+  it.live("drives the Runner through read then write with a permission ask answered once", () => {
+    const requests: Array<LanguageModel.ProviderOptions> = []
+    const turns: ReadonlyArray<Turn> = [
+      () => [
+        { type: "text-delta", id: "t1", delta: "Reading." },
+        { type: "tool-call", id: "call_read", name: "read", params: { path: "hello.txt" } },
+        finish("tool-calls"),
+      ],
+      (options) => {
+        const [read] = lastToolResults(options.prompt)
+        const content = (read?.result as { content: string }).content
+        return [{ type: "tool-call", id: "call_write", name: "write", params: { path: "out.txt", content: content.toUpperCase() } }, finish("tool-calls")]
+      },
+      () => [
+        { type: "text-start", id: "t3" },
+        { type: "text-delta", id: "t3", delta: "Done" },
+        { type: "text-end", id: "t3" },
+        finish("stop"),
+      ],
+    ]
+    const layer = Runner.layer.pipe(
+      Layer.provideMerge(EffectAiModel.layer),
+      Layer.provideMerge(mockLanguageModel(turns, requests)),
+      Layer.provideMerge(
+        Core.layerTest({ permission: "once", config: { permissions: [{ action: "edit", resource: "*", effect: "ask" }] } }),
+      ),
+    )
+    return Effect.gen(function* () {
+      const location = yield* Location.Service
+      fs.writeFileSync(path.join(location.directory, "hello.txt"), "hello\n")
+      const asked: Array<PermissionV2.Request> = []
+      yield* (yield* EventV2.Service).listen((envelope) => {
+        if (envelope.type === "permission.v2.asked") asked.push(envelope.data as PermissionV2.Request)
+      })
+      const session = yield* (yield* SessionV2.Service).create({ agent: "build" })
+      const result = yield* (yield* Runner.Service).run({ sessionID: session.id, prompt: "copy hello.txt in capitals" })
+
+      expect(result.steps).toBe(3)
+      expect(result.stopped).toBeUndefined()
+      expect(fs.readFileSync(path.join(location.directory, "out.txt"), "utf8")).toBe("HELLO\n")
+      expect(asked.map((request) => request.action)).toEqual(["edit"])
+      expect(result.messages.at(-1)).toMatchObject({ role: "assistant", text: "Done", toolCalls: [] })
+      expect(result.messages[1]).toMatchObject({ role: "assistant", text: "Reading.", toolCalls: [{ id: "call_read", name: "read" }] })
+
+      // The provider saw every built-in tool with our JSON Schema verbatim, and the history as @effect/ai messages.
+      const definitions = (yield* (yield* ToolRegistry.Service).materialize([])).definitions
+      const advertised = requests[0]!.tools
+      expect(advertised.map((tool) => tool.name)).toEqual(definitions.map((definition) => definition.name))
+      for (const tool of advertised) {
+        const definition = definitions.find((candidate) => candidate.name === tool.name)!
+        expect(Tool.getJsonSchemaFromSchemaAst(tool.parametersSchema.ast)).toEqual(definition.inputSchema)
+        expect(tool.description).toBe(definition.description)
+      }
+      const third = requests[2]!.prompt.content
+      expect(third.map((message) => message.role)).toEqual(["user", "assistant", "tool", "assistant", "tool"])
+      expect(third[4]).toMatchObject({
+        role: "tool",
+        content: [{ type: "tool-result", id: "call_write", name: "write", isFailure: false }],
+      })
+    }).pipe(Effect.provide(layer), Effect.scoped)
+  })
+
+  it.effect("maps a tool error result to a failed tool-result part and groups consecutive results", () =>
+    Effect.sync(() => {
+      const messages = EffectAiModel.toPromptMessages({
+        sessionID: "ses",
+        agent: "build",
+        system: "be brief",
+        tools: [],
+        messages: [
+          { role: "user", content: "go" },
+          {
+            role: "assistant",
+            id: "msg_1",
+            text: "",
+            toolCalls: [
+              { id: "a", name: "read", input: { path: "x" } },
+              { id: "b", name: "glob", input: { pattern: "*" } },
+            ],
+          },
+          { role: "tool", assistantMessageID: "msg_1", callID: "a", name: "read", result: { type: "error", value: "File not found: x" } },
+          { role: "tool", assistantMessageID: "msg_1", callID: "b", name: "glob", result: { type: "text", value: "a.txt" } },
+        ],
+      })
+      expect(messages).toEqual([
+        { role: "system", content: "be brief" },
+        { role: "user", content: [{ type: "text", text: "go" }] },
+        {
+          role: "assistant",
+          content: [
+            { type: "tool-call", id: "a", name: "read", params: { path: "x" }, providerExecuted: false },
+            { type: "tool-call", id: "b", name: "glob", params: { pattern: "*" }, providerExecuted: false },
+          ],
+        },
+        {
+          role: "tool",
+          content: [
+            { type: "tool-result", id: "a", name: "read", providerExecuted: false, result: "File not found: x", isFailure: true },
+            { type: "tool-result", id: "b", name: "glob", providerExecuted: false, result: "a.txt", isFailure: false },
+          ],
+        },
+      ])
+    }))
+
+  it.live("a call to a tool the model was not offered fails the stream as Model.ModelError", () => {
+    const layer = mockLanguageModel(
+      [() => [{ type: "tool-call", id: "x", name: "nonexistent", params: {} }, finish("tool-calls")]],
+      [],
+    )
+    return Effect.gen(function* () {
+      const model = yield* EffectAiModel.make
+      const definition = { name: "glob", description: "Find files", inputSchema: { type: "object", properties: {} } }
+      const error = yield* model
+        .stream({ sessionID: "s", agent: "build", messages: [{ role: "user", content: "hi" }], tools: [definition] })
+        .pipe(Stream.runDrain, Effect.flip)
+      expect(error._tag).toBe("Model.ModelError")
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.live("a provider failure becomes Model.ModelError", () => {
+    const failing = Layer.effect(
+      LanguageModel.LanguageModel,
+      LanguageModel.make({
+        generateText: () => Effect.fail(new AiError.UnknownError({ module: "Mock", method: "generateText", description: "boom" })),
+        streamText: () => Stream.fail(new AiError.UnknownError({ module: "Mock", method: "streamText", description: "rate limited" })),
+      }),
+    )
+    return Effect.gen(function* () {
+      const model = yield* EffectAiModel.make
+      const error = yield* model.stream({ sessionID: "s", agent: "build", messages: [{ role: "user", content: "hi" }], tools: [] }).pipe(
+        Stream.runDrain,
+        Effect.flip,
+      )
+      expect(error._tag).toBe("Model.ModelError")
+      expect(error.message).toContain("rate limited")
+    }).pipe(Effect.provide(failing))
+  })
+})
+
+describe("EffectAiToolkit", () => {
+  it.live("LanguageModel.generateText resolves calls through settle: results, model-visible errors, permission", () => {
+    const requests: Array<LanguageModel.ProviderOptions> = []
+    const turns: ReadonlyArray<Turn> = [
+      () => [
+        { type: "tool-call", id: "p1", name: "read", params: { path: "hello.txt" } },
+        { type: "tool-call", id: "p2", name: "read", params: { file: "hello.txt" } },
+        { type: "tool-call", id: "p3", name: "write", params: { path: "denied.txt", content: "x" } },
+        finish("tool-calls"),
+      ],
+    ]
+    const layer = mockLanguageModel(turns, requests).pipe(
+      Layer.provideMerge(
+        Core.layerTest({
+          permission: () => ({ reply: "reject", message: "not this file" }),
+          config: { permissions: [{ action: "edit", resource: "*", effect: "ask" }] },
+        }),
+      ),
+    )
+    return Effect.gen(function* () {
+      const location = yield* Location.Service
+      fs.writeFileSync(path.join(location.directory, "hello.txt"), "hello\n")
+      const session = yield* (yield* SessionV2.Service).create({ agent: "build" })
+      const materialization = yield* (yield* ToolRegistry.Service).materialize([])
+      const { toolkit, handlers } = EffectAiToolkit.toToolkit(materialization, {
+        sessionID: session.id,
+        agent: "build",
+        assistantMessageID: "msg_toolkit",
+      })
+      expect(Object.keys(toolkit.tools)).toEqual(materialization.definitions.map((definition) => definition.name))
+      const response = yield* LanguageModel.generateText({ prompt: "read it", toolkit }).pipe(Effect.provide(handlers))
+      const results = response.toolResults.map((part) => ({ id: part.id, isFailure: part.isFailure, result: part.result }))
+      expect(results[0]).toMatchObject({ id: "p1", isFailure: false, result: { content: "hello\n", encoding: "utf8" } })
+      expect(results[1]).toMatchObject({ id: "p2", isFailure: true })
+      expect(String(results[1]!.result)).toMatch(/path/)
+      expect(results[2]).toEqual({
+        id: "p3",
+        isFailure: true,
+        result: "The user rejected permission to use this specific tool call with the following feedback: not this file",
+      })
+      expect(fs.existsSync(path.join(location.directory, "denied.txt"))).toBe(false)
+    }).pipe(Effect.provide(layer), Effect.scoped)
+  })
+})
