@@ -1,0 +1,3 @@
+export { Inventory } from "./inventory.js"
+export { formatPrice, windowLine } from "./format.js"
+export type { Book } from "./types.js"

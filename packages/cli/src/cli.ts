@@ -1,0 +1,70 @@
+/**
+ * The `toolgate` command tree (`@effect/cli`): `demo` and `permissions list|revoke`.
+ *
+ * @since 0.1.0
+ */
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import { Effect } from "effect"
+import { UsageError } from "./errors.js"
+import * as Paths from "./paths.js"
+
+/** The CLI version (the package version). */
+export const VERSION = "0.1.0"
+
+/** Imports a command's implementation on first use (the library is only loaded when a command needs it). */
+const load = <A>(importer: () => Promise<A>): Effect.Effect<A> => Effect.promise(importer)
+
+const data = Options.text("data").pipe(
+  Options.withDescription("Data directory for the database and managed tool output (default: $XDG_DATA_HOME/toolgate)"),
+  Options.optional,
+)
+
+const demo = Command.make(
+  "demo",
+  {
+    dir: Options.text("dir").pipe(
+      Options.withDescription("Copy the sample project into this new or empty directory instead of a fresh temp directory"),
+      Options.optional,
+    ),
+    yes: Options.boolean("yes").pipe(
+      Options.withAlias("y"),
+      Options.withDescription("Answer every permission ask with once and every question with its first option"),
+    ),
+    data,
+  },
+  (options) =>
+    Effect.flatMap(Paths.projectDirectory(options.dir), (directory) =>
+      Effect.flatMap(load(() => import("./demo.js")), (Demo) => Demo.run({ directory, yes: options.yes, data: options.data })),
+    ),
+).pipe(Command.withDescription("Run a scripted agent session on a sample project, with every permission ask as a prompt"))
+
+const list = Command.make(
+  "list",
+  {
+    project: Options.text("project").pipe(Options.withDescription("Only this project's approvals"), Options.optional),
+    data,
+  },
+  (options) => Effect.flatMap(load(() => import("./permissions.js")), (Permissions) => Permissions.list(options)),
+).pipe(Command.withDescription("List saved approvals (id, project, action, resource)"))
+
+const revoke = Command.make(
+  "revoke",
+  { id: Args.text({ name: "ID" }).pipe(Args.withDescription("The saved approval's id (psv_…)")), data },
+  (options) => Effect.flatMap(load(() => import("./permissions.js")), (Permissions) => Permissions.revoke(options)),
+).pipe(Command.withDescription("Remove one saved approval"))
+
+const permissions = Command.make("permissions", {}, () =>
+  Effect.fail(new UsageError({ message: "permissions needs a subcommand: list or revoke (see toolgate permissions --help)" })),
+).pipe(Command.withDescription("Manage saved approvals"), Command.withSubcommands([list, revoke]))
+
+const toolgate = Command.make("toolgate", {}, () =>
+  Effect.fail(new UsageError({ message: "missing command: demo or permissions (see toolgate --help)" })),
+).pipe(
+  Command.withDescription("The toolgate command line: the demo session and saved approvals"),
+  Command.withSubcommands([demo, permissions]),
+)
+
+/** Runs the CLI on `process.argv`-style arguments. */
+export const run = Command.run(toolgate, { name: "toolgate", version: VERSION })

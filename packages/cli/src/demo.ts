@@ -1,0 +1,310 @@
+/**
+ * `toolgate demo`: copies the bundled sample project, replays the scripted session through the real Runner on
+ * `Core.layer`, shows every permission ask and question as a prompt, prints the transcript as events arrive and ends
+ * with a summary of calls, permission decisions and bounded outputs.
+ *
+ * @since 0.1.0
+ */
+import * as fs from "node:fs"
+import { fileURLToPath } from "node:url"
+import type { Prompt } from "@effect/cli"
+import {
+  Core,
+  EventV2,
+  Global,
+  type LLM,
+  Model,
+  PermissionV2,
+  QuestionV2,
+  Runner,
+  ScriptedModel,
+  SessionV2,
+} from "@toolgate/core"
+import { Duration, Effect, Layer, Option, Queue, Schedule, Stream } from "effect"
+import * as Answers from "./answers.js"
+import * as Describe from "./describe.js"
+import * as Paths from "./paths.js"
+import { CliError } from "./errors.js"
+import * as Screen from "./screen.js"
+import * as Table from "./table.js"
+
+/** The bundled sample project. */
+export const SAMPLE_DIRECTORY = fileURLToPath(new URL("../demo/sample/", import.meta.url))
+/** The scripted session (JSONL, one turn per line). */
+export const SCRIPT_FILE = fileURLToPath(new URL("../demo/session.jsonl", import.meta.url))
+/** The user prompt the session starts from. */
+export const PROMPT = "Fix the TODOs in the shelf project, note the changes in a CHANGELOG and run the module check."
+
+/** What the demo runs with (`directory` is already prepared by `Paths.projectDirectory`). */
+export interface Options {
+  readonly directory: string
+  readonly yes: boolean
+  readonly data: Option.Option<string>
+}
+
+const describeError = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
+interface Call {
+  readonly callID: string
+  readonly tool: string
+  readonly input: unknown
+  status: "running" | "completed" | "failed"
+  outcome: string
+  /** When the call started running (reset when a prompt for it is answered). */
+  started: number
+}
+
+interface Decision {
+  readonly action: string
+  readonly resources: ReadonlyArray<string>
+  readonly reply: PermissionV2.Reply
+  readonly message?: string
+  readonly by: string
+}
+
+interface ToolEvent {
+  readonly callID: string
+  readonly tool: string
+  readonly input?: unknown
+  readonly result?: LLM.ToolResultValue
+  readonly outputPaths?: ReadonlyArray<string>
+}
+
+type Ask = { readonly type: "permission"; readonly request: PermissionV2.Request } | { readonly type: "question"; readonly request: QuestionV2.Request }
+
+/** A Model that prints the assistant's text as it streams. */
+const narrated = (screen: Screen.Screen) =>
+  Layer.effect(
+    Model.Service,
+    Effect.map(Model.Service, (inner) =>
+      Model.Service.of({
+        stream: (request) =>
+          inner.stream(request).pipe(
+            Stream.tap((event) => (event.type === "text" ? Effect.sync(() => screen.line(`\nassistant: ${event.text}`)) : Effect.void)),
+          ),
+      }),
+    ),
+  )
+
+/** The session: transcript, prompts, progress and the summary. Returns the runner's result. */
+const session = (screen: Screen.Screen, answerer: Answers.Answerer) =>
+  Effect.gen(function* () {
+    const events = yield* EventV2.Service
+    const permission = yield* PermissionV2.Service
+    const questions = yield* QuestionV2.Service
+    const calls: Array<Call> = []
+    const decisions: Array<Decision> = []
+    const truncated: Array<{ readonly tool: string; readonly callID: string; readonly path: string }> = []
+    const requests = new Map<string, PermissionV2.Request>()
+    const ours = new Map<string, Answers.PermissionAnswer>()
+    /** Calls whose prompt is on screen; their progress line is hidden. */
+    const prompting = new Set<string>()
+    const asks = yield* Queue.unbounded<Ask>()
+
+    const onEvent = (envelope: EventV2.Envelope) => {
+      switch (envelope.type) {
+        case "session.next.tool.called": {
+          const data = envelope.data as ToolEvent
+          calls.push({ callID: data.callID, tool: data.tool, input: data.input, status: "running", outcome: "", started: Date.now() })
+          screen.line(`→ ${data.tool} ${Describe.input(data.tool, data.input)}`)
+          return
+        }
+        case "session.next.tool.success":
+        case "session.next.tool.failed": {
+          const data = envelope.data as ToolEvent
+          const call = calls.find((candidate) => candidate.callID === data.callID)
+          const result = data.result ?? { type: "text", value: "" }
+          const failed = envelope.type === "session.next.tool.failed"
+          if (call !== undefined) {
+            call.status = failed ? "failed" : "completed"
+            call.outcome = Describe.outcome(data.tool, call.input, result)
+          }
+          screen.status(undefined)
+          const lines = Describe.resultLines(data.tool, call?.input, result)
+          screen.line(`  ${failed ? "✗" : "✓"} ${data.tool}${failed ? " failed" : ""}${call === undefined ? "" : ` (${((Date.now() - call.started) / 1000).toFixed(1)}s)`}`)
+          for (const line of lines) screen.line(`    │ ${line}`)
+          for (const saved of data.outputPaths ?? []) {
+            truncated.push({ tool: data.tool, callID: data.callID, path: saved })
+            screen.line(`    output bounded for the model; full output saved to ${saved}`)
+          }
+          return
+        }
+        case "permission.v2.asked": {
+          const request = envelope.data as PermissionV2.Request
+          requests.set(request.id, request)
+          Queue.unsafeOffer(asks, { type: "permission", request })
+          return
+        }
+        case "permission.v2.replied": {
+          const data = envelope.data as { readonly requestID: string; readonly reply: PermissionV2.Reply }
+          const request = requests.get(data.requestID)
+          if (request === undefined) return
+          const mine = ours.get(data.requestID)
+          decisions.push({
+            action: request.action,
+            resources: request.resources,
+            reply: data.reply,
+            ...(mine?.message === undefined ? {} : { message: mine.message }),
+            by: mine === undefined ? (data.reply === "always" ? "saved approval" : "cascade") : answerer.name,
+          })
+          if (mine === undefined) screen.line(`  permission ${request.action} ${request.resources.join(", ")}: ${data.reply} (${data.reply === "always" ? "covered by a saved approval" : "cascade"})`)
+          const callID = request.source?.callID
+          const call = callID === undefined ? undefined : calls.find((candidate) => candidate.callID === callID)
+          if (call !== undefined) call.started = Date.now()
+          return
+        }
+        case "question.v2.asked": {
+          Queue.unsafeOffer(asks, { type: "question", request: envelope.data as QuestionV2.Request })
+          return
+        }
+      }
+    }
+    yield* events.listen((envelope) => {
+      try {
+        onEvent(envelope)
+      } catch (error) {
+        screen.line(`(transcript error: ${describeError(error)})`)
+      }
+    })
+
+    const askPermission = (request: PermissionV2.Request): Effect.Effect<void, never, Prompt.Prompt.Environment> =>
+      Effect.gen(function* () {
+        if ((yield* permission.get(request.id)) === undefined) return
+        screen.status(undefined)
+        screen.line(`  ? permission: ${request.action}`)
+        screen.line(`    resources: ${request.resources.map((resource) => Table.clip(resource, 100)).join(", ")}`)
+        if (answerer.name === "stdin") screen.line(`    (${Answers.PERMISSION_HINT})`)
+        const answer = yield* answerer.permission(request)
+        if (answerer.name === "--yes") screen.line(`    > ${answer.reply} (--yes)`)
+        ours.set(request.id, answer)
+        yield* Effect.ignore(permission.reply({ requestID: request.id, ...answer }))
+      })
+
+    const askQuestion = (request: QuestionV2.Request): Effect.Effect<void, never, Prompt.Prompt.Environment> =>
+      Effect.gen(function* () {
+        screen.status(undefined)
+        const answers: Array<Array<string>> = []
+        for (const [index, question] of request.questions.entries()) {
+          screen.line(`  ? question: ${question.question}`)
+          for (const [number, option] of question.options.entries()) {
+            screen.line(`    ${number + 1}. ${option.label} - ${option.description}`)
+          }
+          const answer = yield* answerer.question(question, index)
+          if (answer === undefined) {
+            yield* Effect.ignore(questions.reject(request.id))
+            return
+          }
+          if (answerer.name === "--yes") screen.line(`    > ${answer.join(", ")} (--yes)`)
+          answers.push([...answer])
+        }
+        yield* Effect.ignore(questions.reply({ requestID: request.id, answers }))
+      })
+
+    const prompt = (ask: Ask) => {
+      const callID = ask.type === "permission" ? ask.request.source?.callID : ask.request.tool?.callID
+      return Effect.acquireUseRelease(
+        Effect.sync(() => callID !== undefined && prompting.add(callID)),
+        () => (ask.type === "permission" ? askPermission(ask.request) : askQuestion(ask.request)),
+        () => Effect.sync(() => callID !== undefined && prompting.delete(callID)),
+      )
+    }
+    yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(asks), prompt)))
+
+    // Live progress: the longest-running call that is not waiting for a prompt, once it has run for a second.
+    const tick = Effect.sync(() => {
+      const running = calls.filter((call) => call.status === "running" && !prompting.has(call.callID))
+      const oldest = running.sort((a, b) => a.started - b.started)[0]
+      const seconds = oldest === undefined ? 0 : Math.floor((Date.now() - oldest.started) / 1000)
+      if (oldest === undefined || seconds < 1 || prompting.size > 0) return screen.status(undefined)
+      screen.status(`  … running ${oldest.tool} ${Table.clip(Describe.input(oldest.tool, oldest.input), 40)} ${seconds}s`)
+    })
+    yield* Effect.forkScoped(Effect.repeat(tick, Schedule.spaced(Duration.millis(screen.interactive ? 200 : 250))))
+
+    const session = yield* (yield* SessionV2.Service).create()
+    const result = yield* (yield* Runner.Service).run({ sessionID: session.id, prompt: PROMPT })
+    screen.status(undefined)
+    return { result, calls, decisions, truncated }
+  })
+
+/** Prints the closing summary. */
+const summary = (
+  screen: Screen.Screen,
+  report: Effect.Effect.Success<ReturnType<typeof session>>,
+) => {
+  const { result, calls, decisions, truncated } = report
+  const completed = calls.filter((call) => call.status === "completed").length
+  const failed = calls.filter((call) => call.status === "failed").length
+  screen.line("")
+  screen.line("Summary")
+  screen.line("=======")
+  screen.line(
+    `Session ${result.stopped === "user" ? "stopped by the user" : "finished"} after ${result.steps} turns: ${calls.length} tool calls, ${completed} completed, ${failed} failed.`,
+  )
+  screen.line("")
+  screen.line("Calls")
+  screen.line(
+    Table.render(
+      ["#", "tool", "input", "status", "outcome"],
+      calls.map((call, index) => [
+        String(index + 1),
+        call.tool,
+        Table.clip(Describe.input(call.tool, call.input), 40),
+        call.status,
+        call.outcome,
+      ]),
+      "  ",
+    ),
+  )
+  screen.line("")
+  screen.line("Permission decisions")
+  screen.line(
+    decisions.length === 0
+      ? "  (none)"
+      : Table.render(
+          ["action", "resources", "reply", "by"],
+          decisions.map((decision) => [
+            decision.action,
+            Table.clip(decision.resources.join(", "), 48),
+            decision.message === undefined ? decision.reply : `${decision.reply}: ${decision.message}`,
+            decision.by,
+          ]),
+          "  ",
+        ),
+  )
+  screen.line("")
+  screen.line("Truncated outputs")
+  screen.line(
+    truncated.length === 0
+      ? "  (none)"
+      : Table.render(["tool", "call", "saved to"], truncated.map((entry) => [entry.tool, entry.callID, entry.path]), "  "),
+  )
+}
+
+/** Runs the demo. */
+export const run = (options: Options) =>
+  Effect.gen(function* () {
+    const screen = Screen.make()
+    const directory = options.directory
+    const data = yield* Paths.dataDirectory(options.data, () => Global.fromEnvironment().data)
+    yield* Effect.try({
+      try: () => fs.cpSync(SAMPLE_DIRECTORY, directory, { recursive: true }),
+      catch: (error) => new CliError({ message: `Cannot copy the sample project to ${directory}: ${describeError(error)}` }),
+    })
+    screen.line(`toolgate demo: sample project in ${directory}`)
+    screen.line(`data directory: ${data} (database, saved approvals, full tool output)`)
+    screen.line(`answers: ${options.yes ? "--yes (once, first option)" : process.stdin.isTTY ? "interactive prompts" : "one line per prompt from stdin"}`)
+    screen.line(`\nuser: ${PROMPT}`)
+
+    const answerer = options.yes
+      ? Answers.automatic
+      : process.stdin.isTTY
+        ? Answers.terminal
+        : Answers.lines(screen, yield* Answers.stdinLines())
+    const model = narrated(screen).pipe(Layer.provide(ScriptedModel.layerFromFile(SCRIPT_FILE)))
+    const layer = Runner.layer.pipe(Layer.provideMerge(model), Layer.provideMerge(Core.layer({ directory, data })))
+    const report = yield* session(screen, answerer).pipe(
+      Effect.provide(layer),
+      Effect.mapError((error) => new CliError({ message: `The demo session failed: ${describeError(error)}` })),
+    )
+    summary(screen, report)
+  }).pipe(Effect.scoped)

@@ -1,0 +1,97 @@
+/**
+ * Short human descriptions of tool inputs and results for the transcript and the summary.
+ *
+ * @since 0.1.0
+ */
+import type { LLM } from "@toolgate/core"
+import { clip } from "./table.js"
+
+const field = (input: unknown, key: string): string | undefined => {
+  if (typeof input !== "object" || input === null) return undefined
+  const value = (input as Record<string, unknown>)[key]
+  return typeof value === "string" ? value : undefined
+}
+
+const patchFiles = (patch: string): string =>
+  Array.from(patch.matchAll(/^\*\*\* (Add|Update|Delete) File: (.+)$/gm), (match) => `${match[1]!.toLowerCase()} ${match[2]!.trim()}`).join(", ")
+
+/** One line describing what a call was asked to do. */
+export const input = (tool: string, value: unknown): string => {
+  switch (tool) {
+    case "read":
+    case "write":
+    case "edit":
+      return field(value, "path") ?? ""
+    case "glob":
+    case "grep": {
+      const where = field(value, "path")
+      const include = field(value, "include")
+      return [field(value, "pattern") ?? "", include === undefined ? "" : `in ${include}`, where === undefined ? "" : `under ${where}`]
+        .filter((part) => part !== "")
+        .join(" ")
+    }
+    case "apply_patch":
+      return patchFiles(field(value, "patchText") ?? "")
+    case "bash":
+      return clip(field(value, "command") ?? "", 70)
+    case "todowrite": {
+      const todos = (value as { todos?: ReadonlyArray<unknown> } | null)?.todos
+      return `${Array.isArray(todos) ? todos.length : 0} todos`
+    }
+    case "question": {
+      const questions = (value as { questions?: ReadonlyArray<{ header?: unknown }> } | null)?.questions ?? []
+      return questions.map((question) => String(question.header ?? "")).join(", ")
+    }
+    default:
+      return clip(JSON.stringify(value) ?? "", 70)
+  }
+}
+
+/** The model-visible text of a result. */
+export const resultText = (result: LLM.ToolResultValue): string => {
+  switch (result.type) {
+    case "text":
+    case "error":
+      return typeof result.value === "string" ? result.value : JSON.stringify(result.value)
+    case "json": {
+      // A structured result with a text body (read's file content) reads better as that body.
+      const body = (result.value as { content?: unknown } | null)?.content
+      return typeof body === "string" ? body : JSON.stringify(result.value)
+    }
+    case "content":
+      return result.value
+        .map((part) => (part.type === "text" ? part.text : `[${part.type}]`))
+        .join("\n")
+  }
+}
+
+/** The first `lines` lines of `text` (each clipped), with a count of what was left out. */
+export const preview = (text: string, lines = 4, width = 110): ReadonlyArray<string> => {
+  const all = text.replace(/\r\n/g, "\n").replace(/\n+$/, "").split("\n")
+  const shown = all.slice(0, lines).map((line) => (line.length <= width ? line : `${line.slice(0, width - 1)}…`))
+  return all.length > lines ? [...shown, `… (${all.length - lines} more lines)`] : shown
+}
+
+const TODO_MARKS: Record<string, string> = { completed: "[x]", in_progress: "[~]", cancelled: "[-]" }
+
+/** The todo list of a todowrite input, one `[x] content` line per todo. */
+export const todos = (value: unknown): ReadonlyArray<string> => {
+  const list = (value as { todos?: ReadonlyArray<{ content?: unknown; status?: unknown }> } | null)?.todos
+  if (!Array.isArray(list)) return []
+  return list.map((todo) => `${TODO_MARKS[String(todo.status)] ?? "[ ]"} ${String(todo.content)}`)
+}
+
+/** The transcript lines under a finished call. */
+export const resultLines = (tool: string, value: unknown, result: LLM.ToolResultValue): ReadonlyArray<string> =>
+  tool === "todowrite" && result.type !== "error" ? todos(value) : preview(resultText(result), result.type === "error" ? 3 : 4)
+
+/** One line for the summary's outcome column. */
+export const outcome = (tool: string, value: unknown, result: LLM.ToolResultValue): string => {
+  if (tool === "todowrite" && result.type !== "error") {
+    const list = todos(value)
+    return `${list.filter((line) => line.startsWith("[x]")).length}/${list.length} done`
+  }
+  const text = resultText(result)
+  const first = text.split("\n").find((line) => line.trim() !== "") ?? ""
+  return clip(first, 72)
+}

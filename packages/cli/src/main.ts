@@ -1,0 +1,30 @@
+/**
+ * The `toolgate` entry point: runs the CLI and maps the outcome to an exit code (0 ok, 1 failure, 2 usage error).
+ *
+ * @since 0.1.0
+ */
+import * as ValidationError from "@effect/cli/ValidationError"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { Console, Effect, Exit } from "effect"
+import * as Cli from "./cli.js"
+import { ExitCode } from "./errors.js"
+
+let code: number = ExitCode.ok
+
+const program = Cli.run(process.argv).pipe(
+  Effect.catchAll((error) => {
+    // @effect/cli has already printed its usage error and help.
+    if (ValidationError.isValidationError(error)) return Effect.sync(() => void (code = ExitCode.usage))
+    const usage = error._tag === "Cli.UsageError"
+    return Effect.zipRight(
+      Console.error(`toolgate: ${error.message}`),
+      Effect.sync(() => void (code = usage ? ExitCode.usage : ExitCode.failure)),
+    )
+  }),
+  Effect.provide(NodeContext.layer),
+)
+
+NodeRuntime.runMain(program, {
+  teardown: (exit, onExit) => onExit(Exit.isSuccess(exit) ? code : Exit.isInterrupted(exit) ? 130 : ExitCode.failure),
+})

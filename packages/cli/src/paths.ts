@@ -1,0 +1,53 @@
+/**
+ * Validation of the directories the commands take. Kept free of `@toolgate/core` so usage and directory errors are
+ * reported before the library is loaded.
+ *
+ * @since 0.1.0
+ */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Effect, Option } from "effect"
+import { CliError } from "./errors.js"
+
+const describeError = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
+/** Resolves `--data` (default: the Global data directory) and makes sure it is a usable directory. */
+export const dataDirectory = (option: Option.Option<string>, fallback: () => string): Effect.Effect<string, CliError> =>
+  Effect.try({
+    try: () => {
+      const directory = Option.match(option, { onNone: fallback, onSome: (value) => path.resolve(value) })
+      if (fs.existsSync(directory) && !fs.statSync(directory).isDirectory()) throw new Error(`--data ${directory} is not a directory`)
+      fs.mkdirSync(directory, { recursive: true })
+      return directory
+    },
+    catch: (error) => new CliError({ message: `Cannot use data directory: ${describeError(error)}` }),
+  })
+
+/**
+ * A fresh temp directory, or `--dir`: created when missing (its parent must exist); an existing one must be an empty
+ * directory, because the sample project is copied into it and edited.
+ */
+export const projectDirectory = (option: Option.Option<string>): Effect.Effect<string, CliError> =>
+  Effect.try({
+    try: () => {
+      if (Option.isNone(option)) return fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "toolgate-demo-")))
+      const directory = path.resolve(option.value)
+      if (!fs.existsSync(directory)) {
+        const parent = path.dirname(directory)
+        if (!fs.existsSync(parent) || !fs.statSync(parent).isDirectory()) {
+          throw new CliError({ message: `--dir ${directory}: the parent directory ${parent} does not exist` })
+        }
+        fs.mkdirSync(directory)
+      } else if (!fs.statSync(directory).isDirectory()) {
+        throw new CliError({ message: `--dir ${directory} is not a directory` })
+      } else if (fs.readdirSync(directory).length > 0) {
+        throw new CliError({
+          message: `--dir ${directory} is not empty: the demo copies its sample project there and edits it (use a new or empty directory)`,
+        })
+      }
+      return fs.realpathSync(directory)
+    },
+    catch: (error) => (error instanceof CliError ? error : new CliError({ message: `Cannot use --dir: ${describeError(error)}` })),
+  })
+

@@ -1,0 +1,53 @@
+/**
+ * `toolgate permissions list|revoke`: the saved approvals (`always` replies) in the data directory's database.
+ *
+ * @since 0.1.0
+ */
+import { Console, Effect, Layer, Option } from "effect"
+import { Database, Global, PermissionSaved } from "@toolgate/core"
+import { dataDirectory } from "./paths.js"
+import { CliError } from "./errors.js"
+import * as Table from "./table.js"
+
+const saved = (data: Option.Option<string>) =>
+  Effect.map(dataDirectory(data, () => Global.fromEnvironment().data), (directory) =>
+    PermissionSaved.layer.pipe(Layer.provide(Database.layer), Layer.provide(Global.layerWith({ data: directory }))),
+  )
+
+/** Prints the saved approvals (optionally of one project) as a table. */
+export const list = (options: { readonly project: Option.Option<string>; readonly data: Option.Option<string> }) =>
+  Effect.gen(function* () {
+    const layer = yield* saved(options.data)
+    const rows = yield* Effect.flatMap(PermissionSaved.Service, (store) =>
+      store.list(Option.match(options.project, { onNone: () => undefined, onSome: (projectID) => ({ projectID }) })),
+    ).pipe(Effect.provide(layer))
+    if (rows.length === 0) {
+      return yield* Console.log(
+        Option.match(options.project, { onNone: () => "No saved approvals.", onSome: (id) => `No saved approvals for project ${id}.` }),
+      )
+    }
+    const sorted = [...rows].sort((a, b) => a.projectID.localeCompare(b.projectID) || a.id.localeCompare(b.id))
+    yield* Console.log(
+      Table.render(
+        ["id", "project", "action", "resource"],
+        sorted.map((row) => [row.id, row.projectID, row.action, Table.clip(row.resource, 100)]),
+      ),
+    )
+  })
+
+/** Removes one saved approval; fails with a clear message when no approval has that id. */
+export const revoke = (options: { readonly id: string; readonly data: Option.Option<string> }) =>
+  Effect.gen(function* () {
+    const layer = yield* saved(options.data)
+    yield* Effect.gen(function* () {
+      const store = yield* PermissionSaved.Service
+      const row = (yield* store.list()).find((candidate) => candidate.id === options.id)
+      if (row === undefined) {
+        return yield* new CliError({
+          message: `No saved approval with id ${options.id} (see \`toolgate permissions list\`)`,
+        })
+      }
+      yield* store.remove(row.id)
+      yield* Console.log(`Revoked ${row.id}: ${row.action} ${Table.clip(row.resource, 100)} (project ${row.projectID})`)
+    }).pipe(Effect.provide(layer))
+  })

@@ -1,0 +1,11 @@
+import { defineConfig } from "vitest/config"
+
+export default defineConfig({
+  test: {
+    name: "cli",
+    include: ["test/**/*.test.ts"],
+    environment: "node",
+    // Every test spawns `node bin/toolgate.js`, which loads the library through tsx on each start.
+    testTimeout: 120_000,
+  },
+})
