@@ -420,7 +420,7 @@ describe("PermissionV2 (05 §5)", () => {
       yield* f.permission.reply({ requestID: "per_a", reply: "always" })
       yield* f.permission.reply({ requestID: "per_c", reply: "reject" })
       for (const fiber of [a, b]) expect(Exit.isSuccess(yield* Fiber.await(fiber))).toBe(true)
-      for (const fiber of [c, d]) expect(PermissionV2.isDeclined((yield* Fiber.await(fiber) as Exit.Failure<void, unknown>).cause)).toBe(true)
+      for (const fiber of [c, d]) expect(PermissionV2.isDeclined(((yield* Fiber.await(fiber)) as Exit.Failure<void, unknown>).cause)).toBe(true)
       expect(seen).toEqual([
         "permission.v2.asked:per_a:pending",
         "permission.v2.asked:per_b:pending",
