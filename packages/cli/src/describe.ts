@@ -83,7 +83,7 @@ export const todos = (value: unknown): ReadonlyArray<string> => {
 
 /** The transcript lines under a finished call. */
 export const resultLines = (tool: string, value: unknown, result: LLM.ToolResultValue): ReadonlyArray<string> =>
-  tool === "todowrite" && result.type !== "error" ? todos(value) : preview(resultText(result), result.type === "error" ? 3 : 4)
+  tool === "todowrite" && result.type !== "error" ? todos(value) : result.type === "error" ? preview(resultText(result), 3, 400) : preview(resultText(result))
 
 /** One line for the summary's outcome column. */
 export const outcome = (tool: string, value: unknown, result: LLM.ToolResultValue): string => {
