@@ -7,7 +7,7 @@
  *   3. 10,000 pending asks released by one `always` reply (target ≤ 1 s), vs the per-entry lookups a naive
  *      auto-resolve would make (timed on a sample and extrapolated).
  *
- * Run: npx tsx bench/permission.ts
+ * Run: npx tsx bench/permission.ts            (or with figure numbers, e.g. `... permission.ts 3`)
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -230,10 +230,13 @@ const figure3 = async () => {
   }
 }
 
+/** `npx tsx bench/permission.ts [1] [2] [3]` runs only the chosen figures (all by default). */
 const main = async () => {
-  figure1()
-  await figure2()
-  await figure3()
+  const chosen = process.argv.slice(2)
+  const wants = (n: string) => chosen.length === 0 || chosen.includes(n)
+  if (wants("1")) figure1()
+  if (wants("2")) await figure2()
+  if (wants("3")) await figure3()
 }
 
 void main()
