@@ -186,8 +186,11 @@ const session = (screen: Screen.Screen, answerer: Answers.Answerer) =>
         const answers: Array<Array<string>> = []
         for (const [index, question] of request.questions.entries()) {
           screen.line(`  ? question: ${question.question}`)
-          for (const [number, option] of question.options.entries()) {
-            screen.line(`    ${number + 1}. ${option.label} - ${option.description}`)
+          // A terminal prompt lists the options itself.
+          if (answerer !== Answers.terminal) {
+            for (const [number, option] of question.options.entries()) {
+              screen.line(`    ${number + 1}. ${option.label} - ${option.description}`)
+            }
           }
           const answer = yield* answerer.question(question, index)
           if (answer === undefined) {
