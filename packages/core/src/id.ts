@@ -10,6 +10,21 @@ const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
 let lastMillis = 0
 let counter = 0
 
+// Random bytes are drawn from a pool refilled 4 KiB at a time: one `randomBytes` call per ~290 ids.
+const POOL_SIZE = 4096
+let pool = randomBytes(POOL_SIZE)
+let offset = 0
+
+const take = (count: number): Uint8Array => {
+  if (offset + count > POOL_SIZE) {
+    pool = randomBytes(POOL_SIZE)
+    offset = 0
+  }
+  const bytes = pool.subarray(offset, offset + count)
+  offset += count
+  return bytes
+}
+
 /** Returns a 26-character ascending identifier; ids created later in the same process sort later. */
 export const ascending = (): string => {
   const now = Date.now()
@@ -20,7 +35,7 @@ export const ascending = (): string => {
   counter++
   const value = (BigInt(now) * 0x1000n + BigInt(counter)) & 0xffffffffffffn
   const time = value.toString(16).padStart(12, "0")
-  const bytes = randomBytes(14)
+  const bytes = take(14)
   let random = ""
   for (const byte of bytes) random += ALPHABET[byte % 62]
   return time + random
