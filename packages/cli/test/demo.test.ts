@@ -5,7 +5,8 @@ import { section, tempDir, toolgate } from "./support.js"
 
 const TOOLS = ["read", "glob", "grep", "todowrite", "edit", "apply_patch", "write", "bash", "question"]
 
-describe("toolgate demo", () => {
+// Each test has its own directories, so they run side by side (most of a run is process start-up).
+describe.concurrent("toolgate demo", () => {
   it("runs the scripted session end to end with --yes", async () => {
     const home = tempDir()
     const dir = path.join(tempDir(), "project")
@@ -119,13 +120,12 @@ describe("toolgate demo", () => {
   })
 })
 
-describe("toolgate usage errors", () => {
+describe.concurrent("toolgate usage errors", () => {
   it("exits 2 on an unknown flag or command", async () => {
     const home = tempDir()
-    const flag = await toolgate(["demo", "--bogus"], { home })
+    const [flag, command] = await Promise.all([toolgate(["demo", "--bogus"], { home }), toolgate(["permissions", "grant"], { home })])
     expect(flag.code).toBe(2)
     expect(flag.stderr).toContain("--bogus")
-    const command = await toolgate(["permissions", "grant"], { home })
     expect(command.code).toBe(2)
   })
 
@@ -133,23 +133,22 @@ describe("toolgate usage errors", () => {
     const home = tempDir()
     const file = path.join(home, "not-a-dir")
     fs.writeFileSync(file, "x")
-    const notDirectory = await toolgate(["demo", "--yes", "--dir", file], { home })
-    expect(notDirectory.code).toBe(1)
-    expect(notDirectory.stderr.trim()).toBe(`toolgate: --dir ${file} is not a directory`)
-
     const busy = tempDir()
     fs.writeFileSync(path.join(busy, "keep.txt"), "mine")
-    const notEmpty = await toolgate(["demo", "--yes", "--dir", busy], { home })
+    const missingParent = path.join(home, "no", "such", "place")
+    const [notDirectory, notEmpty, missing, data] = await Promise.all([
+      toolgate(["demo", "--yes", "--dir", file], { home }),
+      toolgate(["demo", "--yes", "--dir", busy], { home }),
+      toolgate(["demo", "--yes", "--dir", missingParent], { home }),
+      toolgate(["permissions", "list", "--data", file], { home }),
+    ])
+    expect(notDirectory.code).toBe(1)
+    expect(notDirectory.stderr.trim()).toBe(`toolgate: --dir ${file} is not a directory`)
     expect(notEmpty.code).toBe(1)
     expect(notEmpty.stderr).toContain(`toolgate: --dir ${busy} is not empty`)
     expect(fs.readdirSync(busy)).toEqual(["keep.txt"])
-
-    const missingParent = path.join(home, "no", "such", "place")
-    const missing = await toolgate(["demo", "--yes", "--dir", missingParent], { home })
     expect(missing.code).toBe(1)
-    expect(missing.stderr).toContain("does not exist")
-
-    const data = await toolgate(["permissions", "list", "--data", file], { home })
+    expect(missing.stderr).toContain(`the parent directory ${path.dirname(missingParent)} does not exist`)
     expect(data.code).toBe(1)
     expect(data.stderr).toContain(`--data ${file} is not a directory`)
   })
