@@ -1,0 +1,6 @@
+/**
+ * @toolgate/mcp — one toolgate Location's tools as an MCP server. Every module is a namespace.
+ *
+ * @since 0.1.0
+ */
+export * as McpServer from "./server.js"
