@@ -242,9 +242,17 @@ export interface RunOptions extends Omit<ServeOptions, "transport"> {
 /** Logs go to stderr: stdout is the protocol channel. */
 const stderrLogger = Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger))
 
-/** Serves `directory` over stdio with its own process services until the client disconnects. */
+/**
+ * Serves `directory` over stdio with its own process services until the client disconnects. stdout belongs to the
+ * protocol from here on: `console.log` is redirected to stderr and logs go to stderr.
+ */
 export const run = (options: RunOptions): Effect.Effect<void> =>
-  serve(options).pipe(
+  Effect.zipRight(
+    Effect.sync(() => {
+      console.log = console.error
+    }),
+    serve(options),
+  ).pipe(
     Effect.scoped,
     Effect.provide(
       Core.layer({ directory: path.resolve(options.directory), ...(options.data === undefined ? {} : { data: options.data }) }).pipe(
@@ -284,7 +292,5 @@ export const main = async (argv: ReadonlyArray<string>): Promise<void> => {
     process.exitCode = 2
     return
   }
-  // Nothing but protocol messages may reach stdout.
-  console.log = console.error
   await Effect.runPromise(run(options))
 }
