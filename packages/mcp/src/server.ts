@@ -226,7 +226,14 @@ export const serve = (options: ServeOptions = {}): Effect.Effect<void, never, Re
     })
     yield* Effect.forkScoped(Effect.repeat(poll, Schedule.spaced(options.pollInterval ?? Duration.millis(250))))
 
-    yield* Effect.promise(() => server.connect(options.transport ?? new StdioServerTransport()))
+    let transport = options.transport
+    if (transport === undefined) {
+      transport = new StdioServerTransport()
+      // The stdio transport does not notice the client closing stdin: treat end of input as disconnection.
+      process.stdin.once("end", () => void server.close().catch(() => undefined))
+    }
+    const connected = transport
+    yield* Effect.promise(() => server.connect(connected))
     yield* Effect.addFinalizer(() => Effect.promise(() => server.close().catch(() => undefined)))
     yield* Deferred.await(closed)
   })
