@@ -1,12 +1,12 @@
 /**
- * The `toolgate` command tree (`@effect/cli`): `demo` and `permissions list|revoke`.
+ * The `toolgate` command tree (`@effect/cli`): `demo`, `mcp` and `permissions list|revoke`.
  *
  * @since 0.1.0
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { UsageError } from "./errors.js"
 import * as Paths from "./paths.js"
 
@@ -55,15 +55,40 @@ const revoke = Command.make(
   (options) => Effect.flatMap(load(() => import("./permissions.js")), (Permissions) => Permissions.revoke(options)),
 ).pipe(Command.withDescription("Remove one saved approval"))
 
+const mcp = Command.make(
+  "mcp",
+  {
+    dir: Options.text("dir").pipe(
+      Options.withDescription("The project directory whose tools are served (default: the working directory)"),
+      Options.optional,
+    ),
+    agent: Options.text("agent").pipe(
+      Options.withDescription("The agent whose permission rules apply (default: the project's default agent)"),
+      Options.optional,
+    ),
+    data,
+  },
+  (options) =>
+    Effect.flatMap(Paths.existingDirectory(options.dir), (directory) =>
+      Effect.flatMap(load(() => import("@toolgate/mcp")), ({ McpServer }) =>
+        McpServer.run({
+          directory,
+          ...(Option.isSome(options.agent) ? { agent: options.agent.value } : {}),
+          ...(Option.isSome(options.data) ? { data: options.data.value } : {}),
+        }),
+      ),
+    ),
+).pipe(Command.withDescription("Serve the project's tools over stdio as an MCP server (permission asks via elicitation)"))
+
 const permissions = Command.make("permissions", {}, () =>
   Effect.fail(new UsageError({ message: "permissions needs a subcommand: list or revoke (see toolgate permissions --help)" })),
 ).pipe(Command.withDescription("Manage saved approvals"), Command.withSubcommands([list, revoke]))
 
 const toolgate = Command.make("toolgate", {}, () =>
-  Effect.fail(new UsageError({ message: "missing command: demo or permissions (see toolgate --help)" })),
+  Effect.fail(new UsageError({ message: "missing command: demo, mcp or permissions (see toolgate --help)" })),
 ).pipe(
   Command.withDescription("The toolgate command line: the demo session and saved approvals"),
-  Command.withSubcommands([demo, permissions]),
+  Command.withSubcommands([demo, mcp, permissions]),
 )
 
 /** Runs the CLI on `process.argv`-style arguments. */

@@ -51,3 +51,16 @@ export const projectDirectory = (option: Option.Option<string>): Effect.Effect<s
     catch: (error) => (error instanceof CliError ? error : new CliError({ message: `Cannot use --dir: ${describeError(error)}` })),
   })
 
+
+/** `--dir` (default: the working directory) as an existing directory, resolved to its real path. */
+export const existingDirectory = (option: Option.Option<string>): Effect.Effect<string, CliError> =>
+  Effect.try({
+    try: () => {
+      const directory = Option.match(option, { onNone: () => process.cwd(), onSome: (value) => path.resolve(value) })
+      if (!fs.existsSync(directory) || !fs.statSync(directory).isDirectory()) {
+        throw new CliError({ message: `--dir ${directory} is not a directory` })
+      }
+      return fs.realpathSync(directory)
+    },
+    catch: (error) => (error instanceof CliError ? error : new CliError({ message: `Cannot use --dir: ${describeError(error)}` })),
+  })
