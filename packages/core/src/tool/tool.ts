@@ -128,6 +128,7 @@ export const make = <I extends SchemaType<any>, O extends SchemaType<any>, S ext
     return built
   }
 
+  // Always called inside a flatMap continuation, where a throw from the projections becomes a defect.
   const finish = (input: I["Type"], output: O["Encoded"]): Effect.Effect<LLM.ToolOutput, LLM.ToolFailure> => {
     const complete = (value: unknown): LLM.ToolOutput => {
       let content: ReadonlyArray<LLM.ToolContent>
@@ -135,10 +136,8 @@ export const make = <I extends SchemaType<any>, O extends SchemaType<any>, S ext
       else content = typeof output === "string" ? [{ type: "text", text: output }] : []
       return { structured: value, content }
     }
-    if (encodeStructured === undefined) return Effect.sync(() => complete(output))
-    return Effect.suspend(() =>
-      encodeStructured(toStructuredOutput!({ input, output }), (value) => Effect.sync(() => complete(value))),
-    )
+    if (encodeStructured === undefined) return Effect.succeed(complete(output))
+    return encodeStructured(toStructuredOutput!({ input, output }), (value) => Effect.succeed(complete(value)))
   }
 
   const settle = (call: LLM.ToolCall, context: Context): Effect.Effect<LLM.ToolOutput, LLM.ToolFailure> =>
