@@ -86,7 +86,9 @@ const main = Effect.gen(function* () {
   const bound = (output: LLM.ToolOutput) => store.bound({ sessionID: "ses_bench", toolCallID: "call_bench", output })
   const scratch = fs.mkdtempSync(path.join(data, "bare-"))
   console.log("Over the limit (medians; pass = Buffer.byteLength + newline count; write = bare fs.promises.writeFile):")
-  console.log("  size   pass ms   write ms   bound ms  bound/pass  bound/(pass+write)  compute/pass  peak RSS growth/input")
+  console.log(
+    "  size   pass ms   write ms   bound ms  bound/pass  bound/(pass+write)  compute/pass  peak RSS growth/input",
+  )
   for (const size of SIZES) {
     const text = makeText(size)
     const output: LLM.ToolOutput = { structured: {}, content: [{ type: "text", text }] }
@@ -103,7 +105,11 @@ const main = Effect.gen(function* () {
       fs.rmSync(bare)
       // The in-memory part of bounding: the limit check and the preview.
       computeTimes.push(
-        timeSync(() => ToolOutputStore.withinLimits(text, MAX_LINES, MAX_BYTES) || ToolOutputStore.boundedPreview(text, marker, MAX_LINES, MAX_BYTES)),
+        timeSync(
+          () =>
+            ToolOutputStore.withinLimits(text, MAX_LINES, MAX_BYTES) ||
+            ToolOutputStore.boundedPreview(text, marker, MAX_LINES, MAX_BYTES),
+        ),
       )
 
       gc()
@@ -117,7 +123,12 @@ const main = Effect.gen(function* () {
       if (result.outputPaths.length !== 1) throw new Error("expected a spill")
       fs.rmSync(result.outputPaths[0]!)
     }
-    const [p, w, b, c] = [passTimes, writeTimes, boundTimes, computeTimes].map(median) as [number, number, number, number]
+    const [p, w, b, c] = [passTimes, writeTimes, boundTimes, computeTimes].map(median) as [
+      number,
+      number,
+      number,
+      number,
+    ]
     console.log(
       `${String(size).padStart(4)} MB ${p.toFixed(2).padStart(9)} ${w.toFixed(2).padStart(10)} ${b.toFixed(2).padStart(10)}` +
         ` ${(b / p).toFixed(2).padStart(10)}× ${(b / (p + w)).toFixed(2).padStart(18)}× ${(c / p).toFixed(3).padStart(12)}×` +
@@ -148,7 +159,8 @@ const main = Effect.gen(function* () {
         boundPer,
         yield* perCall(() =>
           Effect.map(bound(output), (result) => {
-            if (result.output !== output || result.outputPaths.length !== 0) throw new Error("within-limit output was not returned as is")
+            if (result.output !== output || result.outputPaths.length !== 0)
+              throw new Error("within-limit output was not returned as is")
           }),
         ),
       )

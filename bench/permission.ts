@@ -67,9 +67,28 @@ const random = () => {
 }
 const pick = <A>(items: ReadonlyArray<A>): A => items[Math.floor(random() * items.length)]!
 
-const ACTIONS = ["read", "edit", "bash", "glob", "grep", "webfetch", "websearch", "todowrite", "skill", "question",
-  "external_directory", "mcp_github_search", "mcp_github_issue", "mcp_slack_post", "task", "plan_enter", "plan_exit",
-  "lsp", "codesearch", "list"]
+const ACTIONS = [
+  "read",
+  "edit",
+  "bash",
+  "glob",
+  "grep",
+  "webfetch",
+  "websearch",
+  "todowrite",
+  "skill",
+  "question",
+  "external_directory",
+  "mcp_github_search",
+  "mcp_github_issue",
+  "mcp_slack_post",
+  "task",
+  "plan_enter",
+  "plan_exit",
+  "lsp",
+  "codesearch",
+  "list",
+]
 const ACTION_PATTERNS = [...ACTIONS, "*", "mcp_*", "mcp_github_*"]
 const WORDS = ["src", "lib", "test", "docs", "packages", "core", "index", "util", "main", "config", "git", "npm"]
 const resourcePattern = () => {
@@ -77,7 +96,9 @@ const resourcePattern = () => {
   const tail = pick(["/*", "/*.ts", "*", " *", "/**/*.md", "?.ts", ""])
   return parts.join("/") + tail
 }
-const resource = () => Array.from({ length: 2 + Math.floor(random() * 4) }, () => pick(WORDS)).join("/") + pick([".ts", ".md", "", " --flag"])
+const resource = () =>
+  Array.from({ length: 2 + Math.floor(random() * 4) }, () => pick(WORDS)).join("/") +
+  pick([".ts", ".md", "", " --flag"])
 
 const figure1 = () => {
   const rules: Array<Rule> = Array.from({ length: 1000 }, () => ({
@@ -92,7 +113,8 @@ const figure1 = () => {
   for (const [action, res] of queries.slice(0, 2000)) {
     const ours = PermissionV2.evaluate(action, res, rules)
     const theirs = referenceEvaluate(action, res, rules)
-    if (ours.effect !== theirs.effect || ours.resource !== theirs.resource) throw new Error(`disagree on ${action} ${res}`)
+    if (ours.effect !== theirs.effect || ours.resource !== theirs.resource)
+      throw new Error(`disagree on ${action} ${res}`)
   }
 
   let sink = 0
@@ -111,7 +133,9 @@ const figure1 = () => {
   const referenceCpu = (cpuSince(refCpu) / SAMPLE) * QUERIES
 
   console.log("1. evaluate, 1,000 rules × 100,000 queries")
-  console.log(`   ours       ${ours.toFixed(0)} ms wall, ${oursCpuMs.toFixed(0)} ms CPU (${((ours / QUERIES) * 1000).toFixed(2)} µs/query)`)
+  console.log(
+    `   ours       ${ours.toFixed(0)} ms wall, ${oursCpuMs.toFixed(0)} ms CPU (${((ours / QUERIES) * 1000).toFixed(2)} µs/query)`,
+  )
   console.log(
     `   reference  ${reference.toFixed(0)} ms wall, ${referenceCpu.toFixed(0)} ms CPU, extrapolated from ${SAMPLE} queries (${((refSample / SAMPLE) * 1000).toFixed(2)} µs/query)`,
   )
@@ -157,7 +181,9 @@ const figure2 = async () => {
   for (let i = 0; i < runs; i++) result = Wildcard.match(input, searched) || result
   const oursSearched = (performance.now() - searchStart) / runs
   console.log("2. pattern *a*a*a*a*a*a*b against 10 KB of a")
-  console.log(`   ours       ${ours.toFixed(4)} ms per match (target ≤ 1 ms); ${searched}: ${oursSearched.toFixed(4)} ms (result ${result})`)
+  console.log(
+    `   ours       ${ours.toFixed(4)} ms per match (target ≤ 1 ms); ${searched}: ${oursSearched.toFixed(4)} ms (result ${result})`,
+  )
   console.log(`   reference  ${reference}`)
   if (reference.startsWith(">")) console.log(`   ratio      > ${(CAP / ours).toFixed(0)}×`)
 }
@@ -193,7 +219,12 @@ const figure3 = async () => {
             })
           }
           const setup = performance.now() - setupStart
-          const trigger = yield* permission.ask({ sessionID: "ses_bench", action: "read", resources: ["src/x.ts"], save: ["src/*"] })
+          const trigger = yield* permission.ask({
+            sessionID: "ses_bench",
+            action: "read",
+            resources: ["src/x.ts"],
+            save: ["src/*"],
+          })
           const cpu = process.cpuUsage()
           const start = performance.now()
           yield* permission.reply({ requestID: trigger.id, reply: "always" })

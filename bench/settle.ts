@@ -33,7 +33,10 @@ const main = Effect.gen(function* () {
   const registry = yield* ToolRegistry.Service
   yield* registry.register({ echo })
   const turn = yield* registry.materialize()
-  const calls = Array.from({ length: CALLS }, (_, i) => ({ ...identity, call: { id: `call_${i}`, name: "echo", input } }))
+  const calls = Array.from({ length: CALLS }, (_, i) => ({
+    ...identity,
+    call: { id: `call_${i}`, name: "echo", input },
+  }))
 
   const bare = Effect.forEach(calls, () => execute(input), { discard: true })
   const settled = Effect.forEach(calls, (call) => turn.settle(call), { discard: true }) as Effect.Effect<void>
@@ -48,7 +51,9 @@ const main = Effect.gen(function* () {
   const bareMs = best(bareTimes)
   const settleMs = best(settleTimes)
   console.log(`bare execute : ${(CALLS / (bareMs / 1000)).toFixed(0)} calls/s (${bareMs.toFixed(1)} ms for ${CALLS})`)
-  console.log(`settle       : ${(CALLS / (settleMs / 1000)).toFixed(0)} calls/s (${settleMs.toFixed(1)} ms for ${CALLS})`)
+  console.log(
+    `settle       : ${(CALLS / (settleMs / 1000)).toFixed(0)} calls/s (${settleMs.toFixed(1)} ms for ${CALLS})`,
+  )
   console.log(`overhead per call: ${(((settleMs - bareMs) * 1000) / CALLS).toFixed(2)} µs`)
   console.log(`ratio settle/bare: ${(settleMs / bareMs).toFixed(2)}x (target ≤ 2x)`)
 })

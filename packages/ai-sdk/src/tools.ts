@@ -53,7 +53,12 @@ type ModelOutput =
       readonly type: "content"
       readonly value: ReadonlyArray<
         | { readonly type: "text"; readonly text: string }
-        | { readonly type: "file"; readonly data: { readonly type: "data"; readonly data: string }; readonly mediaType: string; readonly filename?: string }
+        | {
+            readonly type: "file"
+            readonly data: { readonly type: "data"; readonly data: string }
+            readonly mediaType: string
+            readonly filename?: string
+          }
       >
     }
 

@@ -34,7 +34,9 @@ const call = (toolCallId: string, toolName: string, input: unknown) =>
 const toolResults = (options: GenerateOptions) =>
   Object.fromEntries(
     options.prompt.flatMap((message) =>
-      message.role === "tool" ? message.content.flatMap((part) => (part.type === "tool-result" ? [[part.toolCallId, part.output]] : [])) : [],
+      message.role === "tool"
+        ? message.content.flatMap((part) => (part.type === "tool-result" ? [[part.toolCallId, part.output]] : []))
+        : [],
     ),
   )
 
@@ -68,7 +70,9 @@ describe("AiSdkTools", () => {
       const asked: Array<PermissionV2.Request> = []
       const atAsk: Array<string> = []
       // The edit is suspended while the ask is pending: the file is still unchanged when the test answers.
-      yield* replyToAsks("once", asked, () => atAsk.push(fs.readFileSync(path.join(location.directory, "hello.txt"), "utf8")))
+      yield* replyToAsks("once", asked, () =>
+        atAsk.push(fs.readFileSync(path.join(location.directory, "hello.txt"), "utf8")),
+      )
       const tools = AiSdkTools.toAiSdkTools(
         materialization,
         { sessionID: session.id, agent: "build", assistantMessageID: "msg_ai_sdk" },
@@ -80,7 +84,12 @@ describe("AiSdkTools", () => {
         () => [{ type: "text", text: "Edited." }],
       ])
       const result = yield* Effect.promise(() =>
-        generateText({ model, tools, prompt: "fix the greeting", stopWhen: [stepCountIs(5), AiSdkTools.stoppedByUser] }),
+        generateText({
+          model,
+          tools,
+          prompt: "fix the greeting",
+          stopWhen: [stepCountIs(5), AiSdkTools.stoppedByUser],
+        }),
       )
 
       expect(result.text).toBe("Edited.")
@@ -91,13 +100,21 @@ describe("AiSdkTools", () => {
 
       // The SDK was given our schemas verbatim.
       const advertised = model.doGenerateCalls[0]!.tools ?? []
-      expect(advertised.map((candidate) => candidate.name)).toEqual(materialization.definitions.map((definition) => definition.name))
+      expect(advertised.map((candidate) => candidate.name)).toEqual(
+        materialization.definitions.map((definition) => definition.name),
+      )
       const readDefinition = materialization.definitions.find((definition) => definition.name === "read")!
-      expect(advertised.find((candidate) => candidate.name === "read")).toMatchObject({ type: "function", inputSchema: readDefinition.inputSchema })
+      expect(advertised.find((candidate) => candidate.name === "read")).toMatchObject({
+        type: "function",
+        inputSchema: readDefinition.inputSchema,
+      })
 
       // Step one: a successful read and a tool error for the invalid input, which the model sees in the next request.
       const first = result.steps[0]!.content
-      expect(first.find((part) => part.type === "tool-result")).toMatchObject({ toolCallId: "c_read", toolName: "read" })
+      expect(first.find((part) => part.type === "tool-result")).toMatchObject({
+        toolCallId: "c_read",
+        toolName: "read",
+      })
       const error = first.find((part) => part.type === "tool-error")
       expect(error).toMatchObject({ toolCallId: "c_bad", toolName: "read" })
       const seen = toolResults(model.doGenerateCalls[1]!)
@@ -108,7 +125,8 @@ describe("AiSdkTools", () => {
       expect(message).toMatch(/\["path"\]/)
       expect(seen["c_bad"]).toEqual({ type: "error-text", value: message })
       expect(toolResults(model.doGenerateCalls[2]!)["c_edit"]).toMatchObject({ type: "text" })
-    }).pipe(Effect.provide(askForEdits), Effect.scoped))
+    }).pipe(Effect.provide(askForEdits), Effect.scoped),
+  )
 
   it.live("a declined permission surfaces as UserStopError and stoppedByUser ends the loop", () =>
     Effect.gen(function* () {
@@ -117,7 +135,11 @@ describe("AiSdkTools", () => {
       const session = yield* (yield* SessionV2.Service).create({ agent: "build" })
       const materialization = yield* (yield* ToolRegistry.Service).materialize([])
       yield* replyToAsks("reject", [])
-      const tools = AiSdkTools.toAiSdkTools(materialization, { sessionID: session.id, agent: "build", assistantMessageID: "msg_2" }, yield* Effect.runtime<never>())
+      const tools = AiSdkTools.toAiSdkTools(
+        materialization,
+        { sessionID: session.id, agent: "build", assistantMessageID: "msg_2" },
+        yield* Effect.runtime<never>(),
+      )
       const model = scripted([
         () => [call("c_write", "write", { path: "hello.txt", content: "bye\n" })],
         () => [{ type: "text", text: "should not be asked" }],
@@ -130,7 +152,8 @@ describe("AiSdkTools", () => {
       const error = result.steps[0]!.content.find((part) => part.type === "tool-error")
       expect((error as { error: unknown }).error).toBeInstanceOf(AiSdkTools.UserStopError)
       expect(fs.readFileSync(path.join(location.directory, "hello.txt"), "utf8")).toBe("hello\n")
-    }).pipe(Effect.provide(askForEdits), Effect.scoped))
+    }).pipe(Effect.provide(askForEdits), Effect.scoped),
+  )
 
   it.effect("toModelOutput keeps text, JSON and file content", () =>
     Effect.sync(() => {
@@ -151,5 +174,6 @@ describe("AiSdkTools", () => {
           { type: "file", data: { type: "data", data: "iVBORw0KGgo=" }, mediaType: "image/png", filename: "a.png" },
         ],
       })
-    }))
+    }),
+  )
 })

@@ -18,14 +18,15 @@ export interface PermissionAnswer {
 
 /** An answer to a question request: one list of labels per question, or a dismissal. */
 export type QuestionAnswer =
-  | { readonly type: "answers"; readonly answers: ReadonlyArray<ReadonlyArray<string>> }
-  | { readonly type: "dismiss" }
+  { readonly type: "answers"; readonly answers: ReadonlyArray<ReadonlyArray<string>> } | { readonly type: "dismiss" }
 
 /** A source of answers. */
 export interface Answerer {
   /** How the transcript names who answered (`--yes`, `stdin`, `you`). */
   readonly name: string
-  readonly permission: (request: PermissionV2.Request) => Effect.Effect<PermissionAnswer, never, Prompt.Prompt.Environment>
+  readonly permission: (
+    request: PermissionV2.Request,
+  ) => Effect.Effect<PermissionAnswer, never, Prompt.Prompt.Environment>
   readonly question: (
     question: QuestionV2.Info,
     index: number,
@@ -50,7 +51,10 @@ export const parsePermission = (line: string): PermissionAnswer | undefined => {
  * Parses a question answer: option numbers (`1`, `1,3` when several are allowed), an option label, `dismiss`, or
  * (unless the question forbids it) free text. `undefined` means the line did not answer the question.
  */
-export const parseQuestion = (question: QuestionV2.Info, line: string): ReadonlyArray<string> | "dismiss" | undefined => {
+export const parseQuestion = (
+  question: QuestionV2.Info,
+  line: string,
+): ReadonlyArray<string> | "dismiss" | undefined => {
   const text = line.trim()
   if (text === "") return undefined
   if (text.toLowerCase() === "dismiss") return "dismiss"
@@ -73,7 +77,9 @@ export const automatic: Answerer = {
 }
 
 /** Lines of stdin, read on demand; `undefined` once stdin has ended. Closed with the scope. */
-export const stdinLines = (input: NodeJS.ReadableStream = process.stdin): Effect.Effect<Effect.Effect<string | undefined>, never, Scope.Scope> =>
+export const stdinLines = (
+  input: NodeJS.ReadableStream = process.stdin,
+): Effect.Effect<Effect.Effect<string | undefined>, never, Scope.Scope> =>
   Effect.map(
     Effect.acquireRelease(
       Effect.sync(() => {
@@ -172,7 +178,11 @@ export const terminal: Answerer = {
   question: (question) =>
     Effect.gen(function* () {
       const choices = [
-        ...question.options.map((option) => ({ title: option.label, value: option.label, description: option.description })),
+        ...question.options.map((option) => ({
+          title: option.label,
+          value: option.label,
+          description: option.description,
+        })),
         ...(question.custom === false ? [] : [{ title: "Type an answer…", value: CUSTOM }]),
       ]
       const picked =

@@ -25,7 +25,9 @@ const demo = Command.make(
   "demo",
   {
     dir: Options.text("dir").pipe(
-      Options.withDescription("Copy the sample project into this new or empty directory instead of a fresh temp directory"),
+      Options.withDescription(
+        "Copy the sample project into this new or empty directory instead of a fresh temp directory",
+      ),
       Options.optional,
     ),
     yes: Options.boolean("yes").pipe(
@@ -36,9 +38,14 @@ const demo = Command.make(
   },
   (options) =>
     Effect.flatMap(Paths.projectDirectory(options.dir), (directory) =>
-      Effect.flatMap(load(() => import("./demo.js")), (Demo) => Demo.run({ directory, yes: options.yes, data: options.data })),
+      Effect.flatMap(
+        load(() => import("./demo.js")),
+        (Demo) => Demo.run({ directory, yes: options.yes, data: options.data }),
+      ),
     ),
-).pipe(Command.withDescription("Run a scripted agent session on a sample project, with every permission ask as a prompt"))
+).pipe(
+  Command.withDescription("Run a scripted agent session on a sample project, with every permission ask as a prompt"),
+)
 
 const list = Command.make(
   "list",
@@ -46,13 +53,21 @@ const list = Command.make(
     project: Options.text("project").pipe(Options.withDescription("Only this project's approvals"), Options.optional),
     data,
   },
-  (options) => Effect.flatMap(load(() => import("./permissions.js")), (Permissions) => Permissions.list(options)),
+  (options) =>
+    Effect.flatMap(
+      load(() => import("./permissions.js")),
+      (Permissions) => Permissions.list(options),
+    ),
 ).pipe(Command.withDescription("List saved approvals (id, project, action, resource)"))
 
 const revoke = Command.make(
   "revoke",
   { id: Args.text({ name: "ID" }).pipe(Args.withDescription("The saved approval's id (psv_…)")), data },
-  (options) => Effect.flatMap(load(() => import("./permissions.js")), (Permissions) => Permissions.revoke(options)),
+  (options) =>
+    Effect.flatMap(
+      load(() => import("./permissions.js")),
+      (Permissions) => Permissions.revoke(options),
+    ),
 ).pipe(Command.withDescription("Remove one saved approval"))
 
 const mcp = Command.make(
@@ -70,18 +85,24 @@ const mcp = Command.make(
   },
   (options) =>
     Effect.flatMap(Paths.existingDirectory(options.dir), (directory) =>
-      Effect.flatMap(load(() => import("@toolgate/mcp")), ({ McpServer }) =>
-        McpServer.run({
-          directory,
-          ...(Option.isSome(options.agent) ? { agent: options.agent.value } : {}),
-          ...(Option.isSome(options.data) ? { data: options.data.value } : {}),
-        }),
+      Effect.flatMap(
+        load(() => import("@toolgate/mcp")),
+        ({ McpServer }) =>
+          McpServer.run({
+            directory,
+            ...(Option.isSome(options.agent) ? { agent: options.agent.value } : {}),
+            ...(Option.isSome(options.data) ? { data: options.data.value } : {}),
+          }),
       ),
     ),
-).pipe(Command.withDescription("Serve the project's tools over stdio as an MCP server (permission asks via elicitation)"))
+).pipe(
+  Command.withDescription("Serve the project's tools over stdio as an MCP server (permission asks via elicitation)"),
+)
 
 const permissions = Command.make("permissions", {}, () =>
-  Effect.fail(new UsageError({ message: "permissions needs a subcommand: list or revoke (see toolgate permissions --help)" })),
+  Effect.fail(
+    new UsageError({ message: "permissions needs a subcommand: list or revoke (see toolgate permissions --help)" }),
+  ),
 ).pipe(Command.withDescription("Manage saved approvals"), Command.withSubcommands([list, revoke]))
 
 const toolgate = Command.make("toolgate", {}, () =>

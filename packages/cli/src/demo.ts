@@ -70,7 +70,9 @@ interface ToolEvent {
   readonly outputPaths?: ReadonlyArray<string>
 }
 
-type Ask = { readonly type: "permission"; readonly request: PermissionV2.Request } | { readonly type: "question"; readonly request: QuestionV2.Request }
+type Ask =
+  | { readonly type: "permission"; readonly request: PermissionV2.Request }
+  | { readonly type: "question"; readonly request: QuestionV2.Request }
 
 /** A Model that prints the assistant's text as it streams. */
 const narrated = (screen: Screen.Screen) =>
@@ -79,9 +81,13 @@ const narrated = (screen: Screen.Screen) =>
     Effect.map(Model.Service, (inner) =>
       Model.Service.of({
         stream: (request) =>
-          inner.stream(request).pipe(
-            Stream.tap((event) => (event.type === "text" ? Effect.sync(() => screen.line(`\nassistant: ${event.text}`)) : Effect.void)),
-          ),
+          inner
+            .stream(request)
+            .pipe(
+              Stream.tap((event) =>
+                event.type === "text" ? Effect.sync(() => screen.line(`\nassistant: ${event.text}`)) : Effect.void,
+              ),
+            ),
       }),
     ),
   )
@@ -105,7 +111,14 @@ const session = (screen: Screen.Screen, answerer: Answers.Answerer) =>
       switch (envelope.type) {
         case "session.next.tool.called": {
           const data = envelope.data as ToolEvent
-          calls.push({ callID: data.callID, tool: data.tool, input: data.input, status: "running", outcome: "", started: Date.now() })
+          calls.push({
+            callID: data.callID,
+            tool: data.tool,
+            input: data.input,
+            status: "running",
+            outcome: "",
+            started: Date.now(),
+          })
           screen.line(`→ ${data.tool} ${Describe.input(data.tool, data.input)}`)
           return
         }
@@ -121,7 +134,9 @@ const session = (screen: Screen.Screen, answerer: Answers.Answerer) =>
           }
           screen.status(undefined)
           const lines = Describe.resultLines(data.tool, call?.input, result)
-          screen.line(`  ${failed ? "✗" : "✓"} ${data.tool}${failed ? " failed" : ""}${call === undefined ? "" : ` (${((Date.now() - call.started) / 1000).toFixed(1)}s)`}`)
+          screen.line(
+            `  ${failed ? "✗" : "✓"} ${data.tool}${failed ? " failed" : ""}${call === undefined ? "" : ` (${((Date.now() - call.started) / 1000).toFixed(1)}s)`}`,
+          )
           for (const line of lines) screen.line(`    │ ${line}`)
           for (const saved of data.outputPaths ?? []) {
             truncated.push({ tool: data.tool, callID: data.callID, path: saved })
@@ -147,7 +162,10 @@ const session = (screen: Screen.Screen, answerer: Answers.Answerer) =>
             ...(mine?.message === undefined ? {} : { message: mine.message }),
             by: mine === undefined ? (data.reply === "always" ? "saved approval" : "cascade") : answerer.name,
           })
-          if (mine === undefined) screen.line(`  permission ${request.action} ${request.resources.join(", ")}: ${data.reply} (${data.reply === "always" ? "covered by a saved approval" : "cascade"})`)
+          if (mine === undefined)
+            screen.line(
+              `  permission ${request.action} ${request.resources.join(", ")}: ${data.reply} (${data.reply === "always" ? "covered by a saved approval" : "cascade"})`,
+            )
           const callID = request.source?.callID
           const call = callID === undefined ? undefined : calls.find((candidate) => candidate.callID === callID)
           if (call !== undefined) call.started = Date.now()
@@ -219,7 +237,9 @@ const session = (screen: Screen.Screen, answerer: Answers.Answerer) =>
       const oldest = running.sort((a, b) => a.started - b.started)[0]
       const seconds = oldest === undefined ? 0 : Math.floor((Date.now() - oldest.started) / 1000)
       if (oldest === undefined || seconds < 1 || prompting.size > 0) return screen.status(undefined)
-      screen.status(`  … running ${oldest.tool} ${Table.clip(Describe.input(oldest.tool, oldest.input), 40)} ${seconds}s`)
+      screen.status(
+        `  … running ${oldest.tool} ${Table.clip(Describe.input(oldest.tool, oldest.input), 40)} ${seconds}s`,
+      )
     })
     yield* Effect.forkScoped(Effect.repeat(tick, Schedule.spaced(Duration.millis(screen.interactive ? 200 : 250))))
 
@@ -230,10 +250,7 @@ const session = (screen: Screen.Screen, answerer: Answers.Answerer) =>
   })
 
 /** Prints the closing summary. */
-const summary = (
-  screen: Screen.Screen,
-  report: Effect.Effect.Success<ReturnType<typeof session>>,
-) => {
+const summary = (screen: Screen.Screen, report: Effect.Effect.Success<ReturnType<typeof session>>) => {
   const { result, calls, decisions, truncated } = report
   const completed = calls.filter((call) => call.status === "completed").length
   const failed = calls.filter((call) => call.status === "failed").length
@@ -279,7 +296,11 @@ const summary = (
   screen.line(
     truncated.length === 0
       ? "  (none)"
-      : Table.render(["tool", "call", "saved to"], truncated.map((entry) => [entry.tool, entry.callID, entry.path]), "  "),
+      : Table.render(
+          ["tool", "call", "saved to"],
+          truncated.map((entry) => [entry.tool, entry.callID, entry.path]),
+          "  ",
+        ),
   )
 }
 
@@ -291,11 +312,14 @@ export const run = (options: Options) =>
     const data = yield* Paths.dataDirectory(options.data, () => Global.fromEnvironment().data)
     yield* Effect.try({
       try: () => fs.cpSync(SAMPLE_DIRECTORY, directory, { recursive: true }),
-      catch: (error) => new CliError({ message: `Cannot copy the sample project to ${directory}: ${describeError(error)}` }),
+      catch: (error) =>
+        new CliError({ message: `Cannot copy the sample project to ${directory}: ${describeError(error)}` }),
     })
     screen.line(`toolgate demo: sample project in ${directory}`)
     screen.line(`data directory: ${data} (database, saved approvals, full tool output)`)
-    screen.line(`answers: ${options.yes ? "--yes (once, first option)" : process.stdin.isTTY ? "interactive prompts" : "one line per prompt from stdin"}`)
+    screen.line(
+      `answers: ${options.yes ? "--yes (once, first option)" : process.stdin.isTTY ? "interactive prompts" : "one line per prompt from stdin"}`,
+    )
     screen.line(`\nuser: ${PROMPT}`)
 
     const answerer = options.yes

@@ -13,7 +13,10 @@ const field = (input: unknown, key: string): string | undefined => {
 }
 
 const patchFiles = (patch: string): string =>
-  Array.from(patch.matchAll(/^\*\*\* (Add|Update|Delete) File: (.+)$/gm), (match) => `${match[1]!.toLowerCase()} ${match[2]!.trim()}`).join(", ")
+  Array.from(
+    patch.matchAll(/^\*\*\* (Add|Update|Delete) File: (.+)$/gm),
+    (match) => `${match[1]!.toLowerCase()} ${match[2]!.trim()}`,
+  ).join(", ")
 
 /** One line describing what a call was asked to do. */
 export const input = (tool: string, value: unknown): string => {
@@ -26,7 +29,11 @@ export const input = (tool: string, value: unknown): string => {
     case "grep": {
       const where = field(value, "path")
       const include = field(value, "include")
-      return [field(value, "pattern") ?? "", include === undefined ? "" : `in ${include}`, where === undefined ? "" : `under ${where}`]
+      return [
+        field(value, "pattern") ?? "",
+        include === undefined ? "" : `in ${include}`,
+        where === undefined ? "" : `under ${where}`,
+      ]
         .filter((part) => part !== "")
         .join(" ")
     }
@@ -59,9 +66,7 @@ export const resultText = (result: LLM.ToolResultValue): string => {
       return typeof body === "string" ? body : JSON.stringify(result.value)
     }
     case "content":
-      return result.value
-        .map((part) => (part.type === "text" ? part.text : `[${part.type}]`))
-        .join("\n")
+      return result.value.map((part) => (part.type === "text" ? part.text : `[${part.type}]`)).join("\n")
   }
 }
 
@@ -83,7 +88,11 @@ export const todos = (value: unknown): ReadonlyArray<string> => {
 
 /** The transcript lines under a finished call. */
 export const resultLines = (tool: string, value: unknown, result: LLM.ToolResultValue): ReadonlyArray<string> =>
-  tool === "todowrite" && result.type !== "error" ? todos(value) : result.type === "error" ? preview(resultText(result), 3, 400) : preview(resultText(result))
+  tool === "todowrite" && result.type !== "error"
+    ? todos(value)
+    : result.type === "error"
+      ? preview(resultText(result), 3, 400)
+      : preview(resultText(result))
 
 /** One line for the summary's outcome column. */
 export const outcome = (tool: string, value: unknown, result: LLM.ToolResultValue): string => {

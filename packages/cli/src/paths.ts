@@ -17,7 +17,8 @@ export const dataDirectory = (option: Option.Option<string>, fallback: () => str
   Effect.try({
     try: () => {
       const directory = Option.match(option, { onNone: fallback, onSome: (value) => path.resolve(value) })
-      if (fs.existsSync(directory) && !fs.statSync(directory).isDirectory()) throw new Error(`--data ${directory} is not a directory`)
+      if (fs.existsSync(directory) && !fs.statSync(directory).isDirectory())
+        throw new Error(`--data ${directory} is not a directory`)
       fs.mkdirSync(directory, { recursive: true })
       return directory
     },
@@ -48,9 +49,9 @@ export const projectDirectory = (option: Option.Option<string>): Effect.Effect<s
       }
       return fs.realpathSync(directory)
     },
-    catch: (error) => (error instanceof CliError ? error : new CliError({ message: `Cannot use --dir: ${describeError(error)}` })),
+    catch: (error) =>
+      error instanceof CliError ? error : new CliError({ message: `Cannot use --dir: ${describeError(error)}` }),
   })
-
 
 /** `--dir` (default: the working directory) as an existing directory, resolved to its real path. */
 export const existingDirectory = (option: Option.Option<string>): Effect.Effect<string, CliError> =>
@@ -62,5 +63,6 @@ export const existingDirectory = (option: Option.Option<string>): Effect.Effect<
       }
       return fs.realpathSync(directory)
     },
-    catch: (error) => (error instanceof CliError ? error : new CliError({ message: `Cannot use --dir: ${describeError(error)}` })),
+    catch: (error) =>
+      error instanceof CliError ? error : new CliError({ message: `Cannot use --dir: ${describeError(error)}` }),
   })

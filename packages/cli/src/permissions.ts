@@ -10,8 +10,10 @@ import { CliError } from "./errors.js"
 import * as Table from "./table.js"
 
 const saved = (data: Option.Option<string>) =>
-  Effect.map(dataDirectory(data, () => Global.fromEnvironment().data), (directory) =>
-    PermissionSaved.layer.pipe(Layer.provide(Database.layer), Layer.provide(Global.layerWith({ data: directory }))),
+  Effect.map(
+    dataDirectory(data, () => Global.fromEnvironment().data),
+    (directory) =>
+      PermissionSaved.layer.pipe(Layer.provide(Database.layer), Layer.provide(Global.layerWith({ data: directory }))),
   )
 
 /** Prints the saved approvals (optionally of one project) as a table. */
@@ -23,7 +25,10 @@ export const list = (options: { readonly project: Option.Option<string>; readonl
     ).pipe(Effect.provide(layer))
     if (rows.length === 0) {
       return yield* Console.log(
-        Option.match(options.project, { onNone: () => "No saved approvals.", onSome: (id) => `No saved approvals for project ${id}.` }),
+        Option.match(options.project, {
+          onNone: () => "No saved approvals.",
+          onSome: (id) => `No saved approvals for project ${id}.`,
+        }),
       )
     }
     const sorted = [...rows].sort((a, b) => a.projectID.localeCompare(b.projectID) || a.id.localeCompare(b.id))

@@ -40,9 +40,16 @@ describe("stdin answers", () => {
 
 describe("tables", () => {
   it("aligns columns to the widest cell and clips long cells", () => {
-    expect(render(["id", "name"], [["1", "alpha"], ["22", "b"]], "  ")).toBe(
-      ["  id  name", "  --  -----", "  1   alpha", "  22  b"].join("\n"),
-    )
+    expect(
+      render(
+        ["id", "name"],
+        [
+          ["1", "alpha"],
+          ["22", "b"],
+        ],
+        "  ",
+      ),
+    ).toBe(["  id  name", "  --  -----", "  1   alpha", "  22  b"].join("\n"))
     expect(clip("a\nb   c", 10)).toBe("a b c")
     expect(clip("abcdefghij", 5)).toBe("abcd…")
   })

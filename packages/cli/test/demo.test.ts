@@ -43,7 +43,9 @@ describe.concurrent("toolgate demo", () => {
 
     // The edits are on disk: the fuzzy edit kept the file's indentation, the patch and the write applied.
     const inventory = fs.readFileSync(path.join(dir, "src/inventory.ts"), "utf8")
-    expect(inventory).toContain("        if (quantity < 0) throw new Error(`Cannot restock a negative quantity: ${quantity}`)\n        const book")
+    expect(inventory).toContain(
+      "        if (quantity < 0) throw new Error(`Cannot restock a negative quantity: ${quantity}`)\n        const book",
+    )
     expect(fs.readFileSync(path.join(dir, "src/format.ts"), "utf8")).toContain("currency.format(cents / 100)")
     expect(fs.existsSync(path.join(dir, "src/currency.ts"))).toBe(true)
     expect(fs.readFileSync(path.join(dir, "CHANGELOG.md"), "utf8")).toContain("rejects negative quantities")
@@ -61,7 +63,9 @@ describe.concurrent("toolgate demo", () => {
     expect(run.stderr).toBe("")
     expect(run.code).toBe(0)
 
-    const decisions = section(run.stdout, "Permission decisions").slice(2).map((line) => line.trim().split(/\s{2,}/))
+    const decisions = section(run.stdout, "Permission decisions")
+      .slice(2)
+      .map((line) => line.trim().split(/\s{2,}/))
     expect(decisions).toEqual([
       ["edit", "src/inventory.ts", "once", "stdin"],
       ["edit", "src/format.ts, src/currency.ts", "always", "stdin"],
@@ -71,7 +75,9 @@ describe.concurrent("toolgate demo", () => {
     expect(run.stdout).toMatch(
       /\n {2}✗ bash failed \(\d+\.\ds\)\n {4}│ The user rejected permission to use this specific tool call with the following feedback: too slow for a demo, skip the check\n/,
     )
-    const calls = section(run.stdout, "Calls").slice(2).map((line) => line.trim().split(/\s{2,}/))
+    const calls = section(run.stdout, "Calls")
+      .slice(2)
+      .map((line) => line.trim().split(/\s{2,}/))
     expect(calls.map((row) => [row[1], row[3]])).toEqual([
       ["read", "completed"],
       ["glob", "completed"],
@@ -91,7 +97,11 @@ describe.concurrent("toolgate demo", () => {
     // The `always` reply saved one approval for the project.
     const listed = await toolgate(["permissions", "list", "--data", data], { home })
     expect(listed.code).toBe(0)
-    const rows = listed.stdout.trim().split("\n").slice(2).map((line) => line.trim().split(/\s{2,}/))
+    const rows = listed.stdout
+      .trim()
+      .split("\n")
+      .slice(2)
+      .map((line) => line.trim().split(/\s{2,}/))
     expect(rows).toEqual([[expect.stringMatching(/^psv_/), "global", "edit", "*"]])
     const other = await toolgate(["permissions", "list", "--project", "elsewhere", "--data", data], { home })
     expect(other.stdout.trim()).toBe("No saved approvals for project elsewhere.")
@@ -123,7 +133,10 @@ describe.concurrent("toolgate demo", () => {
 describe.concurrent("toolgate usage errors", () => {
   it("exits 2 on an unknown flag or command", async () => {
     const home = tempDir()
-    const [flag, command] = await Promise.all([toolgate(["demo", "--bogus"], { home }), toolgate(["permissions", "grant"], { home })])
+    const [flag, command] = await Promise.all([
+      toolgate(["demo", "--bogus"], { home }),
+      toolgate(["permissions", "grant"], { home }),
+    ])
     expect(flag.code).toBe(2)
     expect(flag.stderr).toContain("--bogus")
     expect(command.code).toBe(2)

@@ -14,7 +14,11 @@ describe("toolgate mcp", () => {
     const client = new Client({ name: "toolgate-cli-test", version: "1.0.0" })
     try {
       await client.connect(
-        new StdioClientTransport({ command: process.execPath, args: [BIN, "mcp", "--dir", directory, "--data", data], stderr: "pipe" }),
+        new StdioClientTransport({
+          command: process.execPath,
+          args: [BIN, "mcp", "--dir", directory, "--data", data],
+          stderr: "pipe",
+        }),
       )
       const listed = await client.listTools()
       expect(listed.tools).toHaveLength(12)

@@ -8,7 +8,8 @@ import { fileURLToPath } from "node:url"
 export const BIN = fileURLToPath(new URL("../bin/toolgate.js", import.meta.url))
 
 /** A fresh real temp directory. */
-export const tempDir = (prefix = "toolgate-cli-"): string => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)))
+export const tempDir = (prefix = "toolgate-cli-"): string =>
+  fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)))
 
 /** The outcome of one CLI run. */
 export interface Run {
@@ -21,7 +22,10 @@ export interface Run {
  * Runs `node bin/toolgate.js ...args` as a real child process with its own XDG directories under `home` (so no
  * user configuration or data is read), feeding `input` on stdin (closed right away when absent).
  */
-export const toolgate = (args: ReadonlyArray<string>, options: { readonly home: string; readonly input?: string }): Promise<Run> =>
+export const toolgate = (
+  args: ReadonlyArray<string>,
+  options: { readonly home: string; readonly input?: string },
+): Promise<Run> =>
   new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       env: {

@@ -34,7 +34,11 @@ export type Listener = (envelope: Envelope) => void
 
 /** The bus operations. */
 export interface Interface {
-  readonly publish: <Data>(definition: Definition<string, Data>, data: Data, metadata?: Record<string, unknown>) => Effect.Effect<void, unknown>
+  readonly publish: <Data>(
+    definition: Definition<string, Data>,
+    data: Data,
+    metadata?: Record<string, unknown>,
+  ) => Effect.Effect<void, unknown>
   /** All events from now until the scope closes. */
   readonly subscribe: () => Effect.Effect<Stream.Stream<Envelope>, never, Scope.Scope>
   /** A queue of all events from now until the scope closes. */

@@ -191,7 +191,9 @@ const discover = (mode: Mode) =>
         if (seen.has(real)) return
         seen.add(real)
         const text = yield* fs.readFileString(file).pipe(
-          Effect.mapError((cause) => new InvalidError({ path: file, message: `Unable to read ${file}: ${cause.message}` })),
+          Effect.mapError(
+            (cause) => new InvalidError({ path: file, message: `Unable to read ${file}: ${cause.message}` }),
+          ),
           Effect.either,
         )
         const parsed = Either.flatMap(text, (content) => parseDocument(file, content))
@@ -217,7 +219,7 @@ const discover = (mode: Mode) =>
     // From the Location up to the project directory (inclusive), then reversed: farthest first.
     const walk: Array<string> = []
     const stop = path.resolve(location.project.directory)
-    for (let current = path.resolve(location.directory); ; ) {
+    for (let current = path.resolve(location.directory); ;) {
       walk.push(current)
       const parent = path.dirname(current)
       if (current === stop || parent === current) break
@@ -250,8 +252,5 @@ export const layer: Layer.Layer<Service, InvalidError, FileSystem.FileSystem | G
 export const layerLenient: Layer.Layer<Service, never, FileSystem.FileSystem | Global.Service | Location.Service> =
   Layer.effect(
     Service,
-    Effect.map(
-      Effect.orDie(discover("lenient")),
-      (entries) => Service.of({ entries: () => Effect.succeed(entries) }),
-    ),
+    Effect.map(Effect.orDie(discover("lenient")), (entries) => Service.of({ entries: () => Effect.succeed(entries) })),
   )

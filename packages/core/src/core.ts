@@ -73,7 +73,8 @@ export const layerProcess = (options: ProcessOptions = {}) => {
 }
 
 const configLayer = (options: LocationOptions) => {
-  const extra: ReadonlyArray<Config.Entry> = options.config === undefined ? [] : [{ type: "document", info: options.config }]
+  const extra: ReadonlyArray<Config.Entry> =
+    options.config === undefined ? [] : [{ type: "document", info: options.config }]
   if (options.discover === false) return Config.layerFromEntries(extra)
   return Layer.effect(
     Config.Service,
@@ -141,12 +142,15 @@ const responders = (options: TestOptions) =>
       const answer = (envelope: EventV2.Envelope) => {
         if (envelope.type === "permission.v2.asked" && options.permission !== undefined) {
           const request = envelope.data as PermissionV2.Request
-          const decision = typeof options.permission === "function" ? options.permission(request) : { reply: options.permission }
+          const decision =
+            typeof options.permission === "function" ? options.permission(request) : { reply: options.permission }
           return Effect.ignore(permission.reply({ requestID: request.id, ...decision }))
         }
         if (envelope.type === "question.v2.asked" && options.question !== undefined) {
           const request = envelope.data as QuestionV2.Request
-          return Effect.ignore(questions.reply({ requestID: request.id, answers: options.question(request).map((labels) => [...labels]) }))
+          return Effect.ignore(
+            questions.reply({ requestID: request.id, answers: options.question(request).map((labels) => [...labels]) }),
+          )
         }
         return Effect.void
       }

@@ -49,10 +49,7 @@ const migrate = SqliteMigrator.layer({ loader: SqliteMigrator.fromRecord(migrati
 
 /** A migrated database in `filename` (`:memory:` for a private in-memory one). Open failures are defects. */
 export const layerFile = (filename: string): Layer.Layer<Client> =>
-  migrate.pipe(
-    Layer.provideMerge(configure.pipe(Layer.provideMerge(SqliteClient.layer({ filename })))),
-    Layer.orDie,
-  )
+  migrate.pipe(Layer.provideMerge(configure.pipe(Layer.provideMerge(SqliteClient.layer({ filename })))), Layer.orDie)
 
 /** The process-wide database at `Global.database(global)`; creates the data directory. */
 export const layer: Layer.Layer<Client, never, Global.Service> = Layer.unwrapEffect(

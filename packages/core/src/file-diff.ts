@@ -35,7 +35,8 @@ export const counts = (before: string, after: string): { readonly additions: num
 }
 
 /** The unified patch of `before` → `after`, with `file` as both the old and the new file name. */
-export const patch = (file: string, before: string, after: string): string => createTwoFilesPatch(file, file, before, after)
+export const patch = (file: string, before: string, after: string): string =>
+  createTwoFilesPatch(file, file, before, after)
 
 /** Builds the full `Info` of one file: `file`, its patch, its status and its line counts. */
 export const make = (input: {

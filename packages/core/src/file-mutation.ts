@@ -47,11 +47,20 @@ type Target = Pick<LocationMutation.Target, "canonical" | "resource">
 
 /** The FileMutation operations. */
 export interface Interface {
-  readonly write: (input: { readonly target: Target; readonly content: string | Uint8Array }) => Effect.Effect<WriteResult, PlatformError | PathChangedError>
+  readonly write: (input: {
+    readonly target: Target
+    readonly content: string | Uint8Array
+  }) => Effect.Effect<WriteResult, PlatformError | PathChangedError>
   /** Writes text with exactly one UTF-8 BOM if the old file or the new text had one. */
-  readonly writeTextPreservingBom: (input: { readonly target: Target; readonly content: string }) => Effect.Effect<WriteResult, PlatformError | PathChangedError>
+  readonly writeTextPreservingBom: (input: {
+    readonly target: Target
+    readonly content: string
+  }) => Effect.Effect<WriteResult, PlatformError | PathChangedError>
   /** Exclusive create; creates parent directories. */
-  readonly create: (input: { readonly target: Target; readonly content: string | Uint8Array }) => Effect.Effect<WriteResult, TargetExistsError | PlatformError | PathChangedError>
+  readonly create: (input: {
+    readonly target: Target
+    readonly content: string | Uint8Array
+  }) => Effect.Effect<WriteResult, TargetExistsError | PlatformError | PathChangedError>
   /** Compare-and-swap: writes only if the current bytes equal `expected`. */
   readonly writeIfUnchanged: (input: {
     readonly target: Target
@@ -70,7 +79,8 @@ const encoder = new TextEncoder()
 /** True iff `bytes` start with a UTF-8 BOM. */
 export const hasBom = (bytes: Uint8Array): boolean => bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf
 
-const bytesOf = (content: string | Uint8Array): Uint8Array => (typeof content === "string" ? encoder.encode(content) : content)
+const bytesOf = (content: string | Uint8Array): Uint8Array =>
+  typeof content === "string" ? encoder.encode(content) : content
 
 const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && Buffer.compare(a, b) === 0
 
@@ -95,7 +105,8 @@ const withLock = <A, E, R>(key: string, effect: Effect.Effect<A, E, R>): Effect.
   )
 
 const isNotFound = (error: PlatformError): boolean => error._tag === "SystemError" && error.reason === "NotFound"
-const isAlreadyExists = (error: PlatformError): boolean => error._tag === "SystemError" && error.reason === "AlreadyExists"
+const isAlreadyExists = (error: PlatformError): boolean =>
+  error._tag === "SystemError" && error.reason === "AlreadyExists"
 
 /** Builds the service. */
 export const make: Effect.Effect<Interface, never, FileSystem.FileSystem> = Effect.gen(function* () {
@@ -138,7 +149,10 @@ export const make: Effect.Effect<Interface, never, FileSystem.FileSystem> = Effe
     existed,
   })
 
-  const write = Effect.fn("FileMutation.write")(function* (input: { readonly target: Target; readonly content: string | Uint8Array }) {
+  const write = Effect.fn("FileMutation.write")(function* (input: {
+    readonly target: Target
+    readonly content: string | Uint8Array
+  }) {
     const { canonical } = input.target
     return yield* withLock(
       canonical,
@@ -170,7 +184,10 @@ export const make: Effect.Effect<Interface, never, FileSystem.FileSystem> = Effe
     )
   })
 
-  const create = Effect.fn("FileMutation.create")(function* (input: { readonly target: Target; readonly content: string | Uint8Array }) {
+  const create = Effect.fn("FileMutation.create")(function* (input: {
+    readonly target: Target
+    readonly content: string | Uint8Array
+  }) {
     const { canonical } = input.target
     const bytes = bytesOf(input.content)
     const exclusive = fs.writeFile(canonical, bytes, { flag: "wx" })
@@ -219,7 +236,12 @@ export const make: Effect.Effect<Interface, never, FileSystem.FileSystem> = Effe
           Effect.as(true),
           Effect.catchIf(isNotFound, () => Effect.succeed(false)),
         )
-        return { operation: "remove", target: canonical, resource: input.target.resource, existed } satisfies RemoveResult
+        return {
+          operation: "remove",
+          target: canonical,
+          resource: input.target.resource,
+          existed,
+        } satisfies RemoveResult
       }),
     )
   })

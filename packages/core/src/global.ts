@@ -35,7 +35,8 @@ export const database = (global: Interface): string => path.join(global.data, "t
 /** Resolves the directories from an environment (defaults to `process.env`). */
 export const fromEnvironment = (env: NodeJS.ProcessEnv = process.env): Interface => {
   const home = env.HOME !== undefined && env.HOME !== "" ? env.HOME : os.homedir()
-  const dataHome = env.XDG_DATA_HOME !== undefined && env.XDG_DATA_HOME !== "" ? env.XDG_DATA_HOME : path.join(home, ".local", "share")
+  const dataHome =
+    env.XDG_DATA_HOME !== undefined && env.XDG_DATA_HOME !== "" ? env.XDG_DATA_HOME : path.join(home, ".local", "share")
   const configHome =
     env.XDG_CONFIG_HOME !== undefined && env.XDG_CONFIG_HOME !== "" ? env.XDG_CONFIG_HOME : path.join(home, ".config")
   return {

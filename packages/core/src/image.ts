@@ -66,7 +66,12 @@ export interface Limits {
 }
 
 /** Default limits. */
-export const DEFAULT_LIMITS: Limits = { autoResize: true, maxWidth: 2000, maxHeight: 2000, maxBase64Bytes: 5 * 1024 * 1024 }
+export const DEFAULT_LIMITS: Limits = {
+  autoResize: true,
+  maxWidth: 2000,
+  maxHeight: 2000,
+  maxBase64Bytes: 5 * 1024 * 1024,
+}
 
 /** JPEG qualities tried after PNG, in order. */
 export const JPEG_QUALITIES = [80, 85, 70, 55, 40] as const
@@ -88,7 +93,9 @@ export class Service extends Context.Tag("@toolgate/Image")<Service, Interface>(
 
 /** Merges `attachments.image` of every document, later keys winning, over the defaults. */
 export const limits = (entries: ReadonlyArray<Config.Entry>): Limits => {
-  const image: { -readonly [K in keyof typeof Config.ImageAttachments.Type]?: (typeof Config.ImageAttachments.Type)[K] } = {}
+  const image: {
+    -readonly [K in keyof typeof Config.ImageAttachments.Type]?: (typeof Config.ImageAttachments.Type)[K]
+  } = {}
   for (const document of Config.documents(entries)) Object.assign(image, document.info.attachments?.image ?? {})
   return {
     autoResize: image.auto_resize ?? DEFAULT_LIMITS.autoResize,
@@ -135,7 +142,8 @@ export const normalizeWith = <A extends Media>(
       Effect.suspend(() => {
         const { width, height } = bitmap
         const bytes = base64Bytes(media.content)
-        if (width <= limit.maxWidth && height <= limit.maxHeight && bytes <= limit.maxBase64Bytes) return Effect.succeed(media)
+        if (width <= limit.maxWidth && height <= limit.maxHeight && bytes <= limit.maxBase64Bytes)
+          return Effect.succeed(media)
         const tooLarge = new SizeError({
           resource,
           width,

@@ -45,7 +45,12 @@ export const ToolContent = Schema.Union(ToolTextContent, ToolFileContent)
 /** @see ToolTextContent */
 export type ToolTextContent = { readonly type: "text"; readonly text: string }
 /** @see ToolFileContent */
-export type ToolFileContent = { readonly type: "file"; readonly uri: string; readonly mime: string; readonly name?: string }
+export type ToolFileContent = {
+  readonly type: "file"
+  readonly uri: string
+  readonly mime: string
+  readonly name?: string
+}
 /** @see ToolContent */
 export type ToolContent = ToolTextContent | ToolFileContent
 
@@ -69,7 +74,8 @@ export type ToolResultValue =
 export const toResultValue = (output: ToolOutput): ToolResultValue => {
   if (output.content.length === 0) return { type: "json", value: output.structured }
   const [only] = output.content
-  if (output.content.length === 1 && only !== undefined && only.type === "text") return { type: "text", value: only.text }
+  if (output.content.length === 1 && only !== undefined && only.type === "text")
+    return { type: "text", value: only.text }
   return { type: "content", value: output.content }
 }
 
@@ -110,6 +116,7 @@ export class ToolFailure extends Schema.TaggedError<ToolFailure>()("LLM.ToolFail
  * tag string, so modules need not import each other.
  */
 export const hasDefectTag = (cause: Cause.Cause<unknown>, tag: string): boolean =>
-  Chunk.some(Cause.defects(cause), (defect) =>
-    typeof defect === "object" && defect !== null && (defect as { readonly _tag?: unknown })._tag === tag,
+  Chunk.some(
+    Cause.defects(cause),
+    (defect) => typeof defect === "object" && defect !== null && (defect as { readonly _tag?: unknown })._tag === tag,
   )

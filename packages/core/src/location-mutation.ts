@@ -110,7 +110,11 @@ export const make: Effect.Effect<Interface, never, Location.Service | FileSystem
       Effect.flatMap((real) =>
         Effect.flatMap(fs.stat(real), (info) =>
           info.type === "Directory"
-            ? Effect.succeed({ canonical: path.join(real, path.relative(current, absolute)), isDirectory: false, directory: real })
+            ? Effect.succeed({
+                canonical: path.join(real, path.relative(current, absolute)),
+                isDirectory: false,
+                directory: real,
+              })
             : Effect.fail(new PathError({ path: absolute, reason: "non_directory_ancestor" })),
         ),
       ),

@@ -49,7 +49,10 @@ export const layer = (input: {
       const directory = yield* Effect.try({
         try: () => fs.realpathSync(input.directory),
         catch: (cause) =>
-          new DirectoryError({ directory: input.directory, message: cause instanceof Error ? cause.message : String(cause) }),
+          new DirectoryError({
+            directory: input.directory,
+            message: cause instanceof Error ? cause.message : String(cause),
+          }),
       })
       const project = yield* ProjectV2.resolve(directory)
       const sql = yield* SqlClient.SqlClient

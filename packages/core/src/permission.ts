@@ -182,10 +182,12 @@ export const toToolFailure = (error: BlockedError | CorrectedError): LLM.ToolFai
       })
 
 /** True iff the cause carries a `DeclinedError` defect (P6). */
-export const isDeclined = (cause: Cause.Cause<unknown>): boolean => LLM.hasDefectTag(cause, "PermissionV2.DeclinedError")
+export const isDeclined = (cause: Cause.Cause<unknown>): boolean =>
+  LLM.hasDefectTag(cause, "PermissionV2.DeclinedError")
 
 /** All rules, in order, whose action pattern matches `action` (the `rules` payload of `BlockedError`). */
-export const relevant = (action: string, rules: Ruleset): Ruleset => rules.filter((rule) => Wildcard.match(action, rule.action))
+export const relevant = (action: string, rules: Ruleset): Ruleset =>
+  rules.filter((rule) => Wildcard.match(action, rule.action))
 
 /** The configured rules used when no agent resolves: everything is denied. */
 export const denyAll: Ruleset = [{ action: "*", resource: "*", effect: "deny" }]
@@ -207,7 +209,12 @@ const declined = () => new DeclinedError()
  * Aggregates per resource against the configured rules followed by the saved allows (§4 step 4), for requests the
  * configured rules alone do not deny: allow when every resource evaluates to allow, else ask.
  */
-const aggregate = (action: string, resources: ReadonlyArray<string>, configured: Ruleset, saved: Ruleset): "allow" | "ask" => {
+const aggregate = (
+  action: string,
+  resources: ReadonlyArray<string>,
+  configured: Ruleset,
+  saved: Ruleset,
+): "allow" | "ask" => {
   for (const resource of resources) {
     if (evaluate(action, resource, configured, saved).effect !== "allow") return "ask"
   }
@@ -235,16 +242,22 @@ export const make = Fx.gen(function* () {
 
   /** The configured rules for a request; `undefined` when the session does not exist. */
   const configuredFor = (sessionID: string, agent: string | undefined) =>
-    Fx.flatMap(sessions.get(sessionID), (session) => (session === undefined ? Fx.succeed(undefined) : rulesOf(session, agent)))
+    Fx.flatMap(sessions.get(sessionID), (session) =>
+      session === undefined ? Fx.succeed(undefined) : rulesOf(session, agent),
+    )
 
   const evaluateInput = (input: AssertInput) =>
     Fx.gen(function* () {
       if (input.resources.length === 0) {
-        return yield* Fx.die(new globalThis.Error(`Permission request for ${input.action} must name at least one resource`))
+        return yield* Fx.die(
+          new globalThis.Error(`Permission request for ${input.action} must name at least one resource`),
+        )
       }
       const configured = yield* configuredFor(input.sessionID, input.agent)
       if (configured === undefined) return yield* new SessionV2.NotFoundError({ sessionID: input.sessionID })
-      const denied = input.resources.filter((resource) => evaluate(input.action, resource, configured).effect === "deny")
+      const denied = input.resources.filter(
+        (resource) => evaluate(input.action, resource, configured).effect === "deny",
+      )
       if (denied.length > 0) {
         return { effect: "deny", rules: relevant(input.action, configured), denied } satisfies Decision as Decision
       }

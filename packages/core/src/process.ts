@@ -68,7 +68,8 @@ export class AppProcessError extends Schema.TaggedError<AppProcessError>()("AppP
   override get message(): string {
     const cause = this.cause
     const detail =
-      this.stderr?.trim() || (cause instanceof Error ? cause.message : cause === undefined || cause === null ? "" : String(cause))
+      this.stderr?.trim() ||
+      (cause instanceof Error ? cause.message : cause === undefined || cause === null ? "" : String(cause))
     const status = this.exitCode === undefined ? "" : ` (exit ${this.exitCode})`
     return `Command failed${status}: ${this.command}${detail ? `: ${detail}` : ""}`
   }
@@ -97,7 +98,9 @@ export const requireSuccess = (result: RunResult): Effect.Effect<RunResult, AppP
 
 /** The human-readable form of a command: the string itself, followed by its arguments. */
 export const describe = (command: Command): string =>
-  command.args !== undefined && command.args.length > 0 ? `${command.command} ${command.args.join(" ")}` : command.command
+  command.args !== undefined && command.args.length > 0
+    ? `${command.command} ${command.args.join(" ")}`
+    : command.command
 
 /** A byte collector with an optional cap: keeps bytes up to `max`, counts everything, never stops draining. */
 export interface Collector {
@@ -188,14 +191,22 @@ const waitUntil = (done: () => boolean, ms: number): Effect.Effect<void> =>
 interface Running {
   readonly child: ChildProcess.ChildProcess
   /** Resolves once the child exited and its stdio closed (or the spawn failed). */
-  readonly closed: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null; readonly error?: Error }>
+  readonly closed: Promise<{
+    readonly code: number | null
+    readonly signal: NodeJS.Signals | null
+    readonly error?: Error
+  }>
   readonly isClosed: () => boolean
 }
 
-const spawn = (command: Command, options: RunOptions | undefined, sinks: {
-  readonly stdout: (chunk: Uint8Array) => void
-  readonly stderr: (chunk: Uint8Array) => void
-}): Running => {
+const spawn = (
+  command: Command,
+  options: RunOptions | undefined,
+  sinks: {
+    readonly stdout: (chunk: Uint8Array) => void
+    readonly stderr: (chunk: Uint8Array) => void
+  },
+): Running => {
   const child = ChildProcess.spawn(command.command, command.args ?? [], {
     ...(command.cwd === undefined ? {} : { cwd: command.cwd }),
     ...(command.shell === undefined ? {} : { shell: command.shell }),
@@ -270,33 +281,37 @@ const runCommand = (command: Command, options: RunOptions | undefined): Effect.E
         catch: (cause) => new AppProcessError({ command: description, cause }),
       }),
       (running) =>
-        Effect.flatMap(Effect.promise(() => running.closed), (closed): Effect.Effect<RunResult, AppProcessError> => {
-          if (closed.error !== undefined) return Effect.fail(new AppProcessError({ command: description, cause: closed.error }))
-          const exitCode = closed.code ?? (closed.signal === null ? -1 : signalExitCode(closed.signal))
-          if (output !== undefined) {
-            const captured = output.result()
+        Effect.flatMap(
+          Effect.promise(() => running.closed),
+          (closed): Effect.Effect<RunResult, AppProcessError> => {
+            if (closed.error !== undefined)
+              return Effect.fail(new AppProcessError({ command: description, cause: closed.error }))
+            const exitCode = closed.code ?? (closed.signal === null ? -1 : signalExitCode(closed.signal))
+            if (output !== undefined) {
+              const captured = output.result()
+              return Effect.succeed({
+                command: description,
+                exitCode,
+                output: captured.buffer,
+                stdout: Buffer.alloc(0),
+                stderr: Buffer.alloc(0),
+                outputTruncated: captured.truncated,
+                stdoutTruncated: false,
+                stderrTruncated: false,
+              })
+            }
+            const out = stdout.result()
+            const err = stderr.result()
             return Effect.succeed({
               command: description,
               exitCode,
-              output: captured.buffer,
-              stdout: Buffer.alloc(0),
-              stderr: Buffer.alloc(0),
-              outputTruncated: captured.truncated,
-              stdoutTruncated: false,
-              stderrTruncated: false,
+              stdout: out.buffer,
+              stderr: err.buffer,
+              stdoutTruncated: out.truncated,
+              stderrTruncated: err.truncated,
             })
-          }
-          const out = stdout.result()
-          const err = stderr.result()
-          return Effect.succeed({
-            command: description,
-            exitCode,
-            stdout: out.buffer,
-            stderr: err.buffer,
-            stdoutTruncated: out.truncated,
-            stderrTruncated: err.truncated,
-          })
-        }),
+          },
+        ),
       // Normal completion leaves detached background processes alone; only an early exit kills the group.
       (running, exit) => (Exit.isSuccess(exit) ? Effect.void : terminate(running)),
     )

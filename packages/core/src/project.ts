@@ -90,7 +90,10 @@ export const normalizeRemote = (url: string): string | undefined => {
     host = scp[2]!
     pathname = scp[3]!
   }
-  const cleaned = pathname.replace(/^\/+/, "").replace(/\.git\/?$/, "").replace(/\/+$/, "")
+  const cleaned = pathname
+    .replace(/^\/+/, "")
+    .replace(/\.git\/?$/, "")
+    .replace(/\/+$/, "")
   if (host === "" || cleaned === "") return undefined
   return `${host.toLowerCase()}/${cleaned}`
 }

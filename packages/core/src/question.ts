@@ -31,7 +31,9 @@ export const Prompt = Schema.Struct({
   question: Schema.String.annotations({ description: "The full question to put to the user" }),
   header: Schema.String.annotations({ description: "A very short label for the question (30 characters at most)" }),
   options: Schema.Array(Option).annotations({ description: "The choices offered to the user" }),
-  multiple: Schema.optional(Schema.Boolean.annotations({ description: "Whether the user may pick more than one choice" })),
+  multiple: Schema.optional(
+    Schema.Boolean.annotations({ description: "Whether the user may pick more than one choice" }),
+  ),
 })
 /** @see Prompt */
 export type Prompt = typeof Prompt.Type
@@ -85,7 +87,10 @@ export const Event = {
     "question.v2.replied",
     Schema.Struct({ sessionID: Schema.String, requestID: Schema.String, answers: Schema.Array(Answer) }),
   ),
-  Rejected: EventV2.define("question.v2.rejected", Schema.Struct({ sessionID: Schema.String, requestID: Schema.String })),
+  Rejected: EventV2.define(
+    "question.v2.rejected",
+    Schema.Struct({ sessionID: Schema.String, requestID: Schema.String }),
+  ),
 } as const
 
 /** Every event this module publishes. */
@@ -149,7 +154,9 @@ export const make: Effect.Effect<Interface, never, EventV2.Service | Scope.Scope
           Effect.forEach(
             all,
             (item) =>
-              Effect.exit(events.publish(Event.Rejected, { sessionID: item.request.sessionID, requestID: item.request.id })),
+              Effect.exit(
+                events.publish(Event.Rejected, { sessionID: item.request.sessionID, requestID: item.request.id }),
+              ),
             { discard: true },
           ),
         ),

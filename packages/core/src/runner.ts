@@ -31,7 +31,12 @@ export class StepLimitExceeded extends Schema.TaggedError<StepLimitExceeded>()("
   steps: Schema.Number,
 }) {}
 
-const Identity = { sessionID: Schema.String, assistantMessageID: Schema.String, callID: Schema.String, tool: Schema.String }
+const Identity = {
+  sessionID: Schema.String,
+  assistantMessageID: Schema.String,
+  callID: Schema.String,
+  tool: Schema.String,
+}
 
 /** Events published by the runner. */
 export const Event = {
@@ -45,7 +50,12 @@ export const Event = {
   ),
   Success: EventV2.define(
     "session.next.tool.success",
-    Schema.Struct({ ...Identity, result: Schema.Unknown, output: Schema.optional(Schema.Unknown), outputPaths: Schema.optional(Schema.Array(Schema.String)) }),
+    Schema.Struct({
+      ...Identity,
+      result: Schema.Unknown,
+      output: Schema.optional(Schema.Unknown),
+      outputPaths: Schema.optional(Schema.Array(Schema.String)),
+    }),
   ),
   Failed: EventV2.define("session.next.tool.failed", Schema.Struct({ ...Identity, result: Schema.Unknown })),
 } as const
@@ -90,7 +100,11 @@ const errorMessage = (cause: Cause.Cause<unknown>): string => {
   const failure = Cause.failureOption(cause).pipe(Option.orElse(() => Cause.dieOption(cause)))
   if (Option.isNone(failure)) return Cause.pretty(cause)
   const value = failure.value
-  return value instanceof Error ? value.message : typeof value === "object" && value !== null && "message" in value ? String(value.message) : String(value)
+  return value instanceof Error
+    ? value.message
+    : typeof value === "object" && value !== null && "message" in value
+      ? String(value.message)
+      : String(value)
 }
 
 /** Builds the runner for the current Location. */
@@ -103,7 +117,9 @@ export const make = Effect.gen(function* () {
   const model = yield* Model.Service
 
   const recover = Effect.fn("Runner.recover")(function* () {
-    const rows = yield* sql<{ count: number }>`SELECT COUNT(*) AS count FROM tool_call WHERE status IN ('pending', 'running')`
+    const rows = yield* sql<{
+      count: number
+    }>`SELECT COUNT(*) AS count FROM tool_call WHERE status IN ('pending', 'running')`
     yield* sql`UPDATE tool_call SET status = 'failed', error = ${INTERRUPTED}, time_updated = ${Date.now()}
       WHERE status IN ('pending', 'running')`
     return rows[0]?.count ?? 0
@@ -126,9 +142,18 @@ export const make = Effect.gen(function* () {
       const scope = yield* Effect.scope
       let text = ""
       let ranLocalTool = false
-      const identity = (call: CallState) => ({ sessionID: input.sessionID, assistantMessageID, callID: call.id, tool: call.name })
+      const identity = (call: CallState) => ({
+        sessionID: input.sessionID,
+        assistantMessageID,
+        callID: call.id,
+        tool: call.name,
+      })
 
-      const finish = (call: CallState, result: LLM.ToolResultValue, extra: { output?: LLM.ToolOutput; outputPaths?: ReadonlyArray<string> } = {}) =>
+      const finish = (
+        call: CallState,
+        result: LLM.ToolResultValue,
+        extra: { output?: LLM.ToolOutput; outputPaths?: ReadonlyArray<string> } = {},
+      ) =>
         Effect.uninterruptible(
           Effect.suspend(() => {
             if (call.settled) return Effect.void
@@ -155,22 +180,35 @@ export const make = Effect.gen(function* () {
       const onToolCall = (event: Extract<Model.Event, { type: "tool-call" }>) =>
         Effect.gen(function* () {
           const executed = event.providerExecuted === true
-          const call: CallState = { id: event.id, name: event.name, input: event.input, providerExecuted: executed, settled: false }
+          const call: CallState = {
+            id: event.id,
+            name: event.name,
+            input: event.input,
+            providerExecuted: executed,
+            settled: false,
+          }
           // The durable record and the called event come before any side effect of the call.
           yield* sql`INSERT INTO tool_call (session_id, assistant_message_id, call_id, name, input, provider_executed, status, time_created, time_updated)
             VALUES (${input.sessionID}, ${assistantMessageID}, ${event.id}, ${event.name}, ${JSON.stringify(event.input ?? null)},
               ${executed ? 1 : 0}, 'running', ${Date.now()}, ${Date.now()})`.pipe(Effect.orDie)
-          yield* events.publish(Event.Called, {
-            ...identity(call),
-            input: event.input,
-            provider: event.metadata === undefined ? { executed } : { executed, metadata: event.metadata },
-          }).pipe(Effect.orDie)
+          yield* events
+            .publish(Event.Called, {
+              ...identity(call),
+              input: event.input,
+              provider: event.metadata === undefined ? { executed } : { executed, metadata: event.metadata },
+            })
+            .pipe(Effect.orDie)
           calls.push(call)
           if (executed) return
           if (materialization === undefined) return yield* finish(call, { type: "error", value: TOOLS_DISABLED })
           ranLocalTool = true
           const settle = materialization
-            .settle({ sessionID: input.sessionID, agent: input.agent, assistantMessageID, call: { id: event.id, name: event.name, input: event.input } })
+            .settle({
+              sessionID: input.sessionID,
+              agent: input.agent,
+              assistantMessageID,
+              call: { id: event.id, name: event.name, input: event.input },
+            })
             .pipe(
               Effect.flatMap((settlement) =>
                 finish(call, settlement.result, {
@@ -186,74 +224,79 @@ export const make = Effect.gen(function* () {
         })
 
       const drive = Effect.gen(function* () {
-      const streamed = yield* model
-        .stream({
-          sessionID: input.sessionID,
-          agent: input.agent,
-          ...(input.system === undefined ? {} : { system: input.system }),
-          messages: input.messages,
-          tools: materialization?.definitions ?? [],
-        })
-        .pipe(
-          Stream.runForEach((event) => {
-            switch (event.type) {
-              case "text":
-                return Effect.sync(() => void (text += event.text))
-              case "tool-call":
-                return onToolCall(event)
-              case "tool-result": {
-                const call = calls.find((candidate) => candidate.id === event.id)
-                return call === undefined ? Effect.dieMessage(`Tool result before call: ${event.id}`) : finish(call, event.result)
+        const streamed = yield* model
+          .stream({
+            sessionID: input.sessionID,
+            agent: input.agent,
+            ...(input.system === undefined ? {} : { system: input.system }),
+            messages: input.messages,
+            tools: materialization?.definitions ?? [],
+          })
+          .pipe(
+            Stream.runForEach((event) => {
+              switch (event.type) {
+                case "text":
+                  return Effect.sync(() => void (text += event.text))
+                case "tool-call":
+                  return onToolCall(event)
+                case "tool-result": {
+                  const call = calls.find((candidate) => candidate.id === event.id)
+                  return call === undefined
+                    ? Effect.dieMessage(`Tool result before call: ${event.id}`)
+                    : finish(call, event.result)
+                }
+                case "finish":
+                  return Effect.void
               }
-              case "finish":
-                return Effect.void
-            }
-          }),
-          Effect.exit,
-        )
+            }),
+            Effect.exit,
+          )
 
-      const exits = yield* Effect.raceFirst(
-        Effect.forEach(fibers, Fiber.await),
-        Effect.as(Deferred.await(stop), undefined),
-      )
-      const userStop = exits === undefined || exits.some((exit) => Exit.isFailure(exit) && Tool.isUserStop(exit.cause))
-      const assistant: Model.Message = {
-        role: "assistant",
-        id: assistantMessageID,
-        text,
-        toolCalls: calls.map((call) => ({ id: call.id, name: call.name, input: call.input })),
-      }
-      const results = () =>
-        calls.map(
-          (call): Model.Message => ({
+        const exits = yield* Effect.raceFirst(
+          Effect.forEach(fibers, Fiber.await),
+          Effect.as(Deferred.await(stop), undefined),
+        )
+        const userStop =
+          exits === undefined || exits.some((exit) => Exit.isFailure(exit) && Tool.isUserStop(exit.cause))
+        const assistant: Model.Message = {
+          role: "assistant",
+          id: assistantMessageID,
+          text,
+          toolCalls: calls.map((call) => ({ id: call.id, name: call.name, input: call.input })),
+        }
+        const results = () =>
+          calls.map((call): Model.Message => ({
             role: "tool",
             assistantMessageID,
             callID: call.id,
             name: call.name,
             result: call.result ?? { type: "error", value: INTERRUPTED },
-          }),
-        )
+          }))
 
-      if (userStop) {
-        yield* Fiber.interruptAll(fibers)
-        yield* failUnsettled(INTERRUPTED)
-        return { stopped: true, needsContinuation: false, messages: [assistant, ...results()] } as const
-      }
-      if (Exit.isFailure(streamed)) {
-        yield* failUnsettled(INTERRUPTED)
-        return yield* Effect.failCause(streamed.cause)
-      }
-      const failure = exits.find((exit) => Exit.isFailure(exit) && !Exit.isInterrupted(exit))
-      if (failure !== undefined && Exit.isFailure(failure)) {
-        yield* failUnsettled(`Tool execution failed: ${errorMessage(failure.cause)}`)
-        return yield* Effect.failCause(failure.cause)
-      }
-      yield* Effect.forEach(
-        calls,
-        (call) => finish(call, { type: "error", value: call.providerExecuted ? "Provider did not return a tool result" : INTERRUPTED }),
-        { discard: true },
-      )
-      return { stopped: false, needsContinuation: ranLocalTool, messages: [assistant, ...results()] } as const
+        if (userStop) {
+          yield* Fiber.interruptAll(fibers)
+          yield* failUnsettled(INTERRUPTED)
+          return { stopped: true, needsContinuation: false, messages: [assistant, ...results()] } as const
+        }
+        if (Exit.isFailure(streamed)) {
+          yield* failUnsettled(INTERRUPTED)
+          return yield* Effect.failCause(streamed.cause)
+        }
+        const failure = exits.find((exit) => Exit.isFailure(exit) && !Exit.isInterrupted(exit))
+        if (failure !== undefined && Exit.isFailure(failure)) {
+          yield* failUnsettled(`Tool execution failed: ${errorMessage(failure.cause)}`)
+          return yield* Effect.failCause(failure.cause)
+        }
+        yield* Effect.forEach(
+          calls,
+          (call) =>
+            finish(call, {
+              type: "error",
+              value: call.providerExecuted ? "Provider did not return a tool result" : INTERRUPTED,
+            }),
+          { discard: true },
+        )
+        return { stopped: false, needsContinuation: ranLocalTool, messages: [assistant, ...results()] } as const
       })
       return yield* drive.pipe(Effect.onInterrupt(() => failUnsettled(INTERRUPTED)))
     }).pipe(Effect.scoped)

@@ -61,7 +61,8 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | Location.S
     const location = yield* Location.Service
 
     const create = Effect.fn("SessionV2.create")(function* (input?: { readonly id?: string; readonly agent?: string }) {
-      const id = input?.id === undefined ? Identifier.create("ses") : yield* Schema.decode(ID)(input.id).pipe(Effect.orDie)
+      const id =
+        input?.id === undefined ? Identifier.create("ses") : yield* Schema.decode(ID)(input.id).pipe(Effect.orDie)
       const now = Date.now()
       const info: Info = {
         id,
@@ -70,7 +71,9 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | Location.S
         ...(input?.agent !== undefined ? { agent: input.agent } : {}),
       }
       yield* sql`INSERT INTO session (id, project_id, directory, agent, time_created, time_updated)
-        VALUES (${id}, ${info.projectID}, ${info.directory}, ${input?.agent ?? null}, ${now}, ${now})`.pipe(Effect.orDie)
+        VALUES (${id}, ${info.projectID}, ${info.directory}, ${input?.agent ?? null}, ${now}, ${now})`.pipe(
+        Effect.orDie,
+      )
       return info
     })
 

@@ -52,7 +52,8 @@ export const PROJECT_FOLDERS = [".claude", ".agents", ".toolgate"] as const
 export const available = (
   skills: ReadonlyArray<Info>,
   agent: { readonly permissions: PermissionV2.Ruleset },
-): ReadonlyArray<Info> => skills.filter((skill) => PermissionV2.evaluate("skill", skill.name, agent.permissions).effect !== "deny")
+): ReadonlyArray<Info> =>
+  skills.filter((skill) => PermissionV2.evaluate("skill", skill.name, agent.permissions).effect !== "deny")
 
 const Frontmatter = Schema.Struct({
   name: Schema.optional(Schema.String),
@@ -135,7 +136,9 @@ export const walk = (
 const load = (source: Source): Effect.Effect<ReadonlyArray<Info>, never, FileSystem.FileSystem> =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
-    const files = yield* walk(source.path, { lenient: true }).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => []))
+    const files = yield* walk(source.path, { lenient: true }).pipe(
+      Effect.orElseSucceed((): ReadonlyArray<string> => []),
+    )
     const skills: Array<Info> = []
     for (const file of files) {
       if (path.basename(file) !== SKILL_FILE) continue
@@ -177,9 +180,7 @@ export const locations = (global: Global.Interface, location: Location.Interface
 ]
 
 /** Builds the service over `sources`; each source is scanned at most once (on first `list`). */
-export const make = (
-  sources: ReadonlyArray<Source>,
-): Effect.Effect<Interface, never, FileSystem.FileSystem> =>
+export const make = (sources: ReadonlyArray<Source>): Effect.Effect<Interface, never, FileSystem.FileSystem> =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
     const cache = new Map<string, Effect.Effect<ReadonlyArray<Info>>>()
@@ -199,19 +200,19 @@ export const make = (
   })
 
 /** The Location-scoped layer over our skill locations. */
-export const layer: Layer.Layer<Service, never, FileSystem.FileSystem | Global.Service | Location.Service> = Layer.effect(
-  Service,
-  Effect.gen(function* () {
-    const global = yield* Global.Service
-    const location = yield* Location.Service
-    return yield* make(locations(global, location))
-  }),
-)
+export const layer: Layer.Layer<Service, never, FileSystem.FileSystem | Global.Service | Location.Service> =
+  Layer.effect(
+    Service,
+    Effect.gen(function* () {
+      const global = yield* Global.Service
+      const location = yield* Location.Service
+      return yield* make(locations(global, location))
+    }),
+  )
 
 /** A layer over explicit source directories, for embedders and tests. */
-export const layerFromSources = (
-  sources: ReadonlyArray<Source>,
-): Layer.Layer<Service, never, FileSystem.FileSystem> => Layer.effect(Service, make(sources))
+export const layerFromSources = (sources: ReadonlyArray<Source>): Layer.Layer<Service, never, FileSystem.FileSystem> =>
+  Layer.effect(Service, make(sources))
 
 /** A fixed skill list, for embedders and tests. */
 export const layerWith = (skills: ReadonlyArray<Info>): Layer.Layer<Service> =>

@@ -48,7 +48,9 @@ export class StorageError extends Schema.TaggedError<StorageError>()("ToolOutput
 }) {
   override get message(): string {
     const detail = this.cause instanceof globalThis.Error ? this.cause.message : String(this.cause)
-    return detail === "" ? `Failed to ${this.operation} tool output` : `Failed to ${this.operation} tool output: ${detail}`
+    return detail === ""
+      ? `Failed to ${this.operation} tool output`
+      : `Failed to ${this.operation} tool output: ${detail}`
   }
 }
 
@@ -109,7 +111,12 @@ const CHUNK = 16
  * they fit (one native `Buffer.byteLength` each, halving the chunk on a miss) and single code points near the edge.
  * Returns the units taken and their bytes. A surrogate pair is never split.
  */
-const fit = (piece: string, from: number, room: number, backward: boolean): { readonly units: number; readonly bytes: number } => {
+const fit = (
+  piece: string,
+  from: number,
+  room: number,
+  backward: boolean,
+): { readonly units: number; readonly bytes: number } => {
   let units = 0
   let bytes = 0
   let available = backward ? from : piece.length - from
@@ -190,7 +197,11 @@ const nthNewlineFromEnd = (text: string, count: number): number => {
  * `ceil(L/2)` and last `floor(L/2)` lines; if that is still too large, cut it half and half by bytes on whole code
  * points.
  */
-export const preview = (text: string, maxLines: number, maxBytes: number): { readonly head: string; readonly tail: string } => {
+export const preview = (
+  text: string,
+  maxLines: number,
+  maxBytes: number,
+): { readonly head: string; readonly tail: string } => {
   const headLines = Math.ceil(maxLines / 2)
   const tailLines = Math.floor(maxLines / 2)
   const lines = countLines(text, maxLines)
@@ -262,11 +273,14 @@ export const make = (
     const readLimits: Effect.Effect<Limits> = Option.match(config, {
       onNone: () => Effect.succeed(defaults),
       onSome: (service) =>
-        Effect.map(Effect.suspend(() => service.entries()), (entries): Limits => {
-          const merged: { max_lines?: number | undefined; max_bytes?: number | undefined } = {}
-          for (const document of Config.documents(entries)) Object.assign(merged, document.info.tool_output ?? {})
-          return { maxLines: merged.max_lines ?? MAX_LINES, maxBytes: merged.max_bytes ?? MAX_BYTES }
-        }),
+        Effect.map(
+          Effect.suspend(() => service.entries()),
+          (entries): Limits => {
+            const merged: { max_lines?: number | undefined; max_bytes?: number | undefined } = {}
+            for (const document of Config.documents(entries)) Object.assign(merged, document.info.tool_output ?? {})
+            return { maxLines: merged.max_lines ?? MAX_LINES, maxBytes: merged.max_bytes ?? MAX_BYTES }
+          },
+        ),
     })
 
     const limits = Effect.fn("ToolOutputStore.limits")(function* () {

@@ -60,7 +60,10 @@ const compileCore = (pattern: string): Compiled => {
   return {
     star: true,
     first: segment(parts[0]!),
-    middle: parts.slice(1, -1).filter((part) => part.length > 0).map(segment),
+    middle: parts
+      .slice(1, -1)
+      .filter((part) => part.length > 0)
+      .map(segment),
     last: segment(parts[parts.length - 1]!),
   }
 }

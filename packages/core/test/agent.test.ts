@@ -58,7 +58,8 @@ describe("AgentV2 state", () => {
         expect(yield* agents.resolve()).toBeUndefined()
         expect(yield* agents.select()).toEqual({ id: "build", info: undefined })
       }),
-    ))
+    ),
+  )
 
   it.scoped("materializes replayable agent transforms", () =>
     withEmpty(
@@ -74,7 +75,8 @@ describe("AgentV2 state", () => {
         expect(all[0]?.description).toBe("first then second")
         expect(all[1]?.mode).toBe("subagent")
       }),
-    ))
+    ),
+  )
 
   it.scoped("rebuilds state when a transform is replaced", () =>
     withEmpty(
@@ -88,7 +90,8 @@ describe("AgentV2 state", () => {
         yield* agents.reload()
         expect((yield* agents.get("a"))?.description).toBe("two")
       }),
-    ))
+    ),
+  )
 
   it.scoped("removes a transform when its scope closes", () =>
     withEmpty(
@@ -102,7 +105,8 @@ describe("AgentV2 state", () => {
         expect((yield* agents.all()).map((agent) => agent.id)).toEqual(["kept"])
         expect(yield* agents.get("temp")).toBeUndefined()
       }),
-    ))
+    ),
+  )
 
   it.scoped("applies direct agent updates", () =>
     withEmpty(
@@ -135,7 +139,8 @@ describe("AgentV2 state", () => {
         })
         expect(yield* agents.get("renamed")).toBeUndefined()
       }),
-    ))
+    ),
+  )
 
   it.scoped("creates agents with runtime defaults and supports direct removal", () =>
     withEmpty(
@@ -157,7 +162,8 @@ describe("AgentV2 state", () => {
         expect(yield* agents.get("x")).toBeUndefined()
         expect((yield* agents.all()).map((agent) => agent.id)).toEqual(["y"])
       }),
-    ))
+    ),
+  )
 
   it.scoped("resolves the default agent (§4.1)", () =>
     withEmpty(
@@ -189,7 +195,8 @@ describe("AgentV2 state", () => {
         expect(yield* agents.resolve()).toBeUndefined()
         expect(yield* agents.select()).toEqual({ id: "build", info: undefined })
       }),
-    ))
+    ),
+  )
 })
 
 describe("AgentV2 built-ins", () => {
@@ -217,7 +224,8 @@ describe("AgentV2 built-ins", () => {
           for (const id of ["build", "plan", "general"]) expect(bash(byID.get(id)!)).toBe("allow")
           for (const id of ["explore", "compaction", "title", "summary"]) expect(bash(byID.get(id)!)).toBe("deny")
         }),
-    ))
+    ),
+  )
 
   it.scoped("installs exactly the default rules, flags and descriptions in order", () =>
     withPlugin(
@@ -260,7 +268,11 @@ describe("AgentV2 built-ins", () => {
             { action: "external_directory", resource: path.join(d.data, "plans", "*"), effect: "allow" },
             { action: "edit", resource: "*", effect: "deny" },
             { action: "edit", resource: ".toolgate/plans/*.md", effect: "allow" },
-            { action: "edit", resource: path.relative(d.worktree, path.join(d.data, "plans", "*.md")), effect: "allow" },
+            {
+              action: "edit",
+              resource: path.relative(d.worktree, path.join(d.data, "plans", "*.md")),
+              effect: "allow",
+            },
           ])
           const general = yield* agents.get("general")
           expect(general?.mode).toBe("subagent")
@@ -297,7 +309,8 @@ describe("AgentV2 built-ins", () => {
           }
           expect((yield* agents.resolve())?.id).toBe("build")
         }),
-    ))
+    ),
+  )
 
   it.scoped("plan paths", () =>
     withPlugin(
@@ -316,7 +329,8 @@ describe("AgentV2 built-ins", () => {
           expect(PermissionV2.evaluate("edit", ".toolgate/plans/p.md", rules).effect).toBe("allow")
           expect(PermissionV2.evaluate("edit", "../data/plans/p.md", rules).effect).toBe("allow")
         }),
-    ))
+    ),
+  )
 
   it.scoped("plan data path is $XDG_DATA_HOME/toolgate (P10)", () =>
     Effect.gen(function* () {
@@ -334,7 +348,8 @@ describe("AgentV2 built-ins", () => {
         resource: path.join(d.root, "xdg", "toolgate", "plans", "*"),
         effect: "allow",
       })
-    }))
+    }),
+  )
 })
 
 describe("AgentV2 config layering", () => {
@@ -399,7 +414,8 @@ describe("AgentV2 config layering", () => {
           expect((yield* agents.resolve())?.id).toBe("reviewer")
           expect((yield* agents.select()).id).toBe("reviewer")
         }),
-    ))
+    ),
+  )
 
   it.scoped("expands home only for external_directory, read and edit, and only at the start", () =>
     withPlugin(
@@ -435,7 +451,8 @@ describe("AgentV2 config layering", () => {
             { action: "read", resource: `${d.home}/.ssh/*`, effect: "deny" },
           ])
         }),
-    ))
+    ),
+  )
 
   it.scoped("a new configured agent first receives the top-level rules; order is kept, no sorting", () =>
     withPlugin(
@@ -462,7 +479,8 @@ describe("AgentV2 config layering", () => {
           expect(PermissionV2.evaluate("read", "src/a.ts", rulesOf(fresh)).effect).toBe("allow")
           expect(PermissionV2.evaluate("read", "src/secret/k", rulesOf(fresh)).effect).toBe("deny")
         }),
-    ))
+    ),
+  )
 
   it.scoped("reads markdown agents from configuration directories", () =>
     withPlugin(
@@ -484,7 +502,10 @@ describe("AgentV2 config layering", () => {
         write("modes/quick.md", "---\nmode: subagent\nhidden: true\n---\nQuick")
         write("modes/sub/ignored.md", "---\n---\nnot a direct child")
         write("agent/notes.txt", "ignored")
-        return [doc({ permissions: [{ action: "todowrite", resource: "*", effect: "deny" }] }), { type: "directory", path: dir }]
+        return [
+          doc({ permissions: [{ action: "todowrite", resource: "*", effect: "deny" }] }),
+          { type: "directory", path: dir },
+        ]
       },
       (d) =>
         Effect.gen(function* () {
@@ -506,5 +527,6 @@ describe("AgentV2 config layering", () => {
           // Built-ins first, then the markdown agents: the agent pattern (sorted), then the mode pattern.
           expect(ids.slice(7)).toEqual(["plain", "review", "nested/deep", "quick"])
         }),
-    ))
+    ),
+  )
 })

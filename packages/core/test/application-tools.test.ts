@@ -41,7 +41,8 @@ describe("ApplicationTools", () => {
         expect(settlement.result).toEqual({ type: "content", value: [{ type: "text", text: "ONCE" }, image] })
         expect(contexts).toEqual([{ ...identity, toolCallID: "call-opaque" }])
       }),
-    ))
+    ),
+  )
 
   it.effect("exposes narrow scoped Location registration and validates names", () =>
     withRegistry(
@@ -56,7 +57,8 @@ describe("ApplicationTools", () => {
         yield* Scope.close(scope, Exit.void)
         expect(yield* names()).toEqual([])
       }),
-    ))
+    ),
+  )
 
   it.effect("filters an application tool by its name without adding execution authorization", () =>
     withRegistry(
@@ -68,7 +70,8 @@ describe("ApplicationTools", () => {
         expect(settlement.result.type).toBe("content")
         expect(contexts).toHaveLength(1)
       }),
-    ))
+    ),
+  )
 
   it.effect("advertises and executes a scoped application tool with Session context", () =>
     withRegistry(
@@ -76,8 +79,13 @@ describe("ApplicationTools", () => {
         const { tool } = contextual()
         yield* (yield* applications).register({ application_context: tool })
         const turn = yield* (yield* ToolRegistry.Service).materialize()
-        expect(turn.definitions).toMatchObject([{ name: "application_context", description: "Read application context" }])
-        const settlement = yield* turn.settle({ ...identity, call: { id: "call-1", name: "application_context", input: { query: "hello" } } })
+        expect(turn.definitions).toMatchObject([
+          { name: "application_context", description: "Read application context" },
+        ])
+        const settlement = yield* turn.settle({
+          ...identity,
+          call: { id: "call-1", name: "application_context", input: { query: "hello" } },
+        })
         const content = [{ type: "text", text: "HELLO" }, image]
         expect(settlement).toEqual({
           result: { type: "content", value: content },
@@ -85,7 +93,8 @@ describe("ApplicationTools", () => {
         })
         expect("outputPaths" in settlement).toBe(false)
       }),
-    ))
+    ),
+  )
 
   it.effect("removes an application tool when its registration scope closes", () =>
     withRegistry(
@@ -96,7 +105,8 @@ describe("ApplicationTools", () => {
         yield* Scope.close(scope, Exit.void)
         expect(yield* names()).toEqual([])
       }),
-    ))
+    ),
+  )
 
   it.effect("removes a tool before settling a call produced from an earlier definition", () =>
     withRegistry(
@@ -105,9 +115,12 @@ describe("ApplicationTools", () => {
         yield* Scope.extend((yield* applications).register({ contextual: contextual().tool }), scope)
         expect(yield* names()).toEqual(["contextual"])
         yield* Scope.close(scope, Exit.void)
-        expect(yield* run("contextual", "late")).toEqual({ result: { type: "error", value: "Unknown tool: contextual" } })
+        expect(yield* run("contextual", "late")).toEqual({
+          result: { type: "error", value: "Unknown tool: contextual" },
+        })
       }),
-    ))
+    ),
+  )
 
   it.effect("does not leak a registration into an already closed scope", () =>
     withRegistry(
@@ -118,7 +131,8 @@ describe("ApplicationTools", () => {
         expect(yield* names()).toEqual([])
         expect((yield* applications).entries().size).toBe(0)
       }),
-    ))
+    ),
+  )
 
   it.live("preserves an interrupted application registration until its scope closes", () =>
     withRegistry(
@@ -138,7 +152,8 @@ describe("ApplicationTools", () => {
         yield* Scope.close(scope, Exit.void)
         expect(yield* names()).toEqual([])
       }),
-    ))
+    ),
+  )
 
   it.effect("captures the registered record before later State rebuilds", () =>
     withRegistry(
@@ -152,7 +167,8 @@ describe("ApplicationTools", () => {
         yield* Scope.close(scope, Exit.void)
         expect(yield* names()).toEqual(["stable"])
       }),
-    ))
+    ),
+  )
 
   it.effect("settles with the current same-name application tool and restores earlier registrations", () =>
     withRegistry(
@@ -169,7 +185,8 @@ describe("ApplicationTools", () => {
         expect(second.contexts.map((context) => context.toolCallID)).toEqual(["call-second"])
         expect(first.contexts.map((context) => context.toolCallID)).toEqual(["call-first"])
       }),
-    ))
+    ),
+  )
 
   it.effect("keeps the Location tool when an application tool has the same name", () =>
     withRegistry(
@@ -183,5 +200,6 @@ describe("ApplicationTools", () => {
         expect(location.contexts).toHaveLength(1)
         expect(application.contexts).toEqual([])
       }),
-    ))
+    ),
+  )
 })

@@ -64,9 +64,15 @@ const requirementsAreSupplied: [Layer.Layer.Context<typeof BuiltInTools.layer>] 
 
 /** Every shared Location service the built-ins need, over a real temp Location. */
 const services = (root: string) => {
-  const platform = Layer.mergeAll(NodeContext.layer, locationLayer(root), Global.layerWith({ config: `${root}/.no-global` }))
+  const platform = Layer.mergeAll(
+    NodeContext.layer,
+    locationLayer(root),
+    Global.layerWith({ config: `${root}/.no-global` }),
+  )
   const bus = EventV2.layer.pipe(Layer.provide(platform))
-  const registry = ToolRegistry.layer.pipe(Layer.provide(Layer.merge(ApplicationTools.layer, ToolOutputStore.layerPassthrough)))
+  const registry = ToolRegistry.layer.pipe(
+    Layer.provide(Layer.merge(ApplicationTools.layer, ToolOutputStore.layerPassthrough)),
+  )
   return Layer.mergeAll(
     registry,
     Permission.layer,

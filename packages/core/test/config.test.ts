@@ -29,8 +29,7 @@ const discovered = (
 const entriesOf = (layer: Layer.Layer<Config.Service, Config.InvalidError>) =>
   Effect.flatMap(Config.Service, (config) => config.entries()).pipe(Effect.provide(layer))
 
-const describeEntry = (entry: Config.Entry, root: string) =>
-  `${entry.type}:${path.relative(root, entry.path ?? "")}`
+const describeEntry = (entry: Config.Entry, root: string) => `${entry.type}:${path.relative(root, entry.path ?? "")}`
 
 describe("Config discovery", () => {
   it.scoped("orders global, direct files farthest first, then .toolgate directories farthest first", () =>
@@ -68,7 +67,8 @@ describe("Config discovery", () => {
         "document:project/a/b/.toolgate/toolgate.jsonc",
         "directory:project/a/b/.toolgate",
       ])
-    }))
+    }),
+  )
 
   it.scoped("uses only the global directory when the Location is the global config directory", () =>
     Effect.gen(function* () {
@@ -78,8 +78,12 @@ describe("Config discovery", () => {
       write(path.join(global, ".toolgate", "toolgate.json"), "{}")
       write(path.join(root, "toolgate.json"), "{}")
       const entries = yield* entriesOf(discovered({ directory: global, project: root, global }))
-      expect(entries.map((entry) => describeEntry(entry, root))).toEqual(["document:global/toolgate.json", "directory:global"])
-    }))
+      expect(entries.map((entry) => describeEntry(entry, root))).toEqual([
+        "document:global/toolgate.json",
+        "directory:global",
+      ])
+    }),
+  )
 
   it.scoped("reads JSONC with comments and trailing commas; later documents win per key", () =>
     Effect.gen(function* () {
@@ -105,7 +109,8 @@ describe("Config discovery", () => {
       // `latest` replaces whole values: the nearer tool_output object wins as a whole.
       expect(Config.latest(entries, "tool_output")).toEqual({ max_bytes: 500 })
       expect(Config.latest(entries, "agents")).toBeUndefined()
-    }))
+    }),
+  )
 
   it.scoped("reads the files once, when the layer is built", () =>
     Effect.gen(function* () {
@@ -117,32 +122,39 @@ describe("Config discovery", () => {
       write(file, `{ "shell": "bash" }`)
       write(path.join(root, "toolgate.jsonc"), `{ "shell": "fish" }`)
       expect(Config.latest(yield* config, "shell")).toBe("sh")
-    }))
+    }),
+  )
 
   it.scoped("fails with InvalidError naming the file and the field of a document that does not decode", () =>
     Effect.gen(function* () {
       const root = yield* tempDir()
       const file = path.join(root, ".toolgate", "toolgate.json")
       write(file, `{ "tool_output": { "max_lines": -3 } }`)
-      const error = yield* Effect.flip(entriesOf(discovered({ directory: root, project: root, global: path.join(root, "g") })))
+      const error = yield* Effect.flip(
+        entriesOf(discovered({ directory: root, project: root, global: path.join(root, "g") })),
+      )
       expect(error._tag).toBe("Config.InvalidError")
       expect(error).toBeInstanceOf(Config.InvalidError)
       expect(error.path).toBe(file)
       expect(error.message).toContain(file)
       expect(error.message).toContain("tool_output.max_lines")
-    }))
+    }),
+  )
 
   it.scoped("fails with InvalidError giving the line of a JSONC syntax error", () =>
     Effect.gen(function* () {
       const root = yield* tempDir()
       const file = path.join(root, "toolgate.jsonc")
       write(file, `{\n  "shell": "sh"\n  "default_agent": "build"\n}`)
-      const error = yield* Effect.flip(entriesOf(discovered({ directory: root, project: root, global: path.join(root, "g") })))
+      const error = yield* Effect.flip(
+        entriesOf(discovered({ directory: root, project: root, global: path.join(root, "g") })),
+      )
       expect(error._tag).toBe("Config.InvalidError")
       expect(error.path).toBe(file)
       expect(error.message).toContain("line 3, column 3")
       expect(error.message).toContain("CommaExpected")
-    }))
+    }),
+  )
 
   it.scoped("layerLenient skips unparsable and undecodable files and keeps the rest", () =>
     Effect.gen(function* () {
@@ -160,7 +172,8 @@ describe("Config discovery", () => {
         "directory:project/.toolgate",
       ])
       expect(Config.latest(entries, "default_agent")).toBe("review")
-    }))
+    }),
+  )
 })
 
 describe("Config.parseDocument", () => {

@@ -14,11 +14,26 @@ describe("Core", () => {
       const session = yield* (yield* SessionV2.Service).create({ agent: "build" })
       const turn = yield* (yield* ToolRegistry.Service).materialize([])
       expect(turn.definitions.map((definition) => definition.name)).toEqual([
-        "apply_patch", "bash", "edit", "glob", "grep", "question", "read", "skill", "todowrite", "webfetch", "websearch", "write",
+        "apply_patch",
+        "bash",
+        "edit",
+        "glob",
+        "grep",
+        "question",
+        "read",
+        "skill",
+        "todowrite",
+        "webfetch",
+        "websearch",
+        "write",
       ])
-      const read = yield* turn.settle({ ...identity(session.id), call: { id: "c1", name: "read", input: { path: "hello.txt" } } })
+      const read = yield* turn.settle({
+        ...identity(session.id),
+        call: { id: "c1", name: "read", input: { path: "hello.txt" } },
+      })
       expect(read.result).toMatchObject({ type: "json", value: { content: "hello\n", encoding: "utf8" } })
-    }).pipe(Effect.provide(Core.layerTest()), Effect.scoped))
+    }).pipe(Effect.provide(Core.layerTest()), Effect.scoped),
+  )
 
   it.live("layerTest answers permission asks with the scripted reply", () =>
     Effect.gen(function* () {
@@ -41,5 +56,6 @@ describe("Core", () => {
         }),
       ),
       Effect.scoped,
-    ))
+    ),
+  )
 })

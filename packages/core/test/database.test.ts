@@ -15,38 +15,55 @@ interface Column {
 }
 
 const columns = (table: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<Column>`SELECT name, type, "notnull", pk FROM pragma_table_info(${table}) ORDER BY cid`,
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql<Column>`SELECT name, type, "notnull", pk FROM pragma_table_info(${table}) ORDER BY cid`,
   ).pipe(Effect.map((rows) => rows.map((c) => ({ name: c.name, type: c.type, notnull: c.notnull, pk: c.pk }))))
 
 const foreignKeys = (table: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ table: string; from: string; to: string; on_delete: string }>`
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql<{ table: string; from: string; to: string; on_delete: string }>`
       SELECT "table", "from", "to", on_delete FROM pragma_foreign_key_list(${table})`,
   )
 
 const indexes = (table: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     Effect.flatMap(
-      sql<{ name: string; unique: number; origin: string }>`SELECT name, "unique", origin FROM pragma_index_list(${table})`,
+      sql<{
+        name: string
+        unique: number
+        origin: string
+      }>`SELECT name, "unique", origin FROM pragma_index_list(${table})`,
       (list) =>
         Effect.forEach(list, (index) =>
           Effect.map(
             sql<{ name: string }>`SELECT name FROM pragma_index_info(${index.name}) ORDER BY seqno`,
-            (cols) => ({ name: index.name, unique: index.unique, origin: index.origin, columns: cols.map((c) => c.name) }),
+            (cols) => ({
+              name: index.name,
+              unique: index.unique,
+              origin: index.origin,
+              columns: cols.map((c) => c.name),
+            }),
           ),
         ),
     ),
   )
 
 const createSql = (table: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ sql: string }>`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ${table}`).pipe(
-    Effect.map((rows) => rows[0]?.sql ?? ""),
-  )
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql<{ sql: string }>`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ${table}`,
+  ).pipe(Effect.map((rows) => rows[0]?.sql ?? ""))
 
 describe("default paths (P10)", () => {
   it("uses XDG_DATA_HOME / XDG_CONFIG_HOME when set", () => {
-    const global = Global.fromEnvironment({ HOME: "/home/u", XDG_DATA_HOME: "/xdg/data", XDG_CONFIG_HOME: "/xdg/config" })
+    const global = Global.fromEnvironment({
+      HOME: "/home/u",
+      XDG_DATA_HOME: "/xdg/data",
+      XDG_CONFIG_HOME: "/xdg/config",
+    })
     expect(global.data).toBe(path.join("/xdg/data", "toolgate"))
     expect(global.config).toBe(path.join("/xdg/config", "toolgate"))
     expect(global.tmp).toBe(path.join(os.tmpdir(), "toolgate"))
@@ -92,13 +109,17 @@ describe("Database.layer (file)", () => {
     Effect.gen(function* () {
       const root = yield* tempDir()
       const layer = Database.layer.pipe(Layer.provide(Global.layerWith({ data: root })))
-      yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql`INSERT INTO project (id, worktree) VALUES ('p', '/')`).pipe(
-        Effect.provide(layer),
-      )
+      yield* Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) => sql`INSERT INTO project (id, worktree) VALUES ('p', '/')`,
+      ).pipe(Effect.provide(layer))
       const [projects, migrations] = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
         Effect.all([
           sql<{ id: string }>`SELECT id FROM project`,
-          sql<{ migration_id: number; name: string }>`SELECT migration_id, name FROM effect_sql_migrations ORDER BY migration_id`,
+          sql<{
+            migration_id: number
+            name: string
+          }>`SELECT migration_id, name FROM effect_sql_migrations ORDER BY migration_id`,
         ]),
       ).pipe(Effect.provide(layer))
       expect(projects.map((p) => p.id)).toEqual(["p"])
@@ -119,7 +140,9 @@ describe("schema", () => {
         { name: "time_created", type: "INTEGER", notnull: 1, pk: 0 },
         { name: "time_updated", type: "INTEGER", notnull: 1, pk: 0 },
       ])
-      expect(yield* foreignKeys("permission")).toEqual([{ table: "project", from: "project_id", to: "id", on_delete: "CASCADE" }])
+      expect(yield* foreignKeys("permission")).toEqual([
+        { table: "project", from: "project_id", to: "id", on_delete: "CASCADE" },
+      ])
       expect(yield* createSql("permission")).toContain("CONSTRAINT fk_permission_project_id_project_id_fk FOREIGN KEY")
       const unique = (yield* indexes("permission")).find((i) => i.name === "permission_project_action_resource_idx")
       expect(unique).toEqual({
@@ -147,7 +170,9 @@ describe("schema", () => {
         { name: "time_created", type: "INTEGER", notnull: 1, pk: 0 },
         { name: "time_updated", type: "INTEGER", notnull: 1, pk: 0 },
       ])
-      expect(yield* foreignKeys("session")).toEqual([{ table: "project", from: "project_id", to: "id", on_delete: "CASCADE" }])
+      expect(yield* foreignKeys("session")).toEqual([
+        { table: "project", from: "project_id", to: "id", on_delete: "CASCADE" },
+      ])
       expect((yield* indexes("session")).find((i) => i.name === "session_project_idx")).toMatchObject({
         unique: 0,
         columns: ["project_id"],
@@ -161,7 +186,9 @@ describe("schema", () => {
         { name: "time_created", type: "INTEGER", notnull: 1, pk: 0 },
         { name: "time_updated", type: "INTEGER", notnull: 1, pk: 0 },
       ])
-      expect(yield* foreignKeys("todo")).toEqual([{ table: "session", from: "session_id", to: "id", on_delete: "CASCADE" }])
+      expect(yield* foreignKeys("todo")).toEqual([
+        { table: "session", from: "session_id", to: "id", on_delete: "CASCADE" },
+      ])
       expect((yield* indexes("todo")).find((i) => i.name === "todo_session_idx")).toMatchObject({
         unique: 0,
         columns: ["session_id"],
@@ -187,14 +214,21 @@ describe("schema", () => {
   it.effect("foreign keys and the unique index are enforced; time columns default to now in ms", () =>
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
-      const orphan = yield* Effect.exit(sql`INSERT INTO permission (id, project_id, action, resource) VALUES ('psv_x', 'nope', 'read', '*')`)
+      const orphan = yield* Effect.exit(
+        sql`INSERT INTO permission (id, project_id, action, resource) VALUES ('psv_x', 'nope', 'read', '*')`,
+      )
       expect(Exit.isFailure(orphan)).toBe(true)
       const before = Date.now()
       yield* sql`INSERT INTO project (id, worktree) VALUES ('p', '/')`
       yield* sql`INSERT INTO permission (id, project_id, action, resource) VALUES ('psv_1', 'p', 'read', '*')`
-      const duplicate = yield* Effect.exit(sql`INSERT INTO permission (id, project_id, action, resource) VALUES ('psv_2', 'p', 'read', '*')`)
+      const duplicate = yield* Effect.exit(
+        sql`INSERT INTO permission (id, project_id, action, resource) VALUES ('psv_2', 'p', 'read', '*')`,
+      )
       expect(Exit.isFailure(duplicate)).toBe(true)
-      const [row] = yield* sql<{ time_created: number; time_updated: number }>`SELECT time_created, time_updated FROM permission`
+      const [row] = yield* sql<{
+        time_created: number
+        time_updated: number
+      }>`SELECT time_created, time_updated FROM permission`
       expect(Number.isInteger(row?.time_created)).toBe(true)
       expect(row!.time_created).toBeGreaterThanOrEqual(before - 1000)
       expect(row!.time_created).toBeLessThanOrEqual(Date.now() + 1000)

@@ -71,7 +71,9 @@ describe("edit replacers (P14)", () => {
 
   it("indentation-flexible yields windows that are equal after dedent", () => {
     const content = "    if (x) {\n      y()\n    }\n"
-    expect(run(replacers.indentationFlexible, content, "if (x) {\n  y()\n}")).toEqual(["    if (x) {\n      y()\n    }"])
+    expect(run(replacers.indentationFlexible, content, "if (x) {\n  y()\n}")).toEqual([
+      "    if (x) {\n      y()\n    }",
+    ])
     expect(run(replacers.indentationFlexible, content, "if (x) {\ny()\n}")).toEqual([])
     // Blank lines stay as they are.
     expect(run(replacers.indentationFlexible, "  a\n\n  b", "a\n\nb")).toEqual(["  a\n\n  b"])
@@ -108,8 +110,18 @@ describe("edit replacers (P14)", () => {
 
   describe("replace", () => {
     it("uses exact matching first with JavaScript replacement patterns", () => {
-      expect(Replacers.replace("a b c", "b", "[$&]")).toEqual({ _tag: "Replaced", text: "a [b] c", replacements: 1, fuzzy: false })
-      expect(Replacers.replace("x x x", "x", "y", true)).toEqual({ _tag: "Replaced", text: "y y y", replacements: 3, fuzzy: false })
+      expect(Replacers.replace("a b c", "b", "[$&]")).toEqual({
+        _tag: "Replaced",
+        text: "a [b] c",
+        replacements: 1,
+        fuzzy: false,
+      })
+      expect(Replacers.replace("x x x", "x", "y", true)).toEqual({
+        _tag: "Replaced",
+        text: "y y y",
+        replacements: 3,
+        fuzzy: false,
+      })
       expect(Replacers.replace("x x", "x", "y")).toEqual({ _tag: "MultipleExact" })
       // Non-overlapping count: "aa" occurs twice in "aaaa", not three times.
       expect(Replacers.countOccurrences("aaaa", "aa")).toBe(2)
@@ -161,21 +173,26 @@ describe("edit replacers (P14)", () => {
 
     it("a unique exact occurrence is replaced exactly as String.prototype.replace does", () => {
       FastCheck.assert(
-        FastCheck.property(text, text.filter((s) => s.length > 0), text, (content, find, replacement) => {
-          const outcome = Replacers.replace(content, find, replacement)
-          if (Replacers.countOccurrences(content, find) === 1) {
-            expect(outcome).toEqual({
-              _tag: "Replaced",
-              text: content.replace(find, replacement),
-              replacements: 1,
-              fuzzy: false,
-            })
-          } else if (outcome._tag === "Replaced" && outcome.fuzzy) {
-            // A fuzzy single replacement removes exactly one candidate and inserts the replacement literally.
-            expect(outcome.replacements).toBe(1)
-            expect(outcome.text.includes(replacement)).toBe(true)
-          }
-        }),
+        FastCheck.property(
+          text,
+          text.filter((s) => s.length > 0),
+          text,
+          (content, find, replacement) => {
+            const outcome = Replacers.replace(content, find, replacement)
+            if (Replacers.countOccurrences(content, find) === 1) {
+              expect(outcome).toEqual({
+                _tag: "Replaced",
+                text: content.replace(find, replacement),
+                replacements: 1,
+                fuzzy: false,
+              })
+            } else if (outcome._tag === "Replaced" && outcome.fuzzy) {
+              // A fuzzy single replacement removes exactly one candidate and inserts the replacement literally.
+              expect(outcome.replacements).toBe(1)
+              expect(outcome.text.includes(replacement)).toBe(true)
+            }
+          },
+        ),
         { numRuns: 500 },
       )
     })

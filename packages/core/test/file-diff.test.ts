@@ -4,7 +4,12 @@ import { FileDiff } from "../src/index.js"
 
 describe("FileDiff", () => {
   it("builds a modified entry with the diff library's two-file patch and line counts", () => {
-    const info = FileDiff.make({ file: "hello.txt", before: "before\nrest\n", after: "after\nrest\n", status: "modified" })
+    const info = FileDiff.make({
+      file: "hello.txt",
+      before: "before\nrest\n",
+      after: "after\nrest\n",
+      status: "modified",
+    })
     expect(info).toEqual({
       file: "hello.txt",
       status: "modified",
@@ -27,6 +32,9 @@ describe("FileDiff", () => {
   })
 
   it("keeps only the optional fields that are set when decoding", () => {
-    expect(Schema.decodeUnknownSync(FileDiff.Info)({ additions: 0, deletions: 0, extra: 1 })).toEqual({ additions: 0, deletions: 0 })
+    expect(Schema.decodeUnknownSync(FileDiff.Info)({ additions: 0, deletions: 0, extra: 1 })).toEqual({
+      additions: 0,
+      deletions: 0,
+    })
   })
 })

@@ -55,7 +55,8 @@ const withMutation = <A, E>(body: (dirs: { root: string; outside: string }) => E
     return yield* body({ root, outside }).pipe(Effect.provide(layer))
   })
 
-const resolve = (file: string) => Effect.flatMap(LocationMutation.Service, (service) => service.resolve({ path: file, kind: "file" }))
+const resolve = (file: string) =>
+  Effect.flatMap(LocationMutation.Service, (service) => service.resolve({ path: file, kind: "file" }))
 const files = FileMutation.Service
 
 const bytes = (text: string) => new TextEncoder().encode(text)
@@ -87,10 +88,14 @@ describe("FileMutation", () => {
           resource: "result.txt",
           existed: true,
         })
-        expect(yield* mutation.create({ target, content: "five" })).toMatchObject({ operation: "write", existed: false })
+        expect(yield* mutation.create({ target, content: "five" })).toMatchObject({
+          operation: "write",
+          existed: false,
+        })
         expect(nodeFs.readFileSync(path.join(root, "result.txt"), "utf8")).toBe("five")
       }),
-    ))
+    ),
+  )
 
   it.scopedLive("parent directory creation", () =>
     withMutation(({ root }) =>
@@ -103,14 +108,17 @@ describe("FileMutation", () => {
         expect(nodeFs.readFileSync(path.join(root, "d/e/f.txt"), "utf8")).toBe("def")
         expect(nodeFs.readFileSync(path.join(root, "g/h/i.txt"), "utf8")).toBe("ghi")
       }),
-    ))
+    ),
+  )
 
   it.scopedLive("exactly one BOM", () =>
     withMutation(({ root }) =>
       Effect.gen(function* () {
         const mutation = yield* files
         const fresh = yield* resolve("fresh.txt")
-        expect(yield* mutation.writeTextPreservingBom({ target: fresh, content: "\uFEFF\uFEFFx" })).toMatchObject({ existed: false })
+        expect(yield* mutation.writeTextPreservingBom({ target: fresh, content: "\uFEFF\uFEFFx" })).toMatchObject({
+          existed: false,
+        })
         expect(nodeFs.readFileSync(path.join(root, "fresh.txt"))).toEqual(Buffer.concat([BOM, Buffer.from("x")]))
         nodeFs.writeFileSync(path.join(root, "marked.txt"), Buffer.concat([BOM, Buffer.from("old")]))
         const marked = yield* resolve("marked.txt")
@@ -122,7 +130,8 @@ describe("FileMutation", () => {
         yield* mutation.writeTextPreservingBom({ target: yield* resolve("plain.txt"), content: "new" })
         expect(nodeFs.readFileSync(path.join(root, "plain.txt"), "utf8")).toBe("new")
       }),
-    ))
+    ),
+  )
 
   it.scopedLive("create rejects a target that appears after resolution", () =>
     withMutation(({ root }) =>
@@ -134,7 +143,8 @@ describe("FileMutation", () => {
         expect(error).toMatchObject({ _tag: "FileMutation.TargetExistsError", path: path.join(root, "appears.txt") })
         expect(nodeFs.readFileSync(path.join(root, "appears.txt"), "utf8")).toBe("concurrent")
       }),
-    ))
+    ),
+  )
 
   it.scopedLive("create succeeds if an existing target disappeared", () =>
     withMutation(({ root }) =>
@@ -145,7 +155,8 @@ describe("FileMutation", () => {
         expect(yield* (yield* files).create({ target, content: "new" })).toMatchObject({ existed: false })
         expect(nodeFs.readFileSync(path.join(root, "gone.txt"), "utf8")).toBe("new")
       }),
-    ))
+    ),
+  )
 
   it.scopedLive("removals, including external targets", () =>
     withMutation(({ root, outside }) =>
@@ -153,7 +164,10 @@ describe("FileMutation", () => {
         const mutation = yield* files
         nodeFs.writeFileSync(path.join(root, "inside.txt"), "x")
         nodeFs.writeFileSync(path.join(outside, "outside.txt"), "x")
-        expect(yield* mutation.remove({ target: yield* resolve("inside.txt") })).toMatchObject({ existed: true, resource: "inside.txt" })
+        expect(yield* mutation.remove({ target: yield* resolve("inside.txt") })).toMatchObject({
+          existed: true,
+          resource: "inside.txt",
+        })
         const external = yield* resolve(path.join(outside, "outside.txt"))
         expect(external.externalDirectory).toBeDefined()
         expect(yield* mutation.remove({ target: external })).toEqual({
@@ -165,14 +179,18 @@ describe("FileMutation", () => {
         expect(nodeFs.existsSync(path.join(root, "inside.txt"))).toBe(false)
         expect(nodeFs.existsSync(path.join(outside, "outside.txt"))).toBe(false)
       }),
-    ))
+    ),
+  )
 
   it.scopedLive("missing target", () =>
     withMutation(() =>
       Effect.gen(function* () {
-        expect(yield* (yield* files).remove({ target: yield* resolve("missing.txt") })).toMatchObject({ existed: false })
+        expect(yield* (yield* files).remove({ target: yield* resolve("missing.txt") })).toMatchObject({
+          existed: false,
+        })
       }),
-    ))
+    ),
+  )
 
   it.scopedLive("concurrent writes to one canonical path are serialised", () =>
     withMutation(({ root }) =>
@@ -183,13 +201,16 @@ describe("FileMutation", () => {
         // Two resolutions of one canonical path (relative and absolute) share the lock.
         const alias = yield* resolve(path.join(root, "shared.txt"))
         yield* Effect.all(
-          Array.from({ length: 6 }, (_, i) => mutation.write({ target: i % 2 === 0 ? target : alias, content: `v${i}` })),
+          Array.from({ length: 6 }, (_, i) =>
+            mutation.write({ target: i % 2 === 0 ? target : alias, content: `v${i}` }),
+          ),
           { concurrency: "unbounded" },
         )
         expect(yield* Ref.get(probe.peak)).toBe(1)
         expect(nodeFs.readFileSync(path.join(root, "shared.txt"), "utf8")).toMatch(/^v\d$/)
       }),
-    ))
+    ),
+  )
 
   it.scopedLive("distinct targets proceed independently", () =>
     withMutation(() =>
@@ -206,7 +227,8 @@ describe("FileMutation", () => {
         yield* Fiber.join(Fiber.zip(first, second))
         expect(yield* Ref.get(probe.peak)).toBe(2)
       }),
-    ))
+    ),
+  )
 
   it.scopedLive("only one of two concurrent conditional writes from the same bytes succeeds", () =>
     withMutation(({ root }) =>
@@ -215,7 +237,9 @@ describe("FileMutation", () => {
         nodeFs.writeFileSync(path.join(root, "cas.txt"), "original")
         const target = yield* resolve("cas.txt")
         const results = yield* Effect.all(
-          ["left", "right"].map((content) => Effect.either(mutation.writeIfUnchanged({ target, expected: bytes("original"), content }))),
+          ["left", "right"].map((content) =>
+            Effect.either(mutation.writeIfUnchanged({ target, expected: bytes("original"), content })),
+          ),
           { concurrency: "unbounded" },
         )
         const successes = results.filter(Either.isRight)
@@ -225,7 +249,8 @@ describe("FileMutation", () => {
         expect(failures[0]).toBeInstanceOf(FileMutation.StaleContentError)
         expect(["left", "right"]).toContain(nodeFs.readFileSync(path.join(root, "cas.txt"), "utf8"))
       }),
-    ))
+    ),
+  )
 
   it.scopedLive("stale conditional write rejected", () =>
     withMutation(({ root }) =>
@@ -233,7 +258,11 @@ describe("FileMutation", () => {
         const mutation = yield* files
         nodeFs.writeFileSync(path.join(root, "stale.txt"), "current")
         const error = yield* Effect.flip(
-          mutation.writeIfUnchanged({ target: yield* resolve("stale.txt"), expected: bytes("outdated"), content: "mine" }),
+          mutation.writeIfUnchanged({
+            target: yield* resolve("stale.txt"),
+            expected: bytes("outdated"),
+            content: "mine",
+          }),
         )
         expect(error).toMatchObject({ _tag: "FileMutation.StaleContentError", path: path.join(root, "stale.txt") })
         expect(nodeFs.readFileSync(path.join(root, "stale.txt"), "utf8")).toBe("current")
@@ -244,7 +273,8 @@ describe("FileMutation", () => {
         expect(missing._tag).toBe("FileMutation.StaleContentError")
         expect(nodeFs.existsSync(path.join(root, "missing.txt"))).toBe(false)
       }),
-    ))
+    ),
+  )
 
   it.scopedLive("a started write is uninterruptible", () =>
     withMutation(({ root }) =>
@@ -262,7 +292,8 @@ describe("FileMutation", () => {
         yield* Fiber.join(interruption)
         expect(nodeFs.readFileSync(path.join(root, "steady.txt"), "utf8")).toBe("done")
       }),
-    ))
+    ),
+  )
 
   describe("symlink swapped in after resolution (PathChangedError)", () => {
     it.scopedLive("an ancestor replaced by a link to the outside is refused and nothing is written outside", () =>
@@ -282,11 +313,15 @@ describe("FileMutation", () => {
           ]
           for (const attempt of attempts) {
             const error = yield* Effect.flip(attempt)
-            expect(error).toMatchObject({ _tag: "FileMutation.PathChangedError", path: path.join(root, "dir/file.txt") })
+            expect(error).toMatchObject({
+              _tag: "FileMutation.PathChangedError",
+              path: path.join(root, "dir/file.txt"),
+            })
           }
           expect(nodeFs.readdirSync(outside)).toEqual([])
         }),
-      ))
+      ),
+    )
 
     it.scopedLive("a target replaced by a symlink is refused and the link's target is untouched", () =>
       withMutation(({ root, outside }) =>
@@ -301,6 +336,7 @@ describe("FileMutation", () => {
           expect(error._tag).toBe("FileMutation.PathChangedError")
           expect(nodeFs.readFileSync(path.join(outside, "secret.txt"), "utf8")).toBe("secret")
         }),
-      ))
+      ),
+    )
   })
 })

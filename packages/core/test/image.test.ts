@@ -112,7 +112,11 @@ describe("Image", () => {
         }
       }
       const adapter: Image.Adapter = { decode: () => bitmap(40, 40) }
-      const output = yield* normalize(media(png(1, 1)), [document({ max_width: 20, max_base64_bytes: 200 })], Image.layerWithAdapter(adapter))
+      const output = yield* normalize(
+        media(png(1, 1)),
+        [document({ max_width: 20, max_base64_bytes: 200 })],
+        Image.layerWithAdapter(adapter),
+      )
       // 20x20 → PNG of 2000 bytes is too big; JPEG of 10 bytes (16 base64 chars) fits.
       expect(output.mime).toBe("image/jpeg")
       expect(live).toBe(0)
@@ -134,7 +138,9 @@ describe("Image", () => {
             sizes.length >= 1 &&
             sizes.length <= 32 &&
             keys.size === sizes.length &&
-            sizes.every((size, i) => i === 0 || (size.width <= sizes[i - 1]!.width && size.height <= sizes[i - 1]!.height)) &&
+            sizes.every(
+              (size, i) => i === 0 || (size.width <= sizes[i - 1]!.width && size.height <= sizes[i - 1]!.height),
+            ) &&
             sizes.every((size) => size.width >= 1 && size.height >= 1)
           )
         },

@@ -19,7 +19,9 @@ const withResolver = <A, E>(
       directory = path.join(outside, "root-link")
       nodeFs.symlinkSync(root, directory)
     }
-    const layer = LocationMutation.layer.pipe(Layer.provide(Layer.merge(locationLayer(directory), NodeFileSystem.layer)))
+    const layer = LocationMutation.layer.pipe(
+      Layer.provide(Layer.merge(locationLayer(directory), NodeFileSystem.layer)),
+    )
     return yield* body({ root, outside }).pipe(Effect.provide(layer))
   })
 
@@ -27,7 +29,9 @@ const resolve = (input: LocationMutation.ResolveInput) =>
   Effect.flatMap(LocationMutation.Service, (service) => service.resolve(input))
 
 const reasonOf = (input: LocationMutation.ResolveInput) =>
-  Effect.flip(resolve(input)).pipe(Effect.map((error) => (error._tag === "LocationMutation.PathError" ? error.reason : error._tag)))
+  Effect.flip(resolve(input)).pipe(
+    Effect.map((error) => (error._tag === "LocationMutation.PathError" ? error.reason : error._tag)),
+  )
 
 describe("LocationMutation", () => {
   it.scoped("resolves an active relative existing file target", () =>
@@ -38,7 +42,8 @@ describe("LocationMutation", () => {
         expect(target).toEqual({ canonical: nodeFs.realpathSync(path.join(root, "hello.txt")), resource: "hello.txt" })
         expect("externalDirectory" in target).toBe(false)
       }),
-    ))
+    ),
+  )
 
   it.scoped("resolves an active relative prospective file target", () =>
     withResolver(({ root }) =>
@@ -49,18 +54,24 @@ describe("LocationMutation", () => {
           resource: "src/new.txt",
         })
       }),
-    ))
+    ),
+  )
 
   it.scoped("rejects a relative lexical escape instead of promoting it to external authority", () =>
     withResolver(() =>
       Effect.gen(function* () {
         const error = yield* Effect.flip(resolve({ path: "../outside.txt", kind: "file" }))
         expect(error).toBeInstanceOf(LocationMutation.PathError)
-        expect(error).toMatchObject({ _tag: "LocationMutation.PathError", path: "../outside.txt", reason: "relative_escape" })
+        expect(error).toMatchObject({
+          _tag: "LocationMutation.PathError",
+          path: "../outside.txt",
+          reason: "relative_escape",
+        })
         // Even when the escape leads to a directory that exists.
         expect(yield* reasonOf({ path: "../../../../../../../../../etc/passwd" })).toBe("relative_escape")
       }),
-    ))
+    ),
+  )
 
   it.scoped("rejects a prospective target below an escaping symlink ancestor", () =>
     withResolver(({ root, outside }) =>
@@ -74,7 +85,8 @@ describe("LocationMutation", () => {
         expect(yield* reasonOf({ path: "escape/existing.txt" })).toBe("location_escape")
         expect(yield* reasonOf({ path: "escape/missing/deeper.txt" })).toBe("location_escape")
       }),
-    ))
+    ),
+  )
 
   it.scoped("follows an in-location symlink using ordinary filesystem semantics", () =>
     withResolver(({ root }) =>
@@ -86,7 +98,8 @@ describe("LocationMutation", () => {
           resource: "actual/new.txt",
         })
       }),
-    ))
+    ),
+  )
 
   it.scoped("accepts an explicit absolute in-location target without external approval", () =>
     withResolver(({ root }) =>
@@ -97,7 +110,8 @@ describe("LocationMutation", () => {
         })
         expect(yield* resolve({ path: root })).toEqual({ canonical: root, resource: "." })
       }),
-    ))
+    ),
+  )
 
   it.scoped("requires external-directory authorization for an explicit external absolute target", () =>
     withResolver(({ outside }) =>
@@ -119,7 +133,8 @@ describe("LocationMutation", () => {
           save: [`${outside}/*`],
         })
       }),
-    ))
+    ),
+  )
 
   it.scoped("resolves an existing external file target", () =>
     withResolver(({ outside }) =>
@@ -129,7 +144,8 @@ describe("LocationMutation", () => {
         expect(target.externalDirectory?.directory).toBe(outside)
         expect(target.canonical).toBe(path.join(outside, "existing.txt"))
       }),
-    ))
+    ),
+  )
 
   it.scoped("anchors prospective external descendants at their stable existing directory", () =>
     withResolver(({ outside }) =>
@@ -138,7 +154,8 @@ describe("LocationMutation", () => {
         expect(target.canonical).toBe(path.join(outside, "new/nested/file.txt"))
         expect(target.externalDirectory).toMatchObject({ directory: outside, resource: `${outside}/*` })
       }),
-    ))
+    ),
+  )
 
   it("ignores unknown mutation input fields", () => {
     expect(Schema.decodeUnknownSync(LocationMutation.ResolveInput)({ path: "a.txt", reference: "project:x" })).toEqual({
@@ -160,7 +177,8 @@ describe("LocationMutation", () => {
           expect(asDirectory.externalDirectory?.resource).toBe(`${outside}/dir/*`)
           expect(asFile.externalDirectory?.resource).toBe(`${outside}/dir/*`)
         }),
-      ))
+      ),
+    )
 
     it.scoped("fails non_directory_ancestor below a file", () =>
       withResolver(({ root }) =>
@@ -169,18 +187,25 @@ describe("LocationMutation", () => {
           const error = yield* Effect.flip(resolve({ path: "file.txt/child.txt" }))
           expect(error).toMatchObject({ reason: "non_directory_ancestor", path: path.join(root, "file.txt/child.txt") })
         }),
-      ))
+      ),
+    )
 
-    it.scoped("refuses an in-location symlink to an outside file, and a dangling link is a prospective internal target", () =>
-      withResolver(({ root, outside }) =>
-        Effect.gen(function* () {
-          nodeFs.writeFileSync(path.join(outside, "secret.txt"), "x")
-          nodeFs.symlinkSync(path.join(outside, "secret.txt"), path.join(root, "secret-link"))
-          expect(yield* reasonOf({ path: "secret-link" })).toBe("location_escape")
-          nodeFs.symlinkSync(path.join(outside, "missing.txt"), path.join(root, "dangling"))
-          expect(yield* resolve({ path: "dangling" })).toEqual({ canonical: path.join(root, "dangling"), resource: "dangling" })
-        }),
-      ))
+    it.scoped(
+      "refuses an in-location symlink to an outside file, and a dangling link is a prospective internal target",
+      () =>
+        withResolver(({ root, outside }) =>
+          Effect.gen(function* () {
+            nodeFs.writeFileSync(path.join(outside, "secret.txt"), "x")
+            nodeFs.symlinkSync(path.join(outside, "secret.txt"), path.join(root, "secret-link"))
+            expect(yield* reasonOf({ path: "secret-link" })).toBe("location_escape")
+            nodeFs.symlinkSync(path.join(outside, "missing.txt"), path.join(root, "dangling"))
+            expect(yield* resolve({ path: "dangling" })).toEqual({
+              canonical: path.join(root, "dangling"),
+              resource: "dangling",
+            })
+          }),
+        ),
+    )
 
     it.scoped("keeps an external absolute path external even when it resolves into the Location", () =>
       withResolver(({ root, outside }) =>
@@ -191,7 +216,8 @@ describe("LocationMutation", () => {
           expect(target.resource).toBe(`${root}/new.txt`)
           expect(target.externalDirectory?.resource).toBe(`${root}/*`)
         }),
-      ))
+      ),
+    )
 
     it.scoped("uses the realpath of a symlinked Location directory for canonical paths and resources", () =>
       withResolver(
@@ -199,7 +225,10 @@ describe("LocationMutation", () => {
           Effect.gen(function* () {
             const service = yield* LocationMutation.Service
             expect(service.root).toBe(root)
-            expect(yield* resolve({ path: "new.txt" })).toEqual({ canonical: path.join(root, "new.txt"), resource: "new.txt" })
+            expect(yield* resolve({ path: "new.txt" })).toEqual({
+              canonical: path.join(root, "new.txt"),
+              resource: "new.txt",
+            })
             // The Location's own (non-canonical) directory string is lexically internal.
             expect(yield* resolve({ path: path.join(outside, "root-link", "x.txt") })).toEqual({
               canonical: path.join(root, "x.txt"),
@@ -207,14 +236,16 @@ describe("LocationMutation", () => {
             })
           }),
         { viaSymlink: true },
-      ))
+      ),
+    )
 
     it.scoped("refuses a NUL byte as invalid_path without touching the filesystem", () =>
       withResolver(() =>
         Effect.gen(function* () {
           expect(yield* reasonOf({ path: "a\0b.txt" })).toBe("invalid_path")
         }),
-      ))
+      ),
+    )
 
     it.scoped("fails a symlink loop with a typed PlatformError, not a defect", () =>
       withResolver(({ root }) =>
@@ -224,6 +255,7 @@ describe("LocationMutation", () => {
           const error = yield* Effect.flip(resolve({ path: "loop1/new.txt" }))
           expect(["SystemError", "BadArgument"]).toContain(error._tag)
         }),
-      ))
+      ),
+    )
   })
 })

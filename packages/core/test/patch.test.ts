@@ -55,7 +55,9 @@ describe("Patch.parse", () => {
 
   it("malformed bodies throw with the interface messages", () => {
     expect(() => Patch.parse("nothing here")).toThrow("Invalid patch format: missing Begin/End markers")
-    expect(() => Patch.parse("*** End Patch\n*** Begin Patch")).toThrow("Invalid patch format: missing Begin/End markers")
+    expect(() => Patch.parse("*** End Patch\n*** Begin Patch")).toThrow(
+      "Invalid patch format: missing Begin/End markers",
+    )
     expect(() => Patch.parse(wrap("*** Add File: a.txt", "oops"))).toThrow("Invalid add file line: oops")
     expect(() => Patch.parse(wrap("*** Add File:   "))).toThrow("Invalid add file path")
     expect(() => Patch.parse(wrap("*** Delete File:"))).toThrow("Invalid delete file path")
@@ -67,7 +69,17 @@ describe("Patch.parse", () => {
     expect(() => Patch.parse(wrap("*** Update File: a.txt", "-x"))).toThrow("Invalid update file line: -x")
     expect(() => Patch.parse(wrap("*** Update File: a.txt", "@@", "?x"))).toThrow("Invalid update chunk line: ?x")
     expect(() => Patch.parse(wrap("random"))).toThrow("Invalid patch line: random")
-    expect(String((() => { try { Patch.parse("x") } catch (e) { return e } })())).toMatch(/^Error: /)
+    expect(
+      String(
+        (() => {
+          try {
+            Patch.parse("x")
+          } catch (e) {
+            return e
+          }
+        })(),
+      ),
+    ).toMatch(/^Error: /)
   })
 
   it("an empty envelope has no hunks", () => {
@@ -87,11 +99,23 @@ describe("Patch.derive", () => {
 
   it("EOF-anchored chunk matches the last occurrence", () => {
     const original = "marker\nmiddle\nmarker\nend\n"
-    const anchored = Patch.derive("a.txt", [{ oldLines: ["marker", "end"], newLines: ["changed", "end"], endOfFile: true }], original)
+    const anchored = Patch.derive(
+      "a.txt",
+      [{ oldLines: ["marker", "end"], newLines: ["changed", "end"], endOfFile: true }],
+      original,
+    )
     expect(anchored.content).toBe("marker\nmiddle\nchanged\nend\n")
-    const single = Patch.derive("a.txt", [{ oldLines: ["marker"], newLines: ["changed"], endOfFile: true }], "marker\nmiddle\nmarker\n")
+    const single = Patch.derive(
+      "a.txt",
+      [{ oldLines: ["marker"], newLines: ["changed"], endOfFile: true }],
+      "marker\nmiddle\nmarker\n",
+    )
     expect(single.content).toBe("marker\nmiddle\nchanged\n")
-    const unanchored = Patch.derive("a.txt", [{ oldLines: ["marker"], newLines: ["changed"] }], "marker\nmiddle\nmarker\n")
+    const unanchored = Patch.derive(
+      "a.txt",
+      [{ oldLines: ["marker"], newLines: ["changed"] }],
+      "marker\nmiddle\nmarker\n",
+    )
     expect(unanchored.content).toBe("changed\nmiddle\nmarker\n")
   })
 

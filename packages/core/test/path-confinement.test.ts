@@ -108,7 +108,7 @@ const SEGMENTS = [
   "new.txt",
   "x\0y",
   "~",
-  "..." ,
+  "...",
   " ",
 ]
 
@@ -118,7 +118,19 @@ const pathArbitrary = (roots: { box: string; root: string; outside: string }) =>
     { weight: 1, arbitrary: FastCheck.string({ unit: "grapheme", maxLength: 6 }) },
     { weight: 1, arbitrary: FastCheck.string({ unit: "binary", maxLength: 4 }) },
   )
-  const prefix = FastCheck.constantFrom("", "", "", "./", "../", `${roots.root}/`, `${roots.root}`, `${roots.outside}/`, `${roots.box}/`, "/", "//")
+  const prefix = FastCheck.constantFrom(
+    "",
+    "",
+    "",
+    "./",
+    "../",
+    `${roots.root}/`,
+    `${roots.root}`,
+    `${roots.outside}/`,
+    `${roots.box}/`,
+    "/",
+    "//",
+  )
   return FastCheck.tuple(prefix, FastCheck.array(segment, { minLength: 0, maxLength: 6 }), FastCheck.boolean()).map(
     ([start, segments, trailing]) => `${start}${segments.join("/")}${trailing ? "/" : ""}`,
   )
@@ -288,7 +300,8 @@ describe("path confinement", () => {
           expect(snapshot(outside, "")).toEqual(before)
           expect(nodeFs.existsSync(path.join(outside, "target.txt"))).toBe(false)
         }),
-      ))
+      ),
+    )
 
     it.scoped("write refuses a target file replaced by a link to an outside file", () =>
       withTools(({ root, outside }) =>
@@ -306,7 +319,8 @@ describe("path confinement", () => {
           expect(nodeFs.readFileSync(path.join(outside, "secret.txt"), "utf8")).toBe("secret")
           expect(yield* RecordingFs.writes).toEqual([])
         }),
-      ))
+      ),
+    )
 
     it.scoped("edit refuses a target file replaced by a link to an outside file", () =>
       withTools(({ root, outside }) =>
@@ -324,6 +338,7 @@ describe("path confinement", () => {
           expect(nodeFs.readFileSync(path.join(outside, "secret.txt"), "utf8")).toBe("secret")
           expect(yield* RecordingFs.writes).toEqual([])
         }),
-      ))
+      ),
+    )
   })
 })

@@ -41,12 +41,17 @@ const run = (args: ReadonlyArray<string>): Child => {
 const scopedChild = (args: ReadonlyArray<string>) =>
   Effect.acquireRelease(
     Effect.sync(() => run(args)),
-    (child) => Effect.sync(() => child.process.exitCode === null && child.process.signalCode === null && child.process.kill("SIGKILL")),
+    (child) =>
+      Effect.sync(
+        () => child.process.exitCode === null && child.process.signalCode === null && child.process.kill("SIGKILL"),
+      ),
   )
 
 const savedIn = (data: string, projectID: string) =>
   Effect.flatMap(PermissionSaved.Service, (saved) => saved.list({ projectID })).pipe(
-    Effect.provide(PermissionSaved.layer.pipe(Layer.provideMerge(Database.layer), Layer.provide(Global.layerWith({ data })))),
+    Effect.provide(
+      PermissionSaved.layer.pipe(Layer.provideMerge(Database.layer), Layer.provide(Global.layerWith({ data }))),
+    ),
   )
 
 describe("saved approvals are durable across processes", () => {

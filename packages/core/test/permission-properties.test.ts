@@ -105,7 +105,9 @@ describe("PermissionV2 service properties", () => {
     // The agent transform must outlive this hook: it lives in a scope closed in afterAll.
     scope = Effect.runSync(Scope.make())
     setRules = await runtime.runPromise(agentControl.pipe(Scope.extend(scope)))
-    await runtime.runPromise(Effect.flatMap(SessionV2.Service, (sessions) => sessions.create({ id: "ses_prop", agent: "test" })))
+    await runtime.runPromise(
+      Effect.flatMap(SessionV2.Service, (sessions) => sessions.create({ id: "ses_prop", agent: "test" })),
+    )
   })
 
   afterAll(async () => {
@@ -135,7 +137,9 @@ describe("PermissionV2 service properties", () => {
           { action: c.act, resource: c.denyPattern, effect: "deny" },
           ...c.after,
         ]
-        const denied = c.resources.filter((resource) => PermissionV2.evaluate(c.act, resource, configured).effect === "deny")
+        const denied = c.resources.filter(
+          (resource) => PermissionV2.evaluate(c.act, resource, configured).effect === "deny",
+        )
         fc.pre(denied.length > 0)
         const saved = [
           ...c.saved,

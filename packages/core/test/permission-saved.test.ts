@@ -53,7 +53,9 @@ describe("PermissionSaved", () => {
       const rows = yield* saved.list({ projectID: "p" })
       expect(triples(rows)).toEqual(["p|edit|*", "p|edit|src/*"])
       expect(rows.find((r) => r.resource === "*")).toEqual(original)
-      const [after] = yield* sql<{ time_created: number }>`SELECT time_created FROM permission WHERE id = ${original!.id}`
+      const [after] = yield* sql<{
+        time_created: number
+      }>`SELECT time_created FROM permission WHERE id = ${original!.id}`
       expect(after).toEqual(before)
       // same resource under another action or project is a different row
       yield* project("q")

@@ -40,12 +40,18 @@ describe("PermissionV2 (05 §5)", () => {
       yield* f.setRules([])
       const result = yield* f.permission.ask(base)
       expect(result).toEqual({ id: "per_test", effect: "ask" })
-      expect(yield* f.permission.get("per_test")).toEqual({ id: "per_test", sessionID: "ses_test", action: "read", resources: ["src/index.ts"] })
+      expect(yield* f.permission.get("per_test")).toEqual({
+        id: "per_test",
+        sessionID: "ses_test",
+        action: "read",
+        resources: ["src/index.ts"],
+      })
       expect(f.asked().map((request) => request.id)).toEqual(["per_test"])
       // Without an id, a fresh per_ id is generated.
       const fresh = yield* f.permission.ask({ ...base, id: undefined } as PermissionV2.AssertInput)
       expect(fresh.id).toMatch(/^per_[0-9a-f]{12}[0-9A-Za-z]{14}$/)
-    }))
+    }),
+  )
 
   scoped("evaluates against an explicit provider-turn agent", () =>
     Effect.gen(function* () {
@@ -62,7 +68,8 @@ describe("PermissionV2 (05 §5)", () => {
       expect(f.asked()[0]).not.toHaveProperty("agent")
       // An unknown explicit agent resolves to nothing: deny-all.
       expect((yield* f.permission.ask({ ...base, id: "per_4", agent: "nobody" })).effect).toBe("deny")
-    }))
+    }),
+  )
 
   scoped("allows and denies from explicit rules without asking", () =>
     Effect.gen(function* () {
@@ -85,7 +92,8 @@ describe("PermissionV2 (05 §5)", () => {
       )
       expect(yield* f.permission.list()).toEqual([])
       expect(f.log).toEqual([])
-    }))
+    }),
+  )
 
   scoped("allows managed output reads without granting external directory access", () =>
     Effect.gen(function* () {
@@ -95,7 +103,8 @@ describe("PermissionV2 (05 §5)", () => {
       expect(
         (yield* f.permission.ask({ ...base, action: "external_directory", resources: ["/tmp/tool-output/*"] })).effect,
       ).toBe("deny")
-    }))
+    }),
+  )
 
   scoped("uses build permissions when the Session agent is omitted", () =>
     Effect.gen(function* () {
@@ -106,7 +115,8 @@ describe("PermissionV2 (05 §5)", () => {
         (yield* f.permission.ask({ id: "per_t", sessionID: "ses_none", action: "todowrite", resources: ["*"] })).effect,
       ).toBe("allow")
       expect(yield* f.permission.list()).toEqual([])
-    }))
+    }),
+  )
 
   scoped("denies omitted-agent permissions when no primary default agent exists", () =>
     Effect.gen(function* () {
@@ -123,7 +133,8 @@ describe("PermissionV2 (05 §5)", () => {
         rules: [r("*", "*", "deny")],
         resources: ["*"],
       })
-    }))
+    }),
+  )
 
   scoped("evaluates bash with the normal configured-rule semantics", () =>
     Effect.gen(function* () {
@@ -134,7 +145,8 @@ describe("PermissionV2 (05 §5)", () => {
       yield* f.setRules([])
       expect((yield* f.permission.ask(bash)).effect).toBe("ask")
       expect((yield* f.permission.list()).map((request) => request.id)).toEqual(["per_b"])
-    }))
+    }),
+  )
 
   scoped("uses saved bash approvals while preserving configured deny precedence", () =>
     Effect.gen(function* () {
@@ -150,7 +162,8 @@ describe("PermissionV2 (05 §5)", () => {
       const [row] = yield* saved.list({ projectID: "global" })
       yield* saved.remove(row!.id)
       expect((yield* f.permission.ask({ ...bash, id: "per_3" })).effect).toBe("ask")
-    }))
+    }),
+  )
 
   scoped("resolves an asked permission once", () =>
     Effect.gen(function* () {
@@ -170,7 +183,8 @@ describe("PermissionV2 (05 §5)", () => {
       expect(f.replied()).toEqual([{ sessionID: "ses_test", requestID: "per_test", reply: "once" }])
       // `once` saved nothing: the next identical assert asks again.
       expect((yield* f.permission.ask({ ...base, id: "per_again" })).effect).toBe("ask")
-    }))
+    }),
+  )
 
   scoped("defects when an asked permission is declined", () =>
     Effect.gen(function* () {
@@ -184,7 +198,8 @@ describe("PermissionV2 (05 §5)", () => {
       expect(failureOf(exit)).toBeUndefined()
       expect(yield* f.permission.list()).toEqual([])
       expect(f.replied()).toEqual([{ sessionID: "ses_test", requestID: "per_test", reply: "reject" }])
-    }))
+    }),
+  )
 
   scoped("stores and removes saved resources for a project", () =>
     Effect.gen(function* () {
@@ -206,7 +221,8 @@ describe("PermissionV2 (05 §5)", () => {
       yield* saved.remove(list[0]!.id)
       expect(yield* saved.list()).toEqual([])
       expect((yield* f.permission.ask({ ...base, id: "per_after", resources: ["src/next.ts"] })).effect).toBe("ask")
-    }))
+    }),
+  )
 
   scoped("empty resources is a defect, before any session lookup (P7)", () =>
     Effect.gen(function* () {
@@ -219,7 +235,8 @@ describe("PermissionV2 (05 §5)", () => {
         expect((defect as Error).message).toBe("Permission request for read must name at least one resource")
       }
       expect(yield* f.permission.list()).toEqual([])
-    }))
+    }),
+  )
 
   scoped("a missing session fails Session.NotFoundError", () =>
     Effect.gen(function* () {
@@ -230,7 +247,8 @@ describe("PermissionV2 (05 §5)", () => {
         expect(error).toBeInstanceOf(SessionV2.NotFoundError)
         expect(error).toMatchObject({ _tag: "Session.NotFoundError", sessionID: "ses_missing" })
       }
-    }))
+    }),
+  )
 
   scoped("reject with feedback", () =>
     Effect.gen(function* () {
@@ -251,7 +269,8 @@ describe("PermissionV2 (05 §5)", () => {
       const second = yield* f.waitForRequest({ ...base, id: "per_empty" })
       yield* f.permission.reply({ requestID: "per_empty", reply: "reject", message: "" })
       expect(dieOf(yield* Fiber.await(second))).toBeInstanceOf(PermissionV2.DeclinedError)
-    }))
+    }),
+  )
 
   scoped("same-session cascade", () =>
     Effect.gen(function* () {
@@ -275,7 +294,8 @@ describe("PermissionV2 (05 §5)", () => {
       expect(other.unsafePoll()).toBeNull()
       yield* f.permission.reply({ requestID: "per_o", reply: "once" })
       expect(Exit.isSuccess(yield* Fiber.await(other))).toBe(true)
-    }))
+    }),
+  )
 
   scoped("always auto-resolve spans sessions", () =>
     Effect.gen(function* () {
@@ -286,8 +306,18 @@ describe("PermissionV2 (05 §5)", () => {
       const sql = yield* SqlClient.SqlClient
       const first = yield* f.waitForRequest({ ...base, id: "per_1", resources: ["src/a.ts"], save: ["src/*"] })
       const sameSession = yield* f.waitForRequest({ ...base, id: "per_2", resources: ["src/b.ts"] })
-      const otherSession = yield* f.waitForRequest({ ...base, id: "per_3", sessionID: "ses_two", resources: ["src/c.ts", "src/d.ts"] })
-      const partly = yield* f.waitForRequest({ ...base, id: "per_4", sessionID: "ses_two", resources: ["src/e.ts", "lib/x.ts"] })
+      const otherSession = yield* f.waitForRequest({
+        ...base,
+        id: "per_3",
+        sessionID: "ses_two",
+        resources: ["src/c.ts", "src/d.ts"],
+      })
+      const partly = yield* f.waitForRequest({
+        ...base,
+        id: "per_4",
+        sessionID: "ses_two",
+        resources: ["src/e.ts", "lib/x.ts"],
+      })
       const otherAction = yield* f.waitForRequest({ ...base, id: "per_5", action: "edit", resources: ["src/a.ts"] })
       const strict = yield* f.waitForRequest({ ...base, id: "per_6", agent: "strict", resources: ["src/z.ts"] })
       const gone = yield* f.waitForRequest({ ...base, id: "per_7", sessionID: "ses_gone", resources: ["src/g.ts"] })
@@ -297,7 +327,8 @@ describe("PermissionV2 (05 §5)", () => {
       yield* f.setAgentRules("strict", [r("read", "src/x.ts", "deny")])
       yield* sql`DELETE FROM session WHERE id = 'ses_gone'`
       yield* f.permission.reply({ requestID: "per_1", reply: "always" })
-      for (const fiber of [first, sameSession, otherSession, strict]) expect(Exit.isSuccess(yield* Fiber.await(fiber))).toBe(true)
+      for (const fiber of [first, sameSession, otherSession, strict])
+        expect(Exit.isSuccess(yield* Fiber.await(fiber))).toBe(true)
       expect(f.replied()).toEqual([
         { sessionID: "ses_test", requestID: "per_1", reply: "always" },
         { sessionID: "ses_test", requestID: "per_2", reply: "always" },
@@ -306,7 +337,8 @@ describe("PermissionV2 (05 §5)", () => {
       ])
       expect((yield* f.permission.list()).map((request) => request.id)).toEqual(["per_4", "per_5", "per_7", "per_8"])
       for (const fiber of [partly, otherAction, gone]) expect(fiber.unsafePoll()).toBeNull()
-    }))
+    }),
+  )
 
   scoped("always without save", () =>
     Effect.gen(function* () {
@@ -320,7 +352,8 @@ describe("PermissionV2 (05 §5)", () => {
       // Like once: nothing else is released.
       expect((yield* f.permission.list()).map((request) => request.id)).toEqual(["per_other"])
       expect(other.unsafePoll()).toBeNull()
-    }))
+    }),
+  )
 
   it.scoped("scope close declines every pending request without events", () =>
     Effect.gen(function* () {
@@ -345,7 +378,8 @@ describe("PermissionV2 (05 §5)", () => {
       const late = yield* Effect.exit(f.permission.assert({ ...base, id: "per_late" }))
       expect(dieOf(late)).toBeInstanceOf(PermissionV2.DeclinedError)
       expect(f.log.length).toBe(before)
-    }))
+    }),
+  )
 
   scoped("duplicate pending id", () =>
     Effect.gen(function* () {
@@ -359,7 +393,8 @@ describe("PermissionV2 (05 §5)", () => {
       expect(yield* f.permission.list()).toHaveLength(1)
       yield* f.permission.reply({ requestID: "per_test", reply: "once" })
       expect(Exit.isSuccess(yield* Fiber.await(first))).toBe(true)
-    }))
+    }),
+  )
 
   scoped("unknown reply", () =>
     Effect.gen(function* () {
@@ -368,7 +403,8 @@ describe("PermissionV2 (05 §5)", () => {
       expect(error).toBeInstanceOf(PermissionV2.NotFoundError)
       expect(error).toMatchObject({ _tag: "PermissionV2.NotFoundError", requestID: "per_nope" })
       expect(f.log).toEqual([])
-    }))
+    }),
+  )
 
   scoped("saved dedupe", () =>
     Effect.gen(function* () {
@@ -380,11 +416,13 @@ describe("PermissionV2 (05 §5)", () => {
       yield* saved.add({ projectID: "global", action: "edit", resources: ["a"] })
       const second = yield* saved.list({ projectID: "global" })
       expect(second).toHaveLength(3)
-      const idOf = (rows: ReadonlyArray<PermissionSaved.Info>) => rows.find((row) => row.action === "read" && row.resource === "a")?.id
+      const idOf = (rows: ReadonlyArray<PermissionSaved.Info>) =>
+        rows.find((row) => row.action === "read" && row.resource === "a")?.id
       expect(idOf(second)).toBe(idOf(first))
       yield* saved.add({ projectID: "global", action: "read", resources: [] })
       expect(yield* saved.list()).toHaveLength(3)
-    }))
+    }),
+  )
 
   scoped("Asked is rolled back when publishing fails", () =>
     Effect.gen(function* () {
@@ -399,7 +437,8 @@ describe("PermissionV2 (05 §5)", () => {
       const exitAssert = yield* Effect.exit(f.permission.assert(base))
       expect(Exit.isFailure(exitAssert)).toBe(true)
       expect(yield* f.permission.list()).toEqual([])
-    }))
+    }),
+  )
 
   scoped("Asked is published after insertion and Replied before settling", () =>
     Effect.gen(function* () {
@@ -407,9 +446,10 @@ describe("PermissionV2 (05 §5)", () => {
       yield* f.sessions.create({ id: "ses_other", agent: "test" })
       const seen: Array<string> = []
       yield* f.events.listen((envelope) => {
-        const id = envelope.type === "permission.v2.asked"
-          ? (envelope.data as PermissionV2.Request).id
-          : (envelope.data as { requestID: string }).requestID
+        const id =
+          envelope.type === "permission.v2.asked"
+            ? (envelope.data as PermissionV2.Request).id
+            : (envelope.data as { requestID: string }).requestID
         const visible = Effect.runSync(f.permission.get(id)) !== undefined
         seen.push(`${envelope.type}:${id}:${visible ? "pending" : "gone"}`)
       })
@@ -420,7 +460,8 @@ describe("PermissionV2 (05 §5)", () => {
       yield* f.permission.reply({ requestID: "per_a", reply: "always" })
       yield* f.permission.reply({ requestID: "per_c", reply: "reject" })
       for (const fiber of [a, b]) expect(Exit.isSuccess(yield* Fiber.await(fiber))).toBe(true)
-      for (const fiber of [c, d]) expect(PermissionV2.isDeclined(((yield* Fiber.await(fiber)) as Exit.Failure<void, unknown>).cause)).toBe(true)
+      for (const fiber of [c, d])
+        expect(PermissionV2.isDeclined(((yield* Fiber.await(fiber)) as Exit.Failure<void, unknown>).cause)).toBe(true)
       expect(seen).toEqual([
         "permission.v2.asked:per_a:pending",
         "permission.v2.asked:per_b:pending",
@@ -431,7 +472,8 @@ describe("PermissionV2 (05 §5)", () => {
         "permission.v2.replied:per_c:pending",
         "permission.v2.replied:per_d:pending",
       ])
-    }))
+    }),
+  )
 
   scoped("an interrupted waiter is removed silently", () =>
     Effect.gen(function* () {
@@ -441,10 +483,11 @@ describe("PermissionV2 (05 §5)", () => {
       yield* Fiber.interrupt(fiber)
       expect(yield* f.permission.list()).toEqual([])
       expect(f.replied()).toEqual([])
-      expect(failureOf(yield* Effect.exit(f.permission.reply({ requestID: "per_test", reply: "once" })))).toBeInstanceOf(
-        PermissionV2.NotFoundError,
-      )
-    }))
+      expect(
+        failureOf(yield* Effect.exit(f.permission.reply({ requestID: "per_test", reply: "once" }))),
+      ).toBeInstanceOf(PermissionV2.NotFoundError)
+    }),
+  )
 })
 
 describe("PermissionV2 persistence", () => {
@@ -457,7 +500,12 @@ describe("PermissionV2 persistence", () => {
         Effect.gen(function* () {
           const context = yield* buildStack(dir, database())
           const f = yield* Effect.provide(fixture, context)
-          const fiber = yield* f.waitForRequest({ ...base, action: "bash", resources: ["make test"], save: ["make test"] })
+          const fiber = yield* f.waitForRequest({
+            ...base,
+            action: "bash",
+            resources: ["make test"],
+            save: ["make test"],
+          })
           yield* f.permission.reply({ requestID: "per_test", reply: "always" })
           expect(Exit.isSuccess(yield* Fiber.await(fiber))).toBe(true)
         }),
@@ -484,7 +532,8 @@ describe("PermissionV2 persistence", () => {
           expect((yield* saved.list({ projectID: "global" })).map((row) => row.resource)).toEqual(["make test"])
         }),
       )
-    }))
+    }),
+  )
 })
 
 describe("PermissionV2 shared semantics (05 §8)", () => {
@@ -537,10 +586,13 @@ describe("PermissionV2 shared semantics (05 §8)", () => {
     Effect.gen(function* () {
       const f = yield* fixture
       yield* f.setRules([r("read", "*", "ask"), r("read", "secret/*", "deny")])
-      const exit = yield* Effect.exit(f.permission.assert({ ...base, resources: ["a.ts", "secret/k", "b.ts", "secret/j"] }))
+      const exit = yield* Effect.exit(
+        f.permission.assert({ ...base, resources: ["a.ts", "secret/k", "b.ts", "secret/j"] }),
+      )
       expect(failureOf(exit)).toMatchObject({ resources: ["secret/k", "secret/j"] })
       expect(yield* f.permission.list()).toEqual([])
-    }))
+    }),
+  )
 
   scoped("always approves later asks and reject cancels only the same session", () =>
     Effect.gen(function* () {
@@ -548,9 +600,14 @@ describe("PermissionV2 shared semantics (05 §8)", () => {
       const fiber = yield* f.waitForRequest({ ...base, action: "edit", resources: ["a.ts"], save: ["*"] })
       yield* f.permission.reply({ requestID: "per_test", reply: "always" })
       yield* Fiber.join(fiber)
-      expect((yield* f.permission.ask({ ...base, id: "per_x", action: "edit", resources: ["z/y.ts"] })).effect).toBe("allow")
-      expect((yield* f.permission.ask({ ...base, id: "per_y", action: "read", resources: ["z/y.ts"] })).effect).toBe("ask")
-    }))
+      expect((yield* f.permission.ask({ ...base, id: "per_x", action: "edit", resources: ["z/y.ts"] })).effect).toBe(
+        "allow",
+      )
+      expect((yield* f.permission.ask({ ...base, id: "per_y", action: "read", resources: ["z/y.ts"] })).effect).toBe(
+        "ask",
+      )
+    }),
+  )
 
   it.scoped("isolation by directory: two Locations keep separate pending maps", () =>
     Effect.gen(function* () {
@@ -574,5 +631,6 @@ describe("PermissionV2 shared semantics (05 §8)", () => {
       yield* Fiber.join(fiber)
       expect((yield* pb.list()).map((request) => request.id)).toEqual(["per_test"])
       expect(Context.get(a, EventV2.Service)).not.toBe(Context.get(b, EventV2.Service))
-    }))
+    }),
+  )
 })

@@ -74,7 +74,8 @@ describe("AppProcess", () => {
       expect(result.stderrTruncated).toBe(false)
       expect(result.exitCode).toBe(0)
       expect(result.output).toBeUndefined()
-    }))
+    }),
+  )
 
   it.live("truncates stderr when maxErrorBytes is set", () =>
     Effect.gen(function* () {
@@ -83,54 +84,69 @@ describe("AppProcess", () => {
       expect(result.stderr.length).toBe(5)
       expect(result.stderrTruncated).toBe(true)
       expect(result.stdoutTruncated).toBe(false)
-    }))
+    }),
+  )
 
   it.live("output of exactly max bytes is not truncated", () =>
     Effect.gen(function* () {
       const result = yield* run(sh("printf 01234"), { maxOutputBytes: 5 })
       expect(text(result.stdout)).toBe("01234")
       expect(result.stdoutTruncated).toBe(false)
-    }))
+    }),
+  )
 
   it.live("captures stdout and stderr in emission order", () =>
     Effect.gen(function* () {
-      const result = yield* run(sh("printf 'out 1\\n'; sleep 0.2; printf 'err 1\\n' >&2; sleep 0.2; printf 'out 2\\n'"), {
-        combineOutput: true,
-      })
+      const result = yield* run(
+        sh("printf 'out 1\\n'; sleep 0.2; printf 'err 1\\n' >&2; sleep 0.2; printf 'out 2\\n'"),
+        {
+          combineOutput: true,
+        },
+      )
       expect(text(result.output)).toBe("out 1\nerr 1\nout 2\n")
       expect(result.stdout.length).toBe(0)
       expect(result.stderr.length).toBe(0)
       expect(result.outputTruncated).toBe(false)
       expect(result.stdoutTruncated).toBe(false)
       expect(result.stderrTruncated).toBe(false)
-    }))
+    }),
+  )
 
   it.live("runs argv commands without a shell and reports exit codes, cwd and env", () =>
     Effect.gen(function* () {
       const dir = fs.realpathSync(fs.mkdtempSync("/tmp/toolgate-process-"))
-      const result = yield* run(
-        { command: "/bin/sh", args: ["-c", 'printf "%s|%s" "$PWD" "$TOOLGATE_X"; exit 3'], cwd: dir, env: { TOOLGATE_X: "y" } },
-      )
+      const result = yield* run({
+        command: "/bin/sh",
+        args: ["-c", 'printf "%s|%s" "$PWD" "$TOOLGATE_X"; exit 3'],
+        cwd: dir,
+        env: { TOOLGATE_X: "y" },
+      })
       expect(result.exitCode).toBe(3)
       expect(text(result.stdout)).toBe(`${dir}|y`)
       expect(result.command).toBe('/bin/sh -c printf "%s|%s" "$PWD" "$TOOLGATE_X"; exit 3')
-    }))
+    }),
+  )
 
   it.live("an undefined env value removes the variable", () =>
     Effect.gen(function* () {
       process.env.TOOLGATE_PROCESS_TEST = "inherited"
       const inherited = yield* run(sh('printf "[%s]" "$TOOLGATE_PROCESS_TEST"'))
-      const removed = yield* run({ ...sh('printf "[%s]" "$TOOLGATE_PROCESS_TEST"'), env: { TOOLGATE_PROCESS_TEST: undefined } })
+      const removed = yield* run({
+        ...sh('printf "[%s]" "$TOOLGATE_PROCESS_TEST"'),
+        env: { TOOLGATE_PROCESS_TEST: undefined },
+      })
       delete process.env.TOOLGATE_PROCESS_TEST
       expect(text(inherited.stdout)).toBe("[inherited]")
       expect(text(removed.stdout)).toBe("[]")
-    }))
+    }),
+  )
 
   it.live("a child killed by a signal reports 128 + the signal number", () =>
     Effect.gen(function* () {
       const result = yield* run(sh("kill -9 $$"))
       expect(result.exitCode).toBe(137)
-    }))
+    }),
+  )
 
   it.live("stdin is ignored unless input is given", () =>
     Effect.gen(function* () {
@@ -138,14 +154,16 @@ describe("AppProcess", () => {
       expect(text(ignored.stdout)).toBe("done\n")
       const fed = yield* run(sh("cat"), { stdin: "fed" })
       expect(text(fed.stdout)).toBe("fed")
-    }))
+    }),
+  )
 
   it.live("a spawn failure is an AppProcessError naming the command", () =>
     Effect.gen(function* () {
       const error = yield* Effect.flip(run({ command: "/nonexistent/toolgate-binary" }))
       expect(error._tag).toBe("AppProcessError")
       expect(error.message).toMatch(/^Command failed: \/nonexistent\/toolgate-binary: .*ENOENT/)
-    }))
+    }),
+  )
 
   it.live("requireSuccess message", () =>
     Effect.gen(function* () {
@@ -156,7 +174,8 @@ describe("AppProcess", () => {
       expect(error.exitCode).toBe(1)
       const ok = yield* run(sh("true"))
       expect(yield* AppProcess.requireSuccess(ok)).toBe(ok)
-    }))
+    }),
+  )
 
   it("formats AppProcessError messages", () => {
     expect(new AppProcess.AppProcessError({ command: "ls" }).message).toBe("Command failed: ls")
@@ -185,7 +204,8 @@ describe("AppProcess", () => {
       // The run returns only once the whole group is gone.
       expect(liveInGroup(pgid)).toEqual([])
       expect(liveWithMarker(`sleep 10${marker}`)).toEqual([])
-    }))
+    }),
+  )
 
   it.live("interruption cleans up the child process", () =>
     Effect.gen(function* () {
@@ -199,7 +219,8 @@ describe("AppProcess", () => {
       // Fiber.interrupt waits for the finalizer, which waits for the group.
       expect(liveInGroup(pgid)).toEqual([])
       expect(liveWithMarker(`sleep 10${marker}`)).toEqual([])
-    }))
+    }),
+  )
 
   it.live("an abort signal fails the run and cleans up the group", () =>
     Effect.gen(function* () {
@@ -212,7 +233,8 @@ describe("AppProcess", () => {
       const error = yield* Fiber.join(fiber)
       expect(error.message).toBe(`Command failed: ${forking(pidFile, marker)}: stop now`)
       expect(liveInGroup(pgid)).toEqual([])
-    }))
+    }),
+  )
 
   it.live("a group that ignores SIGTERM is killed with SIGKILL after the grace period", () =>
     Effect.gen(function* () {
@@ -229,7 +251,8 @@ describe("AppProcess", () => {
       expect(elapsed).toBeGreaterThanOrEqual(AppProcess.KILL_GRACE_MS)
       expect(liveInGroup(pgid)).toEqual([])
       expect(liveWithMarker(`sleep 10${marker}`)).toEqual([])
-    }))
+    }),
+  )
 
   it.live("a command printing 50 MB keeps draining and captures exactly 1 MiB", () =>
     Effect.gen(function* () {
@@ -243,27 +266,32 @@ describe("AppProcess", () => {
       expect(result.output?.length).toBe(max)
       expect(result.outputTruncated).toBe(true)
       expect(text(result.output).replace(/x/g, "")).toBe("")
-    }))
+    }),
+  )
 
-  it.live("50 concurrent runs leave no children behind", () =>
-    Effect.gen(function* () {
-      const marker = uniqueMarker()
-      const results = yield* Effect.forEach(
-        Array.from({ length: 50 }, (_, i) => i),
-        (i) => run(sh(`echo ${i}; : ${marker}`)),
-        { concurrency: "unbounded" },
-      )
-      expect(results.map((result) => text(result.stdout))).toEqual(Array.from({ length: 50 }, (_, i) => `${i}\n`))
-      expect(liveWithMarker(marker)).toEqual([])
-      // Interrupted and timed-out runs in bulk leave nothing behind either.
-      const timedOut = yield* Effect.forEach(
-        Array.from({ length: 50 }, (_, i) => i),
-        () => Effect.flip(run(sh(`sleep 10${marker} & sleep 10${marker} & wait`), { timeout: Duration.millis(500) })),
-        { concurrency: "unbounded" },
-      )
-      expect(timedOut.every((error) => (error.cause as Error).message === "Timed out")).toBe(true)
-      expect(liveWithMarker(`sleep 10${marker}`)).toEqual([])
-    }), { timeout: 60_000 })
+  it.live(
+    "50 concurrent runs leave no children behind",
+    () =>
+      Effect.gen(function* () {
+        const marker = uniqueMarker()
+        const results = yield* Effect.forEach(
+          Array.from({ length: 50 }, (_, i) => i),
+          (i) => run(sh(`echo ${i}; : ${marker}`)),
+          { concurrency: "unbounded" },
+        )
+        expect(results.map((result) => text(result.stdout))).toEqual(Array.from({ length: 50 }, (_, i) => `${i}\n`))
+        expect(liveWithMarker(marker)).toEqual([])
+        // Interrupted and timed-out runs in bulk leave nothing behind either.
+        const timedOut = yield* Effect.forEach(
+          Array.from({ length: 50 }, (_, i) => i),
+          () => Effect.flip(run(sh(`sleep 10${marker} & sleep 10${marker} & wait`), { timeout: Duration.millis(500) })),
+          { concurrency: "unbounded" },
+        )
+        expect(timedOut.every((error) => (error.cause as Error).message === "Timed out")).toBe(true)
+        expect(liveWithMarker(`sleep 10${marker}`)).toEqual([])
+      }),
+    { timeout: 60_000 },
+  )
 
   it("collector keeps at most max bytes, slices the crossing chunk and flags loss only past max", () =>
     FastCheck.assert(

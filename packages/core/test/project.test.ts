@@ -15,11 +15,15 @@ const env = (() => {
 })()
 
 const git = (cwd: string, ...args: Array<string>): string =>
-  execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main", ...args], {
-    cwd,
-    env,
-    encoding: "utf8",
-  }).trim()
+  execFileSync(
+    "git",
+    ["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main", ...args],
+    {
+      cwd,
+      env,
+      encoding: "utf8",
+    },
+  ).trim()
 
 /** A repository with one commit (and optionally an origin). */
 const repo = (dir: string, origin?: string) => {
@@ -40,7 +44,9 @@ describe("Project.normalizeRemote", () => {
     expect(Project.normalizeRemote("  https://GitHub.com/Org/Repo/  ")).toBe("github.com/Org/Repo")
     expect(Project.normalizeRemote("https://github.com/Org/Repo.git/")).toBe("github.com/Org/Repo")
     expect(Project.normalizeRemote("ssh://git@github.com:22//Org/Repo.git")).toBe("github.com/Org/Repo")
-    expect(Project.normalizeRemote("git@GitLab.Example.com:group/sub/proj.git")).toBe("gitlab.example.com/group/sub/proj")
+    expect(Project.normalizeRemote("git@GitLab.Example.com:group/sub/proj.git")).toBe(
+      "gitlab.example.com/group/sub/proj",
+    )
     // without `user@`, `host.tld:path` parses as a URL whose scheme is the host, so its hostname is empty (reference)
     expect(Project.normalizeRemote("gitlab.example.com:group/proj.git")).toBeUndefined()
   })
@@ -104,35 +110,46 @@ describe("Project.resolve (05 §26)", () => {
       git(main, "worktree", "add", "-q", linked)
       fs.writeFileSync(path.join(main, ".git", "toolgate"), "shared")
       const info = yield* Project.resolve(linked)
-      expect(info).toEqual({ id: "shared", directory: linked, vcs: { type: "git", store: path.join(main, ".git") }, previous: "shared" })
+      expect(info).toEqual({
+        id: "shared",
+        directory: linked,
+        vcs: { type: "git", store: path.join(main, ".git") },
+        previous: "shared",
+      })
     }),
   )
 
-  it.scoped("root commit: the lexicographically first of several root commits; subdirectories resolve to the worktree", () =>
-    Effect.gen(function* () {
-      const root = yield* tempDir()
-      const dir = repo(path.join(root, "r"))
-      git(dir, "checkout", "-q", "--orphan", "other")
-      fs.writeFileSync(path.join(dir, "b.txt"), "b")
-      git(dir, "add", "b.txt")
-      git(dir, "commit", "-q", "-m", "second root")
-      git(dir, "checkout", "-q", "main")
-      git(dir, "merge", "-q", "--allow-unrelated-histories", "-m", "merge", "other")
-      const roots = git(dir, "rev-list", "--max-parents=0", "HEAD").split("\n").sort()
-      expect(roots).toHaveLength(2)
-      const sub = path.join(dir, "deep", "er")
-      fs.mkdirSync(sub, { recursive: true })
-      const info = yield* Project.resolve(sub)
-      expect(info.id).toBe(roots[0])
-      expect(info.directory).toBe(dir)
-    }),
+  it.scoped(
+    "root commit: the lexicographically first of several root commits; subdirectories resolve to the worktree",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* tempDir()
+        const dir = repo(path.join(root, "r"))
+        git(dir, "checkout", "-q", "--orphan", "other")
+        fs.writeFileSync(path.join(dir, "b.txt"), "b")
+        git(dir, "add", "b.txt")
+        git(dir, "commit", "-q", "-m", "second root")
+        git(dir, "checkout", "-q", "main")
+        git(dir, "merge", "-q", "--allow-unrelated-histories", "-m", "merge", "other")
+        const roots = git(dir, "rev-list", "--max-parents=0", "HEAD").split("\n").sort()
+        expect(roots).toHaveLength(2)
+        const sub = path.join(dir, "deep", "er")
+        fs.mkdirSync(sub, { recursive: true })
+        const info = yield* Project.resolve(sub)
+        expect(info.id).toBe(roots[0])
+        expect(info.directory).toBe(dir)
+      }),
   )
 
   it.scoped("a repository without commits, remote or cache is global but keeps its vcs", () =>
     Effect.gen(function* () {
       const root = yield* tempDir()
       git(root, "init", "-q")
-      expect(yield* Project.resolve(root)).toEqual({ id: "global", directory: root, vcs: { type: "git", store: path.join(root, ".git") } })
+      expect(yield* Project.resolve(root)).toEqual({
+        id: "global",
+        directory: root,
+        vcs: { type: "git", store: path.join(root, ".git") },
+      })
     }),
   )
 
@@ -201,26 +218,33 @@ describe("Location.layer", () => {
     }),
   )
 
-  it.scoped("a repository without commits is not pinned to global: after its first commit it gets the root commit", () =>
-    Effect.gen(function* () {
-      const root = yield* tempDir()
-      git(root, "init", "-q")
-      expect((yield* build(root)).location).toMatchObject({ project: { id: "global", directory: root }, vcs: { type: "git" } })
-      expect(fs.existsSync(path.join(root, ".git", "toolgate"))).toBe(false)
-      fs.writeFileSync(path.join(root, "a.txt"), "a")
-      git(root, "add", "a.txt")
-      git(root, "commit", "-q", "-m", "first")
-      const first = git(root, "rev-list", "--max-parents=0", "HEAD")
-      expect((yield* build(root)).location.project.id).toBe(first)
-      expect(fs.readFileSync(path.join(root, ".git", "toolgate"), "utf8")).toBe(first)
-    }),
+  it.scoped(
+    "a repository without commits is not pinned to global: after its first commit it gets the root commit",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* tempDir()
+        git(root, "init", "-q")
+        expect((yield* build(root)).location).toMatchObject({
+          project: { id: "global", directory: root },
+          vcs: { type: "git" },
+        })
+        expect(fs.existsSync(path.join(root, ".git", "toolgate"))).toBe(false)
+        fs.writeFileSync(path.join(root, "a.txt"), "a")
+        git(root, "add", "a.txt")
+        git(root, "commit", "-q", "-m", "first")
+        const first = git(root, "rev-list", "--max-parents=0", "HEAD")
+        expect((yield* build(root)).location.project.id).toBe(first)
+        expect(fs.readFileSync(path.join(root, ".git", "toolgate"), "utf8")).toBe(first)
+      }),
   )
 
   it.scoped("a missing directory fails with Location.DirectoryError", () =>
     Effect.gen(function* () {
       const root = yield* tempDir()
       const exit = yield* Effect.exit(build(path.join(root, "missing")))
-      expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error._tag).toBe("Location.DirectoryError")
+      expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error._tag).toBe(
+        "Location.DirectoryError",
+      )
     }),
   )
 })

@@ -110,9 +110,9 @@ describe("QuestionV2", () => {
       yield* Scope.close(scope, Exit.void)
       for (const fiber of [first, second]) {
         const exit = yield* Fiber.await(fiber)
-        expect(Exit.isFailure(exit) && Cause.failureOption(exit.cause).pipe((o) => o._tag === "Some" && o.value._tag)).toBe(
-          "QuestionV2.RejectedError",
-        )
+        expect(
+          Exit.isFailure(exit) && Cause.failureOption(exit.cause).pipe((o) => o._tag === "Some" && o.value._tag),
+        ).toBe("QuestionV2.RejectedError")
       }
       expect(yield* question.list()).toEqual([])
     }),
@@ -131,9 +131,9 @@ describe("QuestionV2", () => {
       yield* Scope.close(busScope, Exit.void)
       yield* Scope.close(questionScope, Exit.void)
       const exit = yield* Fiber.await(fiber)
-      expect(Exit.isFailure(exit) && Cause.failureOption(exit.cause).pipe((o) => o._tag === "Some" && o.value._tag)).toBe(
-        "QuestionV2.RejectedError",
-      )
+      expect(
+        Exit.isFailure(exit) && Cause.failureOption(exit.cause).pipe((o) => o._tag === "Some" && o.value._tag),
+      ).toBe("QuestionV2.RejectedError")
     }),
   )
 
@@ -158,7 +158,9 @@ describe("QuestionV2", () => {
     expect(QuestionV2.isDismissed(Cause.fail(new QuestionV2.RejectedError()))).toBe(false)
     expect(QuestionV2.isDismissed(Cause.die(new Error("boom")))).toBe(false)
     expect(
-      QuestionV2.isDismissed(Cause.sequential(Cause.interrupt(FiberId.none), Cause.die(new QuestionV2.RejectedError()))),
+      QuestionV2.isDismissed(
+        Cause.sequential(Cause.interrupt(FiberId.none), Cause.die(new QuestionV2.RejectedError())),
+      ),
     ).toBe(true)
   })
 })

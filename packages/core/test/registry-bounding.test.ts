@@ -43,13 +43,19 @@ const echo = Tool.make({
 /** A store double that records every `bound` input and answers with `answer`. */
 const mockStore = (
   seen: Ref.Ref<ReadonlyArray<ToolOutputStore.BoundInput>>,
-  answer: (input: ToolOutputStore.BoundInput) => Effect.Effect<ToolOutputStore.BoundResult, ToolOutputStore.StorageError>,
+  answer: (
+    input: ToolOutputStore.BoundInput,
+  ) => Effect.Effect<ToolOutputStore.BoundResult, ToolOutputStore.StorageError>,
 ) =>
   Layer.succeed(
     ToolOutputStore.Service,
     ToolOutputStore.Service.of({
       limits: () => Effect.succeed({ maxLines: ToolOutputStore.MAX_LINES, maxBytes: ToolOutputStore.MAX_BYTES }),
-      bound: (input) => Effect.zipRight(Ref.update(seen, (all) => [...all, input]), answer(input)),
+      bound: (input) =>
+        Effect.zipRight(
+          Ref.update(seen, (all) => [...all, input]),
+          answer(input),
+        ),
       cleanup: () => Effect.void,
     }),
   )
@@ -75,7 +81,11 @@ describe("registry bounding (end to end)", () => {
       const file = settlement.outputPaths![0]!
       expect(path.dirname(file)).toBe(path.join(data, "tool-output"))
       const expected = yield* Effect.orDie(
-        Tool.settle(big, { id: "again", name: "big", input: { size: 3 * 1024 * 1024 } }, { ...identity, toolCallID: "again" }),
+        Tool.settle(
+          big,
+          { id: "again", name: "big", input: { size: 3 * 1024 * 1024 } },
+          { ...identity, toolCallID: "again" },
+        ),
       )
       const full = (expected.content[0] as LLM.ToolTextContent).text
       expect(Buffer.byteLength(full)).toBeGreaterThanOrEqual(3 * 1024 * 1024)
@@ -84,7 +94,8 @@ describe("registry bounding (end to end)", () => {
       expect(Buffer.byteLength(preview)).toBeLessThanOrEqual(ToolOutputStore.MAX_BYTES)
       expect(preview).toContain(`... output truncated; full content saved to ${file} ...`)
       expect(settlement.output?.content).toEqual([{ type: "text", text: preview }])
-    }))
+    }),
+  )
 
   it.scoped("a ToolFailure never reaches the store", () =>
     Effect.gen(function* () {
@@ -102,20 +113,25 @@ describe("registry bounding (end to end)", () => {
       yield* turn.settle(call("echo"))
       const bounded = yield* Ref.get(seen)
       expect(bounded.map((input) => [input.sessionID, input.toolCallID])).toEqual([["ses_registry", "call-echo"]])
-    }))
+    }),
+  )
 
   it.scoped("a storage failure fails settle with that very StorageError", () =>
     Effect.gen(function* () {
       const seen = yield* Ref.make<ReadonlyArray<ToolOutputStore.BoundInput>>([])
       const error = new ToolOutputStore.StorageError({ operation: "write", cause: new Error("disk full") })
-      const registry = yield* Effect.provide(ToolRegistry.Service, registryWith(mockStore(seen, () => Effect.fail(error))))
+      const registry = yield* Effect.provide(
+        ToolRegistry.Service,
+        registryWith(mockStore(seen, () => Effect.fail(error))),
+      )
       yield* registry.register({ echo })
       const turn = yield* registry.materialize()
       const failure = yield* Effect.flip(turn.settle(call("echo")))
       expect(failure).toBe(error)
       expect(failure.message).toBe("Failed to write tool output: disk full")
       expect(yield* Ref.get(seen)).toHaveLength(1)
-    }))
+    }),
+  )
 
   it.scoped("a bounded output with one path gives outputPaths in the settlement", () =>
     Effect.gen(function* () {
@@ -123,7 +139,9 @@ describe("registry bounding (end to end)", () => {
       const bounded: LLM.ToolOutput = { structured: { text: "echo" }, content: [{ type: "text", text: "preview" }] }
       const registry = yield* Effect.provide(
         ToolRegistry.Service,
-        registryWith(mockStore(seen, () => Effect.succeed({ output: bounded, outputPaths: ["/data/tool-output/tool_x"] }))),
+        registryWith(
+          mockStore(seen, () => Effect.succeed({ output: bounded, outputPaths: ["/data/tool-output/tool_x"] })),
+        ),
       )
       yield* registry.register({ echo })
       const turn = yield* registry.materialize()
@@ -131,5 +149,6 @@ describe("registry bounding (end to end)", () => {
       expect(settlement.outputPaths).toEqual(["/data/tool-output/tool_x"])
       expect(settlement.result).toEqual({ type: "text", value: "preview" })
       expect(settlement.output).toBe(bounded)
-    }))
+    }),
+  )
 })

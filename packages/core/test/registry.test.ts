@@ -6,7 +6,8 @@ import { call, diskFull, echoTool, identity, names, registryLayer, settleTool, s
 const withRegistry = <A, E>(effect: Effect.Effect<A, E, Layer.Layer.Success<typeof registryLayer> | Scope.Scope>) =>
   Effect.scoped(Effect.provide(effect, registryLayer))
 
-const register = (tools: Record<string, Tool.AnyTool>) => Effect.flatMap(ToolRegistry.Service, (registry) => registry.register(tools))
+const register = (tools: Record<string, Tool.AnyTool>) =>
+  Effect.flatMap(ToolRegistry.Service, (registry) => registry.register(tools))
 
 const registerIn = (scope: Scope.Scope, tools: Record<string, Tool.AnyTool>) => Scope.extend(register(tools), scope)
 
@@ -21,7 +22,12 @@ describe("ToolRegistry", () => {
           write: echoTool({ permission: "edit" }),
           apply_patch: echoTool({ permission: "edit" }),
         })
-        expect(yield* names([{ action: "question", resource: "*", effect: "deny" }])).toEqual(["bash", "edit", "write", "apply_patch"])
+        expect(yield* names([{ action: "question", resource: "*", effect: "deny" }])).toEqual([
+          "bash",
+          "edit",
+          "write",
+          "apply_patch",
+        ])
         expect(
           yield* names([
             { action: "*", resource: "*", effect: "deny" },
@@ -39,7 +45,8 @@ describe("ToolRegistry", () => {
         expect(yield* names([{ action: "bash", resource: "**", effect: "deny" }])).toContain("bash")
         expect(yield* names([{ action: "bash", resource: "*", effect: "ask" }])).toContain("bash")
       }),
-    ))
+    ),
+  )
 
   it.effect("keeps permission decoration isolated between registrations", () =>
     withRegistry(
@@ -50,7 +57,8 @@ describe("ToolRegistry", () => {
         expect(yield* names([{ action: "edit", resource: "*", effect: "deny" }])).toEqual(["first"])
         expect(Tool.permission(shared, "first")).toBe("first")
       }),
-    ))
+    ),
+  )
 
   it.effect("reuses model definitions across provider turns", () =>
     withRegistry(
@@ -61,7 +69,8 @@ describe("ToolRegistry", () => {
         const two = yield* registry.materialize()
         expect(one.definitions[0]).toBe(two.definitions[0])
       }),
-    ))
+    ),
+  )
 
   it.effect("removes a scoped registration", () =>
     withRegistry(
@@ -72,7 +81,8 @@ describe("ToolRegistry", () => {
         yield* Scope.close(scope, Exit.void)
         expect(yield* names()).toEqual([])
       }),
-    ))
+    ),
+  )
 
   it.live("preserves an interrupted registration until its scope closes", () =>
     withRegistry(
@@ -80,7 +90,10 @@ describe("ToolRegistry", () => {
         const scope = yield* Scope.make()
         const registered = yield* Deferred.make<void>()
         const fiber = yield* Effect.fork(
-          Effect.zipRight(registerIn(scope, { echo: echoTool() }), Effect.zipRight(Deferred.succeed(registered, undefined), Effect.never)),
+          Effect.zipRight(
+            registerIn(scope, { echo: echoTool() }),
+            Effect.zipRight(Deferred.succeed(registered, undefined), Effect.never),
+          ),
         )
         yield* Deferred.await(registered)
         yield* Fiber.interrupt(fiber)
@@ -88,7 +101,8 @@ describe("ToolRegistry", () => {
         yield* Scope.close(scope, Exit.void)
         expect(yield* names()).toEqual([])
       }),
-    ))
+    ),
+  )
 
   it.effect("returns model errors without swallowing interruption or defects", () =>
     withRegistry(
@@ -111,19 +125,23 @@ describe("ToolRegistry", () => {
         const exit = yield* Effect.exit(settleTool(call("broken")))
         expect(Exit.isFailure(exit) && Cause.dieOption(exit.cause)).toEqual(Option.some("unexpected executor defect"))
       }),
-    ))
+    ),
+  )
 
   it.live("propagates interruption of a running tool as interruption", () =>
     withRegistry(
       Effect.gen(function* () {
         const started = yield* Deferred.make<void>()
-        yield* register({ slow: echoTool({ onExecute: Effect.zipRight(Deferred.succeed(started, undefined), Effect.never) }) })
+        yield* register({
+          slow: echoTool({ onExecute: Effect.zipRight(Deferred.succeed(started, undefined), Effect.never) }),
+        })
         const fiber = yield* Effect.fork(settleTool(call("slow")))
         yield* Deferred.await(started)
         const exit = yield* Fiber.interrupt(fiber)
         expect(Exit.isInterrupted(exit)).toBe(true)
       }),
-    ))
+    ),
+  )
 
   it.effect("propagates retention failures through settlement", () =>
     withRegistry(
@@ -133,7 +151,8 @@ describe("ToolRegistry", () => {
         expect(error).toBe(diskFull)
         expect(error.message).toBe("Failed to write tool output: disk full")
       }),
-    ))
+    ),
+  )
 
   it.effect("exposes settlement only through materialization", () =>
     withRegistry(
@@ -143,7 +162,8 @@ describe("ToolRegistry", () => {
         expect("definitions" in registry || "execute" in registry || "settle" in registry).toBe(false)
         expect(typeof registry.materialize).toBe("function")
       }),
-    ))
+    ),
+  )
 
   it.effect("passes complete invocation identity to the canonical handler", () =>
     withRegistry(
@@ -160,7 +180,8 @@ describe("ToolRegistry", () => {
         expect(seen).toEqual([{ ...identity, toolCallID: "call-context" }])
         expect(Object.keys(seen[0]!).sort()).toEqual(["agent", "assistantMessageID", "sessionID", "toolCallID"])
       }),
-    ))
+    ),
+  )
 
   it.effect("encodes output and applies generic settlement bounding", () =>
     withRegistry(
@@ -174,7 +195,8 @@ describe("ToolRegistry", () => {
         })
         expect(yield* storeCalls).toHaveLength(1)
       }),
-    ))
+    ),
+  )
 
   it.effect("enforces transformed codecs at execution and projection boundaries", () =>
     withRegistry(
@@ -211,7 +233,8 @@ describe("ToolRegistry", () => {
         expect(String(out.result.value)).toContain("invalid value for its output schema")
         expect(out.output).toBeUndefined()
       }),
-    ))
+    ),
+  )
 
   it.effect("executes the unchanged registration advertised for a provider turn", () =>
     withRegistry(
@@ -220,7 +243,8 @@ describe("ToolRegistry", () => {
         const turn = yield* (yield* ToolRegistry.Service).materialize()
         expect((yield* turn.settle(call("echo"))).result).toEqual({ type: "text", value: "echo" })
       }),
-    ))
+    ),
+  )
 
   it.effect("rejects a call when its advertised registration was removed", () =>
     withRegistry(
@@ -231,7 +255,8 @@ describe("ToolRegistry", () => {
         yield* Scope.close(scope, Exit.void)
         expect((yield* turn.settle(call("echo"))).result).toEqual({ type: "error", value: "Stale tool call: echo" })
       }),
-    ))
+    ),
+  )
 
   it.effect("rejects only the replaced name from a multi-tool provider turn", () =>
     withRegistry(
@@ -242,7 +267,8 @@ describe("ToolRegistry", () => {
         expect((yield* turn.settle(call("first"))).result).toEqual({ type: "error", value: "Stale tool call: first" })
         expect((yield* turn.settle(call("second"))).result).toEqual({ type: "text", value: "second" })
       }),
-    ))
+    ),
+  )
 
   it.effect("treats revealing a previous overlay as stale", () =>
     withRegistry(
@@ -256,7 +282,8 @@ describe("ToolRegistry", () => {
         expect((yield* turn.settle(call("echo"))).result).toEqual({ type: "error", value: "Stale tool call: echo" })
         expect(baseRuns).toBe(0)
       }),
-    ))
+    ),
+  )
 
   it.effect("rejects an application call after a Location override is registered", () =>
     withRegistry(
@@ -266,7 +293,8 @@ describe("ToolRegistry", () => {
         yield* register({ echo: echoTool() })
         expect((yield* turn.settle(call("echo"))).result).toEqual({ type: "error", value: "Stale tool call: echo" })
       }),
-    ))
+    ),
+  )
 
   it.effect("rejects a Location call after removal reveals an application registration", () =>
     withRegistry(
@@ -278,7 +306,8 @@ describe("ToolRegistry", () => {
         yield* Scope.close(scope, Exit.void)
         expect((yield* turn.settle(call("echo"))).result).toEqual({ type: "error", value: "Stale tool call: echo" })
       }),
-    ))
+    ),
+  )
 
   it.live("keeps captured execution running after registration mutation", () =>
     withRegistry(
@@ -300,7 +329,8 @@ describe("ToolRegistry", () => {
           output: { structured: { text: "echo" }, content: [{ type: "text", text: "echo" }] },
         })
       }),
-    ))
+    ),
+  )
 })
 
 describe("ToolRegistry (derived)", () => {
@@ -313,21 +343,27 @@ describe("ToolRegistry (derived)", () => {
         expect(yield* names()).toEqual([])
         yield* Scope.close(scope, Exit.void)
       }),
-    ))
+    ),
+  )
 
   it.effect("a mixed valid and invalid record registers nothing and names the first invalid key", () =>
     withRegistry(
       Effect.gen(function* () {
         const error = yield* Effect.flip(register({ good: echoTool(), "bad name": echoTool(), "9worse": echoTool() }))
         expect(error).toBeInstanceOf(Tool.RegistrationError)
-        expect(error).toMatchObject({ _tag: "Tool.RegistrationError", name: "bad name", message: "Invalid tool name: bad name" })
+        expect(error).toMatchObject({
+          _tag: "Tool.RegistrationError",
+          name: "bad name",
+          message: "Invalid tool name: bad name",
+        })
         const applicationError = yield* Effect.flip(
           (yield* ApplicationTools.Service).register({ fine: echoTool(), "x.y": echoTool() }),
         )
         expect(applicationError.message).toBe("Invalid tool name: x.y")
         expect(yield* names()).toEqual([])
       }),
-    ))
+    ),
+  )
 
   it.effect("re-registering the same tool value creates a new identity", () =>
     withRegistry(
@@ -338,7 +374,8 @@ describe("ToolRegistry (derived)", () => {
         yield* register({ echo: tool })
         expect((yield* turn.settle(call("echo"))).result).toEqual({ type: "error", value: "Stale tool call: echo" })
       }),
-    ))
+    ),
+  )
 
   it.effect("a name registered after materialize is unknown to that turn and runs from a new one", () =>
     withRegistry(
@@ -349,16 +386,20 @@ describe("ToolRegistry (derived)", () => {
         expect((yield* turn.settle(call("late"))).result).toEqual({ type: "error", value: "Unknown tool: late" })
         expect((yield* settleTool(call("late"))).result).toEqual({ type: "text", value: "late" })
       }),
-    ))
+    ),
+  )
 
   it.effect("a wholly disabled name settles as unknown from the filtered materialization", () =>
     withRegistry(
       Effect.gen(function* () {
         yield* register({ hidden: echoTool() })
-        const turn = yield* (yield* ToolRegistry.Service).materialize([{ action: "hidden", resource: "*", effect: "deny" }])
+        const turn = yield* (yield* ToolRegistry.Service).materialize([
+          { action: "hidden", resource: "*", effect: "deny" },
+        ])
         expect((yield* turn.settle(call("hidden"))).result).toEqual({ type: "error", value: "Unknown tool: hidden" })
       }),
-    ))
+    ),
+  )
 
   it.effect("unrelated application churn does not make an advertised application tool stale", () =>
     withRegistry(
@@ -371,7 +412,8 @@ describe("ToolRegistry (derived)", () => {
         yield* Scope.close(scope, Exit.void)
         expect((yield* turn.settle(call("echo"))).result).toEqual({ type: "text", value: "echo" })
       }),
-    ))
+    ),
+  )
 
   it.effect("closing a non-top registration keeps the top effective", () =>
     withRegistry(
@@ -388,7 +430,8 @@ describe("ToolRegistry (derived)", () => {
         yield* Scope.close(two, Exit.void)
         expect(yield* names()).toEqual([])
       }),
-    ))
+    ),
+  )
 
   it.effect("orders definitions: application names, overrides in place, then Location-only names", () =>
     withRegistry(
@@ -398,7 +441,8 @@ describe("ToolRegistry (derived)", () => {
         yield* register({ beta: echoTool() })
         expect(yield* names()).toEqual(["alpha", "beta", "bash", "edit", "write", "apply_patch"])
       }),
-    ))
+    ),
+  )
 
   it.effect("ToolFailure bypasses the store and carries no output", () =>
     withRegistry(
@@ -413,7 +457,8 @@ describe("ToolRegistry (derived)", () => {
         expect(yield* settleTool(call("failing"))).toEqual({ result: { type: "error", value: "nope" } })
         expect(yield* storeCalls).toEqual([])
       }),
-    ))
+    ),
+  )
 
   it.effect("an invalid tool value is a defect at materialize", () =>
     withRegistry(
@@ -424,7 +469,8 @@ describe("ToolRegistry (derived)", () => {
           Option.some("TypeError: Invalid Core Tool value"),
         )
       }),
-    ))
+    ),
+  )
 
   it.effect("Tools.Service registers into the same Location instance", () =>
     withRegistry(
@@ -432,7 +478,8 @@ describe("ToolRegistry (derived)", () => {
         yield* (yield* Tools.Service).register({ via_tools: echoTool() })
         expect(yield* names()).toEqual(["via_tools"])
       }),
-    ))
+    ),
+  )
 
   it.effect("does not leak a Location registration into an already closed scope", () =>
     withRegistry(
@@ -442,6 +489,6 @@ describe("ToolRegistry (derived)", () => {
         yield* registerIn(scope, { echo: echoTool() })
         expect(yield* names()).toEqual([])
       }),
-    ))
+    ),
+  )
 })
-

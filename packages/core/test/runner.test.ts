@@ -37,7 +37,9 @@ const runnerLayer = (options: {
     PermissionSaved.layer,
   ).pipe(Layer.provideMerge(options.database))
   const place = Location.layer({ directory: options.directory }).pipe(
-    Layer.provideMerge(Config.layerFromEntries(options.config === undefined ? [] : [{ type: "document", info: options.config }])),
+    Layer.provideMerge(
+      Config.layerFromEntries(options.config === undefined ? [] : [{ type: "document", info: options.config }]),
+    ),
   )
   return Runner.layer.pipe(
     Layer.provideMerge(ScriptedModel.layer(options.script)),
@@ -56,7 +58,14 @@ const recordingTool = (log: Array<string>, onExecute: Effect.Effect<void> = Effe
     description: "Records its execution",
     input: Text,
     output: Schema.String,
-    execute: (input, context) => Effect.as(Effect.zipRight(Effect.sync(() => log.push(`execute:${context.toolCallID}`)), onExecute), input.text),
+    execute: (input, context) =>
+      Effect.as(
+        Effect.zipRight(
+          Effect.sync(() => log.push(`execute:${context.toolCallID}`)),
+          onExecute,
+        ),
+        input.text,
+      ),
   })
 
 /** A tool that asserts permission `guarded` on resource `input.text`, with the P5 mapping. */
@@ -90,7 +99,11 @@ const autoReply = (reply: PermissionV2.Reply, message?: string) =>
         Effect.flatMap(Queue.take(queue), (envelope) =>
           envelope.type === "permission.v2.asked"
             ? permission
-                .reply({ requestID: (envelope.data as PermissionV2.Request).id, reply, ...(message === undefined ? {} : { message }) })
+                .reply({
+                  requestID: (envelope.data as PermissionV2.Request).id,
+                  reply,
+                  ...(message === undefined ? {} : { message }),
+                })
                 .pipe(Effect.ignore)
             : Effect.void,
         ),
@@ -98,30 +111,52 @@ const autoReply = (reply: PermissionV2.Reply, message?: string) =>
     )
   })
 
-const toolRows = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  sql<{ call_id: string; status: string; error: string | null }>`SELECT call_id, status, error FROM tool_call ORDER BY time_created, call_id`,
+const toolRows = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) =>
+    sql<{
+      call_id: string
+      status: string
+      error: string | null
+    }>`SELECT call_id, status, error FROM tool_call ORDER BY time_created, call_id`,
 )
 
 const setup = (script: ScriptedModel.Script, config?: Config.Info) =>
   Effect.gen(function* () {
     const directory = yield* tempDir()
     const data = yield* tempDir()
-    return runnerLayer({ directory, data, script, database: Database.layerMemory, ...(config === undefined ? {} : { config }) })
+    return runnerLayer({
+      directory,
+      data,
+      script,
+      database: Database.layerMemory,
+      ...(config === undefined ? {} : { config }),
+    })
   })
 
 describe("Runner", () => {
   it.live("publishes and records tool.called before the tool's side effect", () =>
     Effect.gen(function* () {
-      const layer = yield* setup([[{ type: "tool-call", id: "c1", name: "probe", input: { text: "a" } }], [{ type: "text", text: "done" }]])
+      const layer = yield* setup([
+        [{ type: "tool-call", id: "c1", name: "probe", input: { text: "a" } }],
+        [{ type: "text", text: "done" }],
+      ])
       yield* Effect.gen(function* () {
         const log: Array<string> = []
         const events = yield* EventV2.Service
         yield* events.listen((envelope) => {
-          if (envelope.type === "session.next.tool.called") log.push(`called:${(envelope.data as { callID: string }).callID}`)
-          if (envelope.type === "session.next.tool.success") log.push(`success:${(envelope.data as { callID: string }).callID}`)
+          if (envelope.type === "session.next.tool.called")
+            log.push(`called:${(envelope.data as { callID: string }).callID}`)
+          if (envelope.type === "session.next.tool.success")
+            log.push(`success:${(envelope.data as { callID: string }).callID}`)
         })
         const sql = yield* SqlClient.SqlClient
-        const recorded = recordingTool(log, Effect.flatMap(sql<{ status: string }>`SELECT status FROM tool_call WHERE call_id = 'c1'`, (rows) => Effect.sync(() => log.push(`row:${rows[0]?.status}`))).pipe(Effect.orDie))
+        const recorded = recordingTool(
+          log,
+          Effect.flatMap(sql<{ status: string }>`SELECT status FROM tool_call WHERE call_id = 'c1'`, (rows) =>
+            Effect.sync(() => log.push(`row:${rows[0]?.status}`)),
+          ).pipe(Effect.orDie),
+        )
         yield* (yield* ToolRegistry.Service).register({ probe: recorded })
         const session = yield* (yield* SessionV2.Service).create()
         const result = yield* (yield* Runner.Service).run({ sessionID: session.id, prompt: "go" })
@@ -133,7 +168,8 @@ describe("Runner", () => {
         expect(second.at(-1)).toMatchObject({ role: "tool", callID: "c1", result: { type: "text", value: "a" } })
         expect(requests[0]!.tools.map((tool) => tool.name)).toEqual(["probe"])
       }).pipe(Effect.provide(layer))
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped),
+  )
 
   it.live("settles tool calls eagerly and concurrently", () =>
     Effect.gen(function* () {
@@ -149,15 +185,22 @@ describe("Runner", () => {
         const log: Array<string> = []
         // Each tool waits for the other to have started: only concurrent settlement completes.
         yield* (yield* ToolRegistry.Service).register({
-          left: recordingTool(log, Effect.zipRight(Deferred.succeed(leftStarted, undefined), Deferred.await(rightStarted))),
-          right: recordingTool(log, Effect.zipRight(Deferred.succeed(rightStarted, undefined), Deferred.await(leftStarted))),
+          left: recordingTool(
+            log,
+            Effect.zipRight(Deferred.succeed(leftStarted, undefined), Deferred.await(rightStarted)),
+          ),
+          right: recordingTool(
+            log,
+            Effect.zipRight(Deferred.succeed(rightStarted, undefined), Deferred.await(leftStarted)),
+          ),
         })
         const session = yield* (yield* SessionV2.Service).create()
         yield* (yield* Runner.Service).run({ sessionID: session.id, prompt: "go" }).pipe(Effect.timeout("5 seconds"))
         expect(log.sort()).toEqual(["execute:a", "execute:b"])
         expect((yield* toolRows).map((row) => row.status)).toEqual(["completed", "completed"])
       }).pipe(Effect.provide(layer))
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped),
+  )
 
   it.live("a declined permission stops the loop and fails every unsettled call as interrupted", () =>
     Effect.gen(function* () {
@@ -185,12 +228,16 @@ describe("Runner", () => {
         ])
         expect(yield* Effect.flatMap(ScriptedModel.Requests, Ref.get)).toHaveLength(1)
       }).pipe(Effect.provide(layer))
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped),
+  )
 
   it.live("a correction continues with the feedback visible in the next request", () =>
     Effect.gen(function* () {
       const layer = yield* setup(
-        [[{ type: "tool-call", id: "guard", name: "guarded", input: { text: "secret" } }], [{ type: "text", text: "ok" }]],
+        [
+          [{ type: "tool-call", id: "guard", name: "guarded", input: { text: "secret" } }],
+          [{ type: "text", text: "ok" }],
+        ],
         { permissions: [{ action: "guarded", resource: "*", effect: "ask" }] },
       )
       yield* Effect.gen(function* () {
@@ -206,11 +253,13 @@ describe("Runner", () => {
           callID: "guard",
           result: {
             type: "error",
-            value: "The user rejected permission to use this specific tool call with the following feedback: use the public file",
+            value:
+              "The user rejected permission to use this specific tool call with the following feedback: use the public file",
           },
         })
       }).pipe(Effect.provide(layer))
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped),
+  )
 
   it.live("tool calls on the agent's last allowed step fail without running", () =>
     Effect.gen(function* () {
@@ -228,21 +277,25 @@ describe("Runner", () => {
         const requests = yield* Effect.flatMap(ScriptedModel.Requests, Ref.get)
         expect(requests[0]!.tools).toEqual([])
       }).pipe(Effect.provide(layer))
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped),
+  )
 
   it.live("interrupting a run marks its running calls interrupted", () =>
     Effect.gen(function* () {
       const layer = yield* setup([[{ type: "tool-call", id: "stuck", name: "hang", input: { text: "x" } }]])
       yield* Effect.gen(function* () {
         const started = yield* Deferred.make<void>()
-        yield* (yield* ToolRegistry.Service).register({ hang: recordingTool([], Effect.zipRight(Deferred.succeed(started, undefined), Effect.never)) })
+        yield* (yield* ToolRegistry.Service).register({
+          hang: recordingTool([], Effect.zipRight(Deferred.succeed(started, undefined), Effect.never)),
+        })
         const session = yield* (yield* SessionV2.Service).create()
         const fiber = yield* Effect.fork((yield* Runner.Service).run({ sessionID: session.id, prompt: "go" }))
         yield* Deferred.await(started)
         yield* Fiber.interrupt(fiber)
         expect(yield* toolRows).toEqual([{ call_id: "stuck", status: "failed", error: Runner.INTERRUPTED }])
       }).pipe(Effect.provide(layer))
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped),
+  )
 
   it.live("a new runner marks calls left running by a previous process as interrupted", () =>
     Effect.gen(function* () {
@@ -266,5 +319,6 @@ describe("Runner", () => {
       }).pipe(Effect.provide(second), Effect.scoped)
       expect(rows).toEqual([{ call_id: "left", status: "failed", error: Runner.INTERRUPTED }])
       expect(sessionID.startsWith("ses_")).toBe(true)
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped),
+  )
 })

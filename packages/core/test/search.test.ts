@@ -65,12 +65,36 @@ describe("path form and order", () => {
 
 describe("ripgrep arguments", () => {
   it("are exactly those of 04 §8.3", () => {
-    expect(Search.globArgs("*.ts")).toEqual(["--no-config", "--files", "--sort=path", "--glob=*.ts", "--glob=!**/.git/**", "."])
+    expect(Search.globArgs("*.ts")).toEqual([
+      "--no-config",
+      "--files",
+      "--sort=path",
+      "--glob=*.ts",
+      "--glob=!**/.git/**",
+      ".",
+    ])
     expect(Search.grepArgs("a(b", "*.md", undefined)).toEqual([
-      "--no-config", "--json", "--hidden", "--no-messages", "--sort=path", "--glob=*.md", "--glob=!**/.git/**", "--", "a(b", ".",
+      "--no-config",
+      "--json",
+      "--hidden",
+      "--no-messages",
+      "--sort=path",
+      "--glob=*.md",
+      "--glob=!**/.git/**",
+      "--",
+      "a(b",
+      ".",
     ])
     expect(Search.grepArgs("-x", undefined, "file.txt")).toEqual([
-      "--no-config", "--json", "--hidden", "--no-messages", "--sort=path", "--glob=!**/.git/**", "--", "-x", "file.txt",
+      "--no-config",
+      "--json",
+      "--hidden",
+      "--no-messages",
+      "--sort=path",
+      "--glob=!**/.git/**",
+      "--",
+      "-x",
+      "file.txt",
     ])
   })
 })
@@ -80,7 +104,8 @@ describe("engine selection", () => {
     Effect.gen(function* () {
       expect(yield* Search.detect({ rgPath: "/opt/rg" })).toEqual({ _tag: "ripgrep", rgPath: "/opt/rg" })
       expect(yield* Search.detect()).toEqual(hasRg ? { _tag: "ripgrep", rgPath: "rg" } : { _tag: "node" })
-    }))
+    }),
+  )
 })
 
 describe.each(engines)("shared engine rules ($engine)", ({ search, skip }) => {
@@ -88,18 +113,26 @@ describe.each(engines)("shared engine rules ($engine)", ({ search, skip }) => {
     withDir({ "a.txt": "needle\nneedle\n", "b.txt": `${"z".repeat(70_000)} needle\n` }, async (cwd) => {
       expect(await run(search.grep({ cwd, pattern: "needle", limit: 1 }))).toEqual(
         Either.right([
-          { entry: { path: "a.txt", type: "file" }, line: 1, offset: 0, text: "needle\n", submatches: [{ text: "needle", start: 0, end: 6 }] },
+          {
+            entry: { path: "a.txt", type: "file" },
+            line: 1,
+            offset: 0,
+            text: "needle\n",
+            submatches: [{ text: "needle", start: 0, end: 6 }],
+          },
         ]),
       )
       const all = await run(search.grep({ cwd, pattern: "needle", limit: 10 }))
       expect(all).toEqual(Either.left(new Search.Error({ message: "Ripgrep JSON record exceeded 65536 bytes" })))
-    }))
+    }),
+  )
 
   it.skipIf(skip)("an explicitly named file is searched even when hidden or outside the include glob", () =>
     withDir({ ".secret.md": "needle\n", "other.ts": "needle\n" }, async (cwd) => {
       const result = await run(search.grep({ cwd, pattern: "needle", file: ".secret.md", include: "*.ts", limit: 10 }))
       expect(Either.map(result, (rows) => rows.map((row) => row.entry.path))).toEqual(Either.right([".secret.md"]))
-    }))
+    }),
+  )
 
   it.skipIf(skip)("a file containing NUL is not searched; symlinks are not followed", () =>
     withDir({ "bin.dat": Buffer.from("needle\0\n"), "real/t.txt": "needle\n" }, async (cwd) => {
@@ -109,10 +142,13 @@ describe.each(engines)("shared engine rules ($engine)", ({ search, skip }) => {
       expect(Either.map(grep, (rows) => rows.map((row) => row.entry.path))).toEqual(Either.right(["real/t.txt"]))
       const glob = await run(search.glob({ cwd, pattern: "*.txt", limit: 10 }))
       expect(glob).toEqual(Either.right([{ path: "real/t.txt", type: "file" }]))
-    }))
+    }),
+  )
 
   it.skipIf(skip)("a missing cwd is a Search.Error", async () => {
-    const result = await run(search.glob({ cwd: path.join(os.tmpdir(), "toolgate-missing-dir-xyz"), pattern: "*", limit: 5 }))
+    const result = await run(
+      search.glob({ cwd: path.join(os.tmpdir(), "toolgate-missing-dir-xyz"), pattern: "*", limit: 5 }),
+    )
     expect(Either.isLeft(result) && result.left._tag).toBe("Search.Error")
   })
 
@@ -122,9 +158,13 @@ describe.each(engines)("shared engine rules ($engine)", ({ search, skip }) => {
       expect(Either.isLeft(grep) && grep.left).toMatchObject({ _tag: "Search.InvalidPatternError", pattern: "a(" })
       for (const pattern of ["{a", "[a", "[z-a]", "a\\", "{a,{b}}"]) {
         const glob = await run(search.glob({ cwd, pattern, limit: 5 }))
-        expect(Either.isLeft(glob) && glob.left).toMatchObject({ _tag: "Search.Error", message: expect.stringContaining(`error parsing glob '${pattern}'`) })
+        expect(Either.isLeft(glob) && glob.left).toMatchObject({
+          _tag: "Search.Error",
+          message: expect.stringContaining(`error parsing glob '${pattern}'`),
+        })
       }
-    }))
+    }),
+  )
 })
 
 describe("ripgrep process handling", () => {
@@ -138,8 +178,12 @@ describe("ripgrep process handling", () => {
 
   it("exit codes, stderr and malformed output", () =>
     withDir({}, async (dir) => {
-      expect(await grep(script(dir, "echo '  boom  ' >&2; exit 3"), dir)).toEqual(Either.left(new Search.Error({ message: "boom" })))
-      expect(await grep(script(dir, "exit 4"), dir)).toEqual(Either.left(new Search.Error({ message: "ripgrep failed with code 4" })))
+      expect(await grep(script(dir, "echo '  boom  ' >&2; exit 3"), dir)).toEqual(
+        Either.left(new Search.Error({ message: "boom" })),
+      )
+      expect(await grep(script(dir, "exit 4"), dir)).toEqual(
+        Either.left(new Search.Error({ message: "ripgrep failed with code 4" })),
+      )
       expect(await grep(script(dir, "exit 1"), dir)).toEqual(Either.right([]))
       const invalidJson = await grep(script(dir, "echo '{nope'"), dir)
       expect(Either.isLeft(invalidJson) && invalidJson.left.message).toBe("Invalid ripgrep JSON output")
@@ -147,10 +191,15 @@ describe("ripgrep process handling", () => {
       const invalidMatch = await grep(script(dir, `${emit(bytes)}`), dir)
       expect(Either.isLeft(invalidMatch) && invalidMatch.left.message).toBe("Invalid ripgrep match output")
       const row = `{"type":"match","data":{"path":{"text":"./x"},"lines":{"text":"p\\n"},"line_number":1,"absolute_offset":0,"submatches":[{"match":{"text":"p"},"start":0,"end":1}]}}`
-      const partial = await grep(script(dir, `echo '{"type":"begin"}'; ${emit(row)}; echo 'some io error' >&2; exit 2`), dir)
+      const partial = await grep(
+        script(dir, `echo '{"type":"begin"}'; ${emit(row)}; echo 'some io error' >&2; exit 2`),
+        dir,
+      )
       expect(Either.map(partial, (rows) => rows.map((r) => r.entry.path))).toEqual(Either.right(["x"]))
       const invalid = await grep(script(dir, "echo 'regex parse error: x' >&2; exit 2"), dir)
-      expect(invalid).toEqual(Either.left(new Search.InvalidPatternError({ pattern: "p", message: "regex parse error: x" })))
+      expect(invalid).toEqual(
+        Either.left(new Search.InvalidPatternError({ pattern: "p", message: "regex parse error: x" })),
+      )
       const many = Array.from({ length: 200 }, (_, i) => `{"match":{"text":"p"},"start":${i},"end":${i + 1}}`).join(",")
       const wide = `{"type":"match","data":{"path":{"text":"x"},"lines":{"text":"p"},"line_number":1,"absolute_offset":0,"submatches":[${many}]}}`
       const capped = await grep(script(dir, `${emit(wide)}`), dir)
@@ -196,8 +245,21 @@ describe("ripgrep process handling", () => {
 const dirs = ["", "src/", "src/deep/", "lib/", ".hidden/", "build/", "node_modules/pkg/", "a-b/", "a/", "docs/"]
 const names = ["a.ts", "b.js", ".env", "x.md", "keep.log", "debug.log", "README.md", "é.txt", "a"]
 const rootIgnoreLines = [
-  "*.log", "!keep.log", "build/", "/docs/x.md", "node_modules", "lib/**/b.js", ".hidden/", "!.env", "src/*.md", "a",
-  "deep/", "!src/deep/", "**/a.ts", "#comment", "/a-b",
+  "*.log",
+  "!keep.log",
+  "build/",
+  "/docs/x.md",
+  "node_modules",
+  "lib/**/b.js",
+  ".hidden/",
+  "!.env",
+  "src/*.md",
+  "a",
+  "deep/",
+  "!src/deep/",
+  "**/a.ts",
+  "#comment",
+  "/a-b",
 ]
 const nestedIgnoreLines = ["!*.log", "a.ts", "!x.md", "*.md", "deep", "/b.js"]
 const dotIgnoreLines = ["b.js", "!build/", "*.txt", "!debug.log"]
@@ -218,7 +280,22 @@ const treeArb = FastCheck.record({
   exclude: FastCheck.subarray(["*.js", "README.md"]),
 })
 
-const globPatterns = ["*.ts", "**/*.md", "src/**", "*.{ts,js}", ".env", "*", "**/b.js", "src/*.log", "!*.ts", "a", "[a-c].*", "deep/", "src/deep/**", "a**"]
+const globPatterns = [
+  "*.ts",
+  "**/*.md",
+  "src/**",
+  "*.{ts,js}",
+  ".env",
+  "*",
+  "**/b.js",
+  "src/*.log",
+  "!*.ts",
+  "a",
+  "[a-c].*",
+  "deep/",
+  "src/deep/**",
+  "a**",
+]
 const includes = [undefined, "*.ts", "*.{md,log}", "src/**", "!*.md", ".*"]
 
 const materialize = (tree: typeof treeArb extends FastCheck.Arbitrary<infer T> ? T : never) => {
@@ -303,13 +380,13 @@ describe.skipIf(!hasRg)("differential: Node engine versus rg", () => {
     ))
 
   it("regexes meaning the same in both dialects give identical matches", () =>
-    withDir(
-      { "a.txt": "foo bar\r\nBaz qux 12\n\tindent é ü\nlast-line", "b.txt": "x\n\nfoo\n" },
-      async (cwd) => {
-        for (const pattern of ["^foo", "qux \\d+", "\\bba", "[a-z]+$", "é|ü", "^$", "o{2}", "\\r", "^\\t", "line$"]) {
-          const expected = await run(ripgrep.grep({ cwd, pattern, limit: 100 }))
-          expect({ pattern, rows: await run(node.grep({ cwd, pattern, limit: 100 })) }).toEqual({ pattern, rows: expected })
-        }
-      },
-    ))
+    withDir({ "a.txt": "foo bar\r\nBaz qux 12\n\tindent é ü\nlast-line", "b.txt": "x\n\nfoo\n" }, async (cwd) => {
+      for (const pattern of ["^foo", "qux \\d+", "\\bba", "[a-z]+$", "é|ü", "^$", "o{2}", "\\r", "^\\t", "line$"]) {
+        const expected = await run(ripgrep.grep({ cwd, pattern, limit: 100 }))
+        expect({ pattern, rows: await run(node.grep({ cwd, pattern, limit: 100 })) }).toEqual({
+          pattern,
+          rows: expected,
+        })
+      }
+    }))
 })

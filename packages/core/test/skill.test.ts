@@ -32,7 +32,8 @@ const fixture = Effect.gen(function* () {
   return { root, config, directory, layer }
 })
 
-const list = (layer: Layer.Layer<SkillV2.Service>) => Effect.flatMap(SkillV2.Service, (s) => s.list()).pipe(Effect.provide(layer))
+const list = (layer: Layer.Layer<SkillV2.Service>) =>
+  Effect.flatMap(SkillV2.Service, (s) => s.list()).pipe(Effect.provide(layer))
 
 describe("SkillV2", () => {
   it.scoped("discovers our locations in order; a later source wins on equal names but keeps the first position", () =>
@@ -76,23 +77,25 @@ describe("SkillV2", () => {
     }),
   )
 
-  it.scoped("skips empty, unparsable, undecodable and unnamed nested files; names a top-level file by its basename", () =>
-    Effect.gen(function* () {
-      const { directory, layer } = yield* fixture
-      const skills = path.join(directory, ".toolgate", "skills")
-      write(path.join(skills, "empty", "SKILL.md"), "")
-      write(path.join(skills, "broken", "SKILL.md"), "---\nname: [unclosed\n---\nbody\n")
-      write(path.join(skills, "unterminated", "SKILL.md"), "---\nname: never-closed\nbody\n")
-      write(path.join(skills, "typed", "SKILL.md"), "---\nname: 42\n---\nbody\n")
-      write(path.join(skills, "unnamed", "SKILL.md"), skill(undefined, "unnamed"))
-      write(path.join(skills, "SKILL.md"), skill(undefined, "top"))
-      write(path.join(skills, "slashy", "SKILL.md"), skill("slashy", "slash", "slash: true\n"))
-      write(path.join(skills, ".hidden", "SKILL.md"), skill("hidden", "dot"))
-      const found = yield* list(layer)
-      expect(found.map((s) => s.name)).toEqual(["hidden", "SKILL", "slashy"])
-      expect(found.find((s) => s.name === "slashy")!.slash).toBe(true)
-      expect("slash" in found.find((s) => s.name === "hidden")!).toBe(false)
-    }),
+  it.scoped(
+    "skips empty, unparsable, undecodable and unnamed nested files; names a top-level file by its basename",
+    () =>
+      Effect.gen(function* () {
+        const { directory, layer } = yield* fixture
+        const skills = path.join(directory, ".toolgate", "skills")
+        write(path.join(skills, "empty", "SKILL.md"), "")
+        write(path.join(skills, "broken", "SKILL.md"), "---\nname: [unclosed\n---\nbody\n")
+        write(path.join(skills, "unterminated", "SKILL.md"), "---\nname: never-closed\nbody\n")
+        write(path.join(skills, "typed", "SKILL.md"), "---\nname: 42\n---\nbody\n")
+        write(path.join(skills, "unnamed", "SKILL.md"), skill(undefined, "unnamed"))
+        write(path.join(skills, "SKILL.md"), skill(undefined, "top"))
+        write(path.join(skills, "slashy", "SKILL.md"), skill("slashy", "slash", "slash: true\n"))
+        write(path.join(skills, ".hidden", "SKILL.md"), skill("hidden", "dot"))
+        const found = yield* list(layer)
+        expect(found.map((s) => s.name)).toEqual(["hidden", "SKILL", "slashy"])
+        expect(found.find((s) => s.name === "slashy")!.slash).toBe(true)
+        expect("slash" in found.find((s) => s.name === "hidden")!).toBe(false)
+      }),
   )
 
   it.scoped("follows symlinked skill directories", () =>

@@ -17,21 +17,31 @@ describe("State", () => {
       const { state } = yield* make
       const one = yield* Scope.make()
       const two = yield* Scope.make()
-      yield* Scope.extend(state.transform((draft) => void draft.push("a")), one)
-      yield* Scope.extend(state.transform((draft) => void draft.push("b")), two)
+      yield* Scope.extend(
+        state.transform((draft) => void draft.push("a")),
+        one,
+      )
+      yield* Scope.extend(
+        state.transform((draft) => void draft.push("b")),
+        two,
+      )
       expect(state.get()).toEqual(["a", "b"])
       yield* Scope.close(one, Exit.void)
       expect(state.get()).toEqual(["b"])
       yield* Scope.close(two, Exit.void)
       expect(state.get()).toEqual([])
-    }))
+    }),
+  )
 
   it.effect("dispose is idempotent and reload re-reads captured values", () =>
     Effect.gen(function* () {
       const { state } = yield* make
       let label = "first"
       const scope = yield* Scope.make()
-      const registration = yield* Scope.extend(state.transform((draft) => void draft.push(label)), scope)
+      const registration = yield* Scope.extend(
+        state.transform((draft) => void draft.push(label)),
+        scope,
+      )
       label = "second"
       yield* state.reload
       expect(state.get()).toEqual(["second"])
@@ -39,7 +49,8 @@ describe("State", () => {
       yield* registration.dispose
       expect(state.get()).toEqual([])
       yield* Scope.close(scope, Exit.void)
-    }))
+    }),
+  )
 
   it.effect("batch defers rebuilds until the outermost batch ends", () =>
     Effect.gen(function* () {
@@ -60,12 +71,14 @@ describe("State", () => {
         ),
       )
       expect(state.get()).toEqual([])
-    }))
+    }),
+  )
 
   it.effect("a failing effectful transform becomes a defect", () =>
     Effect.gen(function* () {
       const { state } = yield* make
       const exit = yield* Effect.exit(Effect.scoped(state.transform(() => Effect.fail("boom"))))
       expect(Exit.isFailure(exit)).toBe(true)
-    }))
+    }),
+  )
 })

@@ -29,7 +29,8 @@ const wrappedFileSystem = (control: Control) =>
       FileSystem.FileSystem.of({
         ...real,
         readFile: (file) => Effect.suspend(() => ((control.reads += 1), real.readFile(file))),
-        readFileString: (file, encoding) => Effect.suspend(() => ((control.reads += 1), real.readFileString(file, encoding))),
+        readFileString: (file, encoding) =>
+          Effect.suspend(() => ((control.reads += 1), real.readFileString(file, encoding))),
         open: (file, options) => Effect.suspend(() => ((control.reads += 1), real.open(file, options))),
         remove: (file, options) =>
           Effect.suspend(() => Effect.zipRight(control.onRemove?.(file) ?? Effect.void, real.remove(file, options))),
@@ -37,7 +38,9 @@ const wrappedFileSystem = (control: Control) =>
     ),
   ).pipe(Layer.provide(NodeFileSystem.layer))
 
-const registry = ToolRegistry.layer.pipe(Layer.provideMerge(Layer.merge(ApplicationTools.layer, ToolOutputStore.layerPassthrough)))
+const registry = ToolRegistry.layer.pipe(
+  Layer.provideMerge(Layer.merge(ApplicationTools.layer, ToolOutputStore.layerPassthrough)),
+)
 
 const harness = (dir: string) => {
   const control: Control = { reads: 0, readsAtApproval: undefined, onRemove: undefined }
@@ -51,12 +54,17 @@ const identity = { sessionID: "ses_test", agent: "build", assistantMessageID: "m
 
 const settle = (patchText: string) =>
   Effect.flatMap(ToolRegistry.Service, (r) => r.materialize()).pipe(
-    Effect.flatMap((turn) => turn.settle({ ...identity, call: { id: "call-patch", name: "apply_patch", input: { patchText } } })),
+    Effect.flatMap((turn) =>
+      turn.settle({ ...identity, call: { id: "call-patch", name: "apply_patch", input: { patchText } } }),
+    ),
   )
 
 /** Records how many reads had happened when `edit` was approved. */
 const watchApproval = (control: Control) =>
-  Permission.afterApproval("edit", Effect.sync(() => void (control.readsAtApproval = control.reads)))
+  Permission.afterApproval(
+    "edit",
+    Effect.sync(() => void (control.readsAtApproval = control.reads)),
+  )
 
 const patch = (...body: ReadonlyArray<string>) => ["*** Begin Patch", ...body, "*** End Patch"].join("\n")
 
@@ -172,7 +180,10 @@ describe("apply_patch", () => {
       const { layer } = harness(dir)
       yield* Effect.gen(function* () {
         yield* settle(
-          patch(`*** Delete File: ${path.join(outside, "one.txt")}`, `*** Delete File: ${path.join(outside, "two.txt")}`),
+          patch(
+            `*** Delete File: ${path.join(outside, "one.txt")}`,
+            `*** Delete File: ${path.join(outside, "two.txt")}`,
+          ),
         )
         const asserts = yield* Permission.asserts
         expect(asserts.map((a) => [a.action, a.resources])).toEqual([
@@ -226,7 +237,10 @@ describe("apply_patch", () => {
       const target = path.join(dir, "appeared.txt")
       const { layer } = harness(dir)
       yield* Effect.gen(function* () {
-        yield* Permission.afterApproval("edit", Effect.sync(() => fs.writeFileSync(target, "concurrent\n")))
+        yield* Permission.afterApproval(
+          "edit",
+          Effect.sync(() => fs.writeFileSync(target, "concurrent\n")),
+        )
         const settlement = yield* settle(patch("*** Add File: appeared.txt", "+mine"))
         expect(settlement.result).toEqual({ type: "error", value: "Unable to apply patch at appeared.txt" })
       }).pipe(Effect.provide(layer))
@@ -239,7 +253,10 @@ describe("apply_patch", () => {
       const dir = yield* tempDir()
       const { layer } = harness(dir)
       yield* Effect.gen(function* () {
-        yield* Permission.afterApproval("edit", Effect.sync(() => fs.writeFileSync(path.join(dir, "late.txt"), "x\n")))
+        yield* Permission.afterApproval(
+          "edit",
+          Effect.sync(() => fs.writeFileSync(path.join(dir, "late.txt"), "x\n")),
+        )
         const settlement = yield* settle(patch("*** Add File: first.txt", "+1", "*** Add File: late.txt", "+2"))
         expect(settlement.result).toEqual({
           type: "error",
@@ -275,7 +292,9 @@ describe("apply_patch", () => {
       const started = yield* Deferred.make<void>()
       const release = yield* Deferred.make<void>()
       control.onRemove = (file) =>
-        file.endsWith("second.txt") ? Effect.zipRight(Deferred.succeed(started, undefined), Deferred.await(release)) : undefined
+        file.endsWith("second.txt")
+          ? Effect.zipRight(Deferred.succeed(started, undefined), Deferred.await(release))
+          : undefined
       const fiber = yield* Effect.fork(
         settle(patch("*** Delete File: first.txt", "*** Delete File: second.txt")).pipe(Effect.provide(layer)),
       )

@@ -46,11 +46,16 @@ const result = (output: string, extra: Partial<AppProcess.RunResult> = {}): AppP
 const fakeProcess = Layer.effectContext(
   Effect.gen(function* () {
     const runs = yield* Ref.make<ReadonlyArray<Run>>([])
-    const respond = yield* Ref.make<Respond>((command) => Effect.succeed(result("hello\n", { command: command.command })))
+    const respond = yield* Ref.make<Respond>((command) =>
+      Effect.succeed(result("hello\n", { command: command.command })),
+    )
     const service = AppProcess.Service.of({
       run: (command, options) =>
         Effect.gen(function* () {
-          yield* Ref.update(runs, (all) => [...all, { command: command.command, cwd: command.cwd, shell: command.shell, options }])
+          yield* Ref.update(runs, (all) => [
+            ...all,
+            { command: command.command, cwd: command.cwd, shell: command.shell, options },
+          ])
           return yield* (yield* Ref.get(respond))(command)
         }),
     })
@@ -58,7 +63,9 @@ const fakeProcess = Layer.effectContext(
   }),
 )
 
-const registry = ToolRegistry.layer.pipe(Layer.provide(Layer.merge(ApplicationTools.layer, ToolOutputStore.layerPassthrough)))
+const registry = ToolRegistry.layer.pipe(
+  Layer.provide(Layer.merge(ApplicationTools.layer, ToolOutputStore.layerPassthrough)),
+)
 
 const environment = <P>(
   root: string,
@@ -96,9 +103,7 @@ const dirs = Effect.all({ root: tempDir("toolgate-bash-"), outside: tempDir("too
 
 /** Runs `body` against the fake process. */
 const withFake = <A, E, R>(body: (d: { root: string; outside: string }) => Effect.Effect<A, E, R>) =>
-  Effect.flatMap(dirs, (d) =>
-    body(d).pipe(Effect.provide(environment(d.root, { process: fakeProcess }))),
-  )
+  Effect.flatMap(dirs, (d) => body(d).pipe(Effect.provide(environment(d.root, { process: fakeProcess }))))
 
 describe("bash tool", () => {
   it.scoped("registers and returns structured successful output from the active Location", () =>
@@ -229,7 +234,8 @@ describe("bash tool", () => {
         const settlement = yield* settle({ command: "rm -rf build" })
         expect(settlement.result).toEqual({
           type: "error",
-          value: "The user rejected permission to use this specific tool call with the following feedback: use make clean instead",
+          value:
+            "The user rejected permission to use this specific tool call with the following feedback: use make clean instead",
         })
         expect(yield* runs).toEqual([])
       }),
@@ -300,7 +306,9 @@ describe("bash tool", () => {
         const settlement = yield* settle({ command: "sleep 100", timeout: 5000 })
         expect(settlement.output?.structured).toEqual({ timeout: true, truncated: false })
         expect(settlement.output!.content).toEqual([
-          text("Command exceeded timeout of 5000 ms. Retry with a larger timeout if the command is expected to take longer."),
+          text(
+            "Command exceeded timeout of 5000 ms. Retry with a larger timeout if the command is expected to take longer.",
+          ),
           text("Command timed out before completion."),
         ])
         expect(Duration.toMillis((yield* runs)[0]!.options!.timeout!)).toBe(5000)
@@ -311,13 +319,20 @@ describe("bash tool", () => {
   it.scoped("other process failures, empty output, shell choice and input limits", () =>
     withFake(({ root }) =>
       Effect.gen(function* () {
-        yield* respond((command) => Effect.fail(new AppProcess.AppProcessError({ command: command.command, cause: new Error("spawn ENOENT") })))
-        expect((yield* settle({ command: "nope" })).result).toEqual({ type: "error", value: "Unable to execute command: nope" })
+        yield* respond((command) =>
+          Effect.fail(new AppProcess.AppProcessError({ command: command.command, cause: new Error("spawn ENOENT") })),
+        )
+        expect((yield* settle({ command: "nope" })).result).toEqual({
+          type: "error",
+          value: "Unable to execute command: nope",
+        })
 
         yield* respond(() => Effect.succeed(result("")))
         expect((yield* settle({ command: "true" })).output!.content[0]).toEqual(text("(no output)"))
 
-        expect(String((yield* settle({ command: "x", timeout: 600_001 })).result.value)).toMatch(/^Invalid tool input: /)
+        expect(String((yield* settle({ command: "x", timeout: 600_001 })).result.value)).toMatch(
+          /^Invalid tool input: /,
+        )
         expect(String((yield* settle({ command: "x", timeout: 0 })).result.value)).toMatch(/^Invalid tool input: /)
 
         const before = (yield* runs).length
@@ -355,7 +370,10 @@ describe("bash tool", () => {
     FastCheck.assert(
       FastCheck.property(FastCheck.array(decorated, { maxLength: 5 }), segment, (args, word) => {
         // Quotes are removed before the trailing separators, so a quoted token keeps no separator after it.
-        const command = [word, ...args.map(([target, quote, tail]) => `${quote}${target}${quote}${quote === "" ? tail : ""}`)].join(" ")
+        const command = [
+          word,
+          ...args.map(([target, quote, tail]) => `${quote}${target}${quote}${quote === "" ? tail : ""}`),
+        ].join(" ")
         expect(BashTool.absoluteArguments(command)).toEqual(args.map(([target]) => target))
       }),
     )
@@ -391,7 +409,9 @@ describe("bash tool", () => {
 
 describe.skipIf(process.platform === "win32")("bash tool through the real AppProcess", () => {
   const real = <A, E, R>(body: (root: string) => Effect.Effect<A, E, R>) =>
-    Effect.flatMap(dirs, ({ root }) => body(root).pipe(Effect.provide(environment(root, { process: AppProcess.layer }))))
+    Effect.flatMap(dirs, ({ root }) =>
+      body(root).pipe(Effect.provide(environment(root, { process: AppProcess.layer }))),
+    )
 
   it.live("executes a real shell command through AppProcess", () =>
     Effect.scoped(

@@ -25,7 +25,11 @@ const put = (file: string, content: string | Buffer) => nodeFs.writeFileSync(fil
 const read = (file: string) => nodeFs.readFileSync(file, "utf8")
 
 /** Edits `content` (in a fresh file) and returns the settlement and the file afterwards. */
-const editText = (root: string, content: string, input: { oldString: string; newString: string; replaceAll?: boolean }) =>
+const editText = (
+  root: string,
+  content: string,
+  input: { oldString: string; newString: string; replaceAll?: boolean },
+) =>
   Effect.gen(function* () {
     const file = path.join(root, "fuzzy.txt")
     put(file, content)
@@ -66,7 +70,8 @@ describe("edit", () => {
         })
         expect(yield* RecordingFs.writes).toEqual([path.join(root, "hello.txt")])
       }),
-    ))
+    ),
+  )
 
   it.scoped("accepts an absolute file path inside the active Location", () =>
     withEdit(({ root }) =>
@@ -77,7 +82,8 @@ describe("edit", () => {
         expect(yield* FakePermission.actions).toEqual(["edit"])
         expect(read(path.join(root, "absolute.txt"))).toBe("two\n")
       }),
-    ))
+    ),
+  )
 
   it.scoped("approves an explicit external absolute path before edit", () =>
     withEdit(({ outside }) =>
@@ -93,7 +99,8 @@ describe("edit", () => {
         expect(yield* RecordingFs.writes).toEqual([target])
         expect(read(target)).toBe("two\n")
       }),
-    ))
+    ),
+  )
 
   it.scoped("does not write when external_directory approval is denied (P5)", () =>
     withEdit(({ outside }) =>
@@ -111,7 +118,8 @@ describe("edit", () => {
         expect(yield* RecordingFs.writes).toEqual([])
         expect(read(target)).toBe("one\n")
       }),
-    ))
+    ),
+  )
 
   it.scoped("does not write when edit approval is denied (P5)", () =>
     withEdit(({ outside }) =>
@@ -120,13 +128,17 @@ describe("edit", () => {
         put(target, "one\n")
         yield* FakePermission.deny("edit")
         const settled = yield* edit({ path: target, oldString: "one", newString: "two" })
-        expect(settled.result).toEqual({ type: "error", value: `Permission denied by configured rules for edit: ${target}` })
+        expect(settled.result).toEqual({
+          type: "error",
+          value: `Permission denied by configured rules for edit: ${target}`,
+        })
         expect(yield* FakePermission.actions).toEqual(["external_directory", "edit"])
         expect(yield* RecordingFs.reads).toBe(0)
         expect(yield* RecordingFs.writes).toEqual([])
         expect(read(target)).toBe("one\n")
       }),
-    ))
+    ),
+  )
 
   it.scoped("denied edit reads no target content and does not disclose whether oldString matches", () =>
     withEdit(({ root }) =>
@@ -141,7 +153,8 @@ describe("edit", () => {
         expect(yield* RecordingFs.reads).toBe(0)
         expect(yield* RecordingFs.writes).toEqual([])
       }),
-    ))
+    ),
+  )
 
   it.scoped("passes correction feedback verbatim and lets a decline travel as a defect (P5, P6)", () =>
     withEdit(({ root }) =>
@@ -152,7 +165,8 @@ describe("edit", () => {
         const corrected = yield* edit({ path: "keep.txt", oldString: "one", newString: "two" })
         expect(corrected.result).toEqual({
           type: "error",
-          value: "The user rejected permission to use this specific tool call with the following feedback: leave that file alone",
+          value:
+            "The user rejected permission to use this specific tool call with the following feedback: leave that file alone",
         })
         yield* Ref.set(state.corrected, new Map())
         yield* FakePermission.afterApproval("edit", Effect.die(new PermissionV2.DeclinedError()))
@@ -161,15 +175,22 @@ describe("edit", () => {
         expect(yield* RecordingFs.reads).toBe(0)
         expect(read(path.join(root, "keep.txt"))).toBe("one\n")
       }),
-    ))
+    ),
+  )
 
   it.scoped("rejects no-op, empty, missing, and ambiguous exact replacements", () =>
     withEdit(({ root }) =>
       Effect.gen(function* () {
         put(path.join(root, "same.txt"), "same same")
         const cases: ReadonlyArray<readonly [Parameters<typeof edit>[0], string]> = [
-          [{ path: "same.txt", oldString: "same", newString: "same" }, "No changes to apply: oldString and newString are identical."],
-          [{ path: "same.txt", oldString: "", newString: "x" }, "oldString must not be empty. Use write to create or overwrite a file."],
+          [
+            { path: "same.txt", oldString: "same", newString: "same" },
+            "No changes to apply: oldString and newString are identical.",
+          ],
+          [
+            { path: "same.txt", oldString: "", newString: "x" },
+            "oldString must not be empty. Use write to create or overwrite a file.",
+          ],
           [
             { path: "same.txt", oldString: "absent", newString: "x" },
             "Could not find oldString in the file. It must match exactly, including whitespace and indentation.",
@@ -179,37 +200,48 @@ describe("edit", () => {
             "Found multiple exact matches for oldString. Provide more surrounding context or set replaceAll to true.",
           ],
         ]
-        for (const [input, message] of cases) expect((yield* edit(input)).result).toEqual({ type: "error", value: message })
+        for (const [input, message] of cases)
+          expect((yield* edit(input)).result).toEqual({ type: "error", value: message })
         // The two early validations ask for no permission at all.
         expect(yield* FakePermission.actions).toEqual(["edit", "edit"])
         expect(yield* RecordingFs.writes).toEqual([])
         expect(read(path.join(root, "same.txt"))).toBe("same same")
       }),
-    ))
+    ),
+  )
 
   it.scoped("checks identical strings before resolving the path or asking for permission", () =>
     withEdit(() =>
       Effect.gen(function* () {
         const settled = yield* edit({ path: "../outside.txt", oldString: "a", newString: "a" })
-        expect(settled.result).toEqual({ type: "error", value: "No changes to apply: oldString and newString are identical." })
+        expect(settled.result).toEqual({
+          type: "error",
+          value: "No changes to apply: oldString and newString are identical.",
+        })
         const escape = yield* edit({ path: "../outside.txt", oldString: "a", newString: "b" })
         expect(escape.result).toEqual({ type: "error", value: "Unable to edit ../outside.txt" })
         const missing = yield* edit({ path: "missing.txt", oldString: "a", newString: "b" })
         expect(missing.result).toEqual({ type: "error", value: "Unable to edit missing.txt" })
         expect(yield* FakePermission.actions).toEqual(["edit"])
       }),
-    ))
+    ),
+  )
 
   it.scoped("replaces every exact occurrence when replaceAll is true", () =>
     withEdit(({ root }) =>
       Effect.gen(function* () {
-        const { settled, after } = yield* editText(root, "same same same", { oldString: "same", newString: "after", replaceAll: true })
+        const { settled, after } = yield* editText(root, "same same same", {
+          oldString: "same",
+          newString: "after",
+          replaceAll: true,
+        })
         expect(after).toBe("after after after")
         expect(settled.output?.structured).toMatchObject({ replacements: 3 })
         expect(settled.result).toMatchObject({ value: expect.stringContaining("Replacements: 3") })
         expect(yield* RecordingFs.writes).toHaveLength(1)
       }),
-    ))
+    ),
+  )
 
   it.scoped("preserves BOM and CRLF line endings", () =>
     withEdit(({ root }) =>
@@ -224,7 +256,8 @@ describe("edit", () => {
         yield* edit({ path: "lf.txt", oldString: "a\r\nb", newString: "c\r\nd" })
         expect(read(path.join(root, "lf.txt"))).toBe("c\nd\n")
       }),
-    ))
+    ),
+  )
 
   it.scoped("rejects an in-place content change after matching but before conditional commit", () =>
     withEdit(({ root }) =>
@@ -240,7 +273,8 @@ describe("edit", () => {
         expect(read(file)).toBe("newer\n")
         expect(yield* RecordingFs.writes).toEqual([])
       }),
-    ))
+    ),
+  )
 
   it.scoped("keeps the locked edit schema", () =>
     withEdit(() =>
@@ -250,7 +284,8 @@ describe("edit", () => {
         expect(Object.keys(schema.properties).sort()).toEqual(["newString", "oldString", "path", "replaceAll"])
         expect([...schema.required].sort()).toEqual(["newString", "oldString", "path"])
       }),
-    ))
+    ),
+  )
 
   it("keeps the semantics docstring and deferred TODOs visible, without the fuzzy-correction TODO (P14)", () => {
     const source = nodeFs.readFileSync(new URL("../src/tool/edit.ts", import.meta.url), "utf8")
@@ -276,9 +311,20 @@ describe("edit", () => {
       { files: [{ file: "a.txt", additions: 0, deletions: 0 }], replacements: 2 },
     )
     expect(text).toBe(
-      ["Edited file successfully: a.txt", "Replacements: 2", "```diff", "-1", "-2", "-3", "-4", "-5", "-6", "-...", `+${"x".repeat(240)}...`, "```"].join(
-        "\n",
-      ),
+      [
+        "Edited file successfully: a.txt",
+        "Replacements: 2",
+        "```diff",
+        "-1",
+        "-2",
+        "-3",
+        "-4",
+        "-5",
+        "-6",
+        "-...",
+        `+${"x".repeat(240)}...`,
+        "```",
+      ].join("\n"),
     )
   })
 
@@ -286,19 +332,27 @@ describe("edit", () => {
     it.scoped("line-trimmed end to end", () =>
       withEdit(({ root }) =>
         Effect.gen(function* () {
-          const { settled, after } = yield* editText(root, "  foo()\n  bar()\n", { oldString: "foo()\nbar()", newString: "baz()" })
+          const { settled, after } = yield* editText(root, "  foo()\n  bar()\n", {
+            oldString: "foo()\nbar()",
+            newString: "baz()",
+          })
           expect(after).toBe("baz()\n")
           expect(settled.output?.structured).toMatchObject({ replacements: 1 })
         }),
-      ))
+      ),
+    )
 
     it.scoped("block-anchor end to end", () =>
       withEdit(({ root }) =>
         Effect.gen(function* () {
-          const { after } = yield* editText(root, "start\n  x = 1\nend\n", { oldString: "start\n  x = 2\nend", newString: "replaced" })
+          const { after } = yield* editText(root, "start\n  x = 1\nend\n", {
+            oldString: "start\n  x = 2\nend",
+            newString: "replaced",
+          })
           expect(after).toBe("replaced\n")
         }),
-      ))
+      ),
+    )
 
     it.scoped("whitespace-normalised end to end", () =>
       withEdit(({ root }) =>
@@ -306,24 +360,33 @@ describe("edit", () => {
           const { after } = yield* editText(root, "x\na = 1\ny\n", { oldString: "a  =   1", newString: "a = 2" })
           expect(after).toBe("x\na = 2\ny\n")
         }),
-      ))
+      ),
+    )
 
     it.scoped("escape-normalised end to end", () =>
       withEdit(({ root }) =>
         Effect.gen(function* () {
-          const { after } = yield* editText(root, 'say("hi")\n', { oldString: 'say(\\"hi\\")', newString: 'say("bye")' })
+          const { after } = yield* editText(root, 'say("hi")\n', {
+            oldString: 'say(\\"hi\\")',
+            newString: 'say("bye")',
+          })
           expect(after).toBe('say("bye")\n')
         }),
-      ))
+      ),
+    )
 
     it.scoped("trimmed-boundary end to end", () =>
       withEdit(({ root }) =>
         Effect.gen(function* () {
           // Line-trimmed and whitespace-normalised yield nothing that occurs here, so trimmed-boundary decides.
-          const { after } = yield* editText(root, "foo\n  bar\nbaz\n", { oldString: "\nfoo\n  bar\n", newString: "new" })
+          const { after } = yield* editText(root, "foo\n  bar\nbaz\n", {
+            oldString: "\nfoo\n  bar\n",
+            newString: "new",
+          })
           expect(after).toBe("new\nbaz\n")
         }),
-      ))
+      ),
+    )
 
     it.scoped("exact first: $& is interpreted by the exact path and inserted literally by the fuzzy path", () =>
       withEdit(({ root }) =>
@@ -333,7 +396,8 @@ describe("edit", () => {
           const fuzzy = yield* editText(root, "  value\n", { oldString: "value ", newString: "[$&]" })
           expect(fuzzy.after).toBe("[$&]\n")
         }),
-      ))
+      ),
+    )
 
     it.scoped("ambiguous fuzzy candidates are refused", () =>
       withEdit(({ root }) =>
@@ -346,15 +410,21 @@ describe("edit", () => {
           expect(after).toBe("\ta\n\ta\n")
           expect(yield* RecordingFs.writes).toEqual([])
         }),
-      ))
+      ),
+    )
 
     it.scoped("fuzzy with replaceAll replaces every occurrence of the first candidate", () =>
       withEdit(({ root }) =>
         Effect.gen(function* () {
-          const { settled, after } = yield* editText(root, "\ta\n\ta\n", { oldString: "a ", newString: "b", replaceAll: true })
+          const { settled, after } = yield* editText(root, "\ta\n\ta\n", {
+            oldString: "a ",
+            newString: "b",
+            replaceAll: true,
+          })
           expect(after).toBe("b\nb\n")
           expect(settled.output?.structured).toMatchObject({ replacements: 2 })
         }),
-      ))
+      ),
+    )
   })
 })

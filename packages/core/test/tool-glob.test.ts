@@ -62,15 +62,18 @@ const inLocation = <A, E, R>(
   })
 
 describe.each(engines)("glob ($engine engine)", ({ search, skip }) => {
-  it.scoped.skipIf(skip)("glob basic: basename matching, path order, Location-relative entries, absolute model text", () =>
-    inLocation(search, { "a.ts": "", "src/b.ts": "", "src/readme.md": "", "a/z.ts": "", "a-b/c.ts": "" }, (dir) =>
-      Effect.gen(function* () {
-        const settled = yield* settle({ pattern: "*.ts" })
-        const paths = ["a/z.ts", "a-b/c.ts", "a.ts", "src/b.ts"]
-        expect(settled.output?.structured).toEqual(paths.map((p) => ({ path: p, type: "file" })))
-        expect(settled.result).toEqual({ type: "text", value: paths.map((p) => path.join(dir, p)).join("\n") })
-      }),
-    ))
+  it.scoped.skipIf(skip)(
+    "glob basic: basename matching, path order, Location-relative entries, absolute model text",
+    () =>
+      inLocation(search, { "a.ts": "", "src/b.ts": "", "src/readme.md": "", "a/z.ts": "", "a-b/c.ts": "" }, (dir) =>
+        Effect.gen(function* () {
+          const settled = yield* settle({ pattern: "*.ts" })
+          const paths = ["a/z.ts", "a-b/c.ts", "a.ts", "src/b.ts"]
+          expect(settled.output?.structured).toEqual(paths.map((p) => ({ path: p, type: "file" })))
+          expect(settled.result).toEqual({ type: "text", value: paths.map((p) => path.join(dir, p)).join("\n") })
+        }),
+      ),
+  )
 
   it.scoped.skipIf(skip)("glob anchored path pattern: src/*.ts does not cross /, src/**/*.ts does", () =>
     inLocation(search, { "src/b.ts": "", "src/x/c.ts": "", "b.ts": "" }, () =>
@@ -83,29 +86,33 @@ describe.each(engines)("glob ($engine engine)", ({ search, skip }) => {
           { path: "src/x/c.ts", type: "file" },
         ])
       }),
-    ))
+    ),
+  )
 
-  it.scoped.skipIf(skip)("glob hidden and ignored: hidden and ignored dirs not walked, .git never, whitelisted .notes.md listed", () =>
-    inLocation(
-      search,
-      {
-        ".git/HEAD": "ref: refs/heads/main\n",
-        ".git/c.md": "",
-        ".gitignore": "dist/\n",
-        ".cache/a.md": "",
-        "dist/b.md": "",
-        ".notes.md": "",
-        "docs/d.md": "",
-      },
-      () =>
-        Effect.gen(function* () {
-          const settled = yield* settle({ pattern: "*.md" })
-          expect(settled.output?.structured).toEqual([
-            { path: ".notes.md", type: "file" },
-            { path: "docs/d.md", type: "file" },
-          ])
-        }),
-    ))
+  it.scoped.skipIf(skip)(
+    "glob hidden and ignored: hidden and ignored dirs not walked, .git never, whitelisted .notes.md listed",
+    () =>
+      inLocation(
+        search,
+        {
+          ".git/HEAD": "ref: refs/heads/main\n",
+          ".git/c.md": "",
+          ".gitignore": "dist/\n",
+          ".cache/a.md": "",
+          "dist/b.md": "",
+          ".notes.md": "",
+          "docs/d.md": "",
+        },
+        () =>
+          Effect.gen(function* () {
+            const settled = yield* settle({ pattern: "*.md" })
+            expect(settled.output?.structured).toEqual([
+              { path: ".notes.md", type: "file" },
+              { path: "docs/d.md", type: "file" },
+            ])
+          }),
+      ),
+  )
 
   it.scoped.skipIf(skip)("glob limit: limit 1 returns only the first entry in path order", () =>
     inLocation(search, { "b.ts": "", "a/x.ts": "", "a.ts": "" }, (dir) =>
@@ -114,7 +121,8 @@ describe.each(engines)("glob ($engine engine)", ({ search, skip }) => {
         expect(settled.output?.structured).toEqual([{ path: "a/x.ts", type: "file" }])
         expect(settled.result).toEqual({ type: "text", value: path.join(dir, "a/x.ts") })
       }),
-    ))
+    ),
+  )
 
   it.scoped.skipIf(skip)("glob empty: no match gives No files found", () =>
     inLocation(search, { "a.ts": "" }, () =>
@@ -123,7 +131,8 @@ describe.each(engines)("glob ($engine engine)", ({ search, skip }) => {
         expect(settled.result).toEqual({ type: "text", value: "No files found" })
         expect(settled.output?.structured).toEqual([])
       }),
-    ))
+    ),
+  )
 
   it.scoped.skipIf(skip)("glob permission: the exact assert, with undefined metadata keys present", () =>
     inLocation(search, { "a.ts": "" }, () =>
@@ -143,7 +152,8 @@ describe.each(engines)("glob ($engine engine)", ({ search, skip }) => {
         })
         expect(Object.keys(assert!.metadata!)).toEqual(["root", "path", "limit"])
       }),
-    ))
+    ),
+  )
 
   it.scoped.skipIf(skip)("glob path: searches a relative directory and reports entries relative to the Location", () =>
     inLocation(search, { "a.ts": "", "src/b.ts": "", "src/x/c.ts": "" }, () =>
@@ -156,7 +166,8 @@ describe.each(engines)("glob ($engine engine)", ({ search, skip }) => {
         const [assert] = yield* FakePermission.asserts
         expect(assert?.metadata).toEqual({ root: "src", path: "src", limit: 5 })
       }),
-    ))
+    ),
+  )
 
   it.scoped.skipIf(skip)("glob path outside the Location is not confined (reference behaviour)", () =>
     Effect.gen(function* () {
@@ -168,7 +179,8 @@ describe.each(engines)("glob ($engine engine)", ({ search, skip }) => {
       expect(result.settled.output?.structured).toEqual([
         { path: path.relative(result.dir, path.join(outside, "far.ts")), type: "file" },
       ])
-    }))
+    }),
+  )
 
   it.scoped.skipIf(skip)("glob failures: a missing path and an invalid glob give the generic message", () =>
     inLocation(search, { "a.ts": "" }, () =>
@@ -178,7 +190,8 @@ describe.each(engines)("glob ($engine engine)", ({ search, skip }) => {
         const invalid = yield* settle({ pattern: "{a" })
         expect(invalid.result).toEqual({ type: "error", value: "Unable to find files matching {a" })
       }),
-    ))
+    ),
+  )
 
   it.scoped.skipIf(skip)("glob P5: a blocked assert names the action and the pattern; nothing is searched", () =>
     inLocation(search, { "a.ts": "" }, () =>
@@ -187,7 +200,8 @@ describe.each(engines)("glob ($engine engine)", ({ search, skip }) => {
         const settled = yield* settle({ pattern: "*.ts" })
         expect(settled.result).toEqual({ type: "error", value: "Permission denied by configured rules for glob: *.ts" })
       }),
-    ))
+    ),
+  )
 
   it.scoped.skipIf(skip)("glob P5: a correction reaches the model verbatim", () =>
     inLocation(search, { "a.ts": "" }, () =>
@@ -197,8 +211,10 @@ describe.each(engines)("glob ($engine engine)", ({ search, skip }) => {
         const settled = yield* settle({ pattern: "*.ts" })
         expect(settled.result).toEqual({
           type: "error",
-          value: "The user rejected permission to use this specific tool call with the following feedback: search only src",
+          value:
+            "The user rejected permission to use this specific tool call with the following feedback: search only src",
         })
       }),
-    ))
+    ),
+  )
 })

@@ -61,7 +61,8 @@ const inLocation = <A, E, R>(
   })
 
 const structured = (settled: ToolRegistry.Settlement) => settled.output?.structured as ReadonlyArray<Search.Match>
-const places = (settled: ToolRegistry.Settlement) => structured(settled).map((match) => `${match.entry.path}:${match.line}`)
+const places = (settled: ToolRegistry.Settlement) =>
+  structured(settled).map((match) => `${match.entry.path}:${match.line}`)
 
 describe.each(engines)("grep ($engine engine)", ({ search, skip }) => {
   it.scoped.skipIf(skip)("grep basic: line, offset, text with its newline, byte submatches, model text", () =>
@@ -82,7 +83,8 @@ describe.each(engines)("grep ($engine engine)", ({ search, skip }) => {
           value: `Found 1 matches\n${path.join(dir, "src/haystack.ts")}:\n  Line 1: needle\n`,
         })
       }),
-    ))
+    ),
+  )
 
   it.scoped.skipIf(skip)("grep model text groups consecutive matches per file with a blank line between groups", () =>
     inLocation(search, { "a.txt": "needle one\nneedle two", "b.txt": "x needle\n" }, (dir) =>
@@ -102,7 +104,8 @@ describe.each(engines)("grep ($engine engine)", ({ search, skip }) => {
         })
         expect(structured(settled).map((match) => match.offset)).toEqual([0, 11, 0])
       }),
-    ))
+    ),
+  )
 
   it.scoped.skipIf(skip)("grep hidden included, .git excluded", () =>
     inLocation(search, { ".git/HEAD": "needle\n", ".git/objects/x": "needle\n", ".config/x": "needle\n" }, () =>
@@ -110,7 +113,8 @@ describe.each(engines)("grep ($engine engine)", ({ search, skip }) => {
         const settled = yield* settle({ pattern: "needle" })
         expect(places(settled)).toEqual([".config/x:1"])
       }),
-    ))
+    ),
+  )
 
   it.scoped.skipIf(skip)("grep include: *.ts restricts matches to .ts files", () =>
     inLocation(search, { "a.ts": "needle\n", "a.js": "needle\n", "src/b.ts": "needle\n", "src/b.md": "needle\n" }, () =>
@@ -120,12 +124,13 @@ describe.each(engines)("grep ($engine engine)", ({ search, skip }) => {
         const braces = yield* settle({ pattern: "needle", include: "*.{ts,md}" })
         expect(places(braces)).toEqual(["a.ts:1", "src/b.md:1", "src/b.ts:1"])
       }),
-    ))
+    ),
+  )
 
   it.scoped.skipIf(skip)("grep single file: an absolute managed tool-output file is searched alone", () =>
     Effect.gen(function* () {
       const managed = yield* tempDir()
-      write(managed, { "tool_01": "first\nneedle here\n", "tool_02": "needle elsewhere\n" })
+      write(managed, { tool_01: "first\nneedle here\n", tool_02: "needle elsewhere\n" })
       const result = yield* inLocation(search, { "a.txt": "needle\n" }, (dir) =>
         Effect.map(settle({ pattern: "needle", path: path.join(managed, "tool_01") }), (settled) => ({ dir, settled })),
       )
@@ -141,7 +146,8 @@ describe.each(engines)("grep ($engine engine)", ({ search, skip }) => {
       expect(result.settled.result).toMatchObject({
         value: `Found 1 matches\n${path.join(managed, "tool_01")}:\n  Line 2: needle here\n`,
       })
-    }))
+    }),
+  )
 
   it.scoped.skipIf(skip)("grep missing path: searches the parent directory", () =>
     inLocation(search, { "src/a.ts": "needle\n", "b.ts": "needle\n" }, () =>
@@ -149,7 +155,8 @@ describe.each(engines)("grep ($engine engine)", ({ search, skip }) => {
         const settled = yield* settle({ pattern: "needle", path: "src/nope.ts" })
         expect(places(settled)).toEqual(["src/a.ts:1"])
       }),
-    ))
+    ),
+  )
 
   it.scoped.skipIf(skip)("grep invalid pattern: ( gives Unable to grep for (", () =>
     inLocation(search, { "a.ts": "needle\n" }, () =>
@@ -157,7 +164,8 @@ describe.each(engines)("grep ($engine engine)", ({ search, skip }) => {
         const settled = yield* settle({ pattern: "(" })
         expect(settled.result).toEqual({ type: "error", value: "Unable to grep for (" })
       }),
-    ))
+    ),
+  )
 
   it.scoped.skipIf(skip)("grep ordering and limit: files in path order, lines in order, limit cuts in that order", () =>
     inLocation(search, { "b.ts": "needle\nx\nneedle\n", "a.ts": "needle\n", "a/x.ts": "x\nneedle\n" }, () =>
@@ -167,7 +175,8 @@ describe.each(engines)("grep ($engine engine)", ({ search, skip }) => {
         const limited = yield* settle({ pattern: "needle", limit: 3 })
         expect(places(limited)).toEqual(["a/x.ts:2", "a.ts:1", "b.ts:1"])
       }),
-    ))
+    ),
+  )
 
   it.scoped.skipIf(skip)("grep long line: 3000 characters are cut to 2000 plus ...; a line over 64 KiB fails", () =>
     Effect.gen(function* () {
@@ -179,7 +188,8 @@ describe.each(engines)("grep ($engine engine)", ({ search, skip }) => {
         settle({ pattern: "needle" }),
       )
       expect(huge.result).toEqual({ type: "error", value: "Unable to grep for needle" })
-    }))
+    }),
+  )
 
   it.scoped.skipIf(skip)("grep multibyte offsets: in `é needle` the submatch starts at byte 3", () =>
     inLocation(search, { "m.txt": "ü\né needle é needle\n" }, () =>
@@ -191,7 +201,8 @@ describe.each(engines)("grep ($engine engine)", ({ search, skip }) => {
           { text: "needle", start: 13, end: 19 },
         ])
       }),
-    ))
+    ),
+  )
 
   it.scoped.skipIf(skip)("grep permission: the exact assert, with undefined metadata keys present", () =>
     inLocation(search, { "a.ts": "needle\n" }, () =>
@@ -213,7 +224,8 @@ describe.each(engines)("grep ($engine engine)", ({ search, skip }) => {
         const asserts = yield* FakePermission.asserts
         expect(asserts[1]?.metadata).toEqual({ root: ".", path: "src", include: "*.ts", limit: 2 })
       }),
-    ))
+    ),
+  )
 
   it.scoped.skipIf(skip)("grep empty: no match gives No files found", () =>
     inLocation(search, { "a.ts": "hay\n" }, () =>
@@ -221,7 +233,8 @@ describe.each(engines)("grep ($engine engine)", ({ search, skip }) => {
         const settled = yield* settle({ pattern: "needle" })
         expect(settled.result).toEqual({ type: "text", value: "No files found" })
       }),
-    ))
+    ),
+  )
 
   it.scoped.skipIf(skip)("grep P5: blocked and corrected asserts map through toToolFailure", () =>
     inLocation(search, { "a.ts": "needle\n" }, () =>
@@ -231,11 +244,16 @@ describe.each(engines)("grep ($engine engine)", ({ search, skip }) => {
         const corrected = yield* settle({ pattern: "needle" })
         expect(corrected.result).toEqual({
           type: "error",
-          value: "The user rejected permission to use this specific tool call with the following feedback: look in docs",
+          value:
+            "The user rejected permission to use this specific tool call with the following feedback: look in docs",
         })
         yield* FakePermission.deny("grep")
         const blocked = yield* settle({ pattern: "needle" })
-        expect(blocked.result).toEqual({ type: "error", value: "Permission denied by configured rules for grep: needle" })
+        expect(blocked.result).toEqual({
+          type: "error",
+          value: "Permission denied by configured rules for grep: needle",
+        })
       }),
-    ))
+    ),
+  )
 })

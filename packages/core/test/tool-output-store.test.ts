@@ -77,7 +77,8 @@ describe("ToolOutputStore reference cases (05 §9)", () => {
       expect(bytes(preview)).toBeLessThanOrEqual(MAX_BYTES)
       expect(preview.startsWith("HEAD-")).toBe(true)
       expect(preview.endsWith("-TAIL")).toBe(true)
-    }))
+    }),
+  )
 
   it.scoped("uses bounded text for oversized structured-only output", () =>
     Effect.gen(function* () {
@@ -89,7 +90,8 @@ describe("ToolOutputStore reference cases (05 §9)", () => {
       expect(fs.readFileSync(file, "utf8")).toBe(JSON.stringify(structured, null, 2))
       expect(result.output.content).toHaveLength(1)
       expect(result.output.content[0]?.type).toBe("text")
-    }))
+    }),
+  )
 
   it.scoped("preserves native media and structured metadata without applying a settlement media limit", () =>
     Effect.gen(function* () {
@@ -100,7 +102,8 @@ describe("ToolOutputStore reference cases (05 §9)", () => {
       expect(result.outputPaths).toEqual([])
       expect(result.output).toBe(output)
       expect(result.output.content[0]).toBe(media)
-    }))
+    }),
+  )
 
   it.scoped("preserves structured metadata and native media when bounding text", () =>
     Effect.gen(function* () {
@@ -112,7 +115,8 @@ describe("ToolOutputStore reference cases (05 §9)", () => {
       expect(result.output.content).toHaveLength(2)
       expect(result.output.content[1]).toBe(media)
       expect(fs.readFileSync(onlyPath(result), "utf8")).toBe(full)
-    }))
+    }),
+  )
 
   it.scoped("does not double-count structured data duplicated in projected text", () =>
     Effect.gen(function* () {
@@ -121,7 +125,8 @@ describe("ToolOutputStore reference cases (05 §9)", () => {
       const { result } = yield* boundIn(output)
       expect(result.outputPaths).toEqual([])
       expect(result.output).toBe(output)
-    }))
+    }),
+  )
 
   it.scoped("fails oversized settlement when complete retention cannot be written", () =>
     Effect.gen(function* () {
@@ -129,13 +134,18 @@ describe("ToolOutputStore reference cases (05 §9)", () => {
       fs.writeFileSync(path.join(data, "tool-output"), "not a directory")
       const store = yield* Effect.provide(ToolOutputStore.Service, storeLayer(data))
       const error = yield* Effect.flip(
-        store.bound({ sessionID: "s", toolCallID: "c", output: { structured: {}, content: [text("z".repeat(MAX_BYTES + 1))] } }),
+        store.bound({
+          sessionID: "s",
+          toolCallID: "c",
+          output: { structured: {}, content: [text("z".repeat(MAX_BYTES + 1))] },
+        }),
       )
       expect(error._tag).toBe("ToolOutputStore.StorageError")
       expect(error).toBeInstanceOf(ToolOutputStore.StorageError)
       expect(error.operation).toBe("write")
       expect(error.message.startsWith("Failed to write tool output: ")).toBe(true)
-    }))
+    }),
+  )
 
   it.scoped("does not encode ignored structured metadata when projected content exists", () =>
     Effect.gen(function* () {
@@ -143,7 +153,8 @@ describe("ToolOutputStore reference cases (05 §9)", () => {
       const { result } = yield* boundIn(output)
       expect(result.output).toBe(output)
       expect(result.outputPaths).toEqual([])
-    }))
+    }),
+  )
 
   it.scoped("preserves interruption while retaining complete output", () =>
     Effect.gen(function* () {
@@ -154,7 +165,11 @@ describe("ToolOutputStore reference cases (05 §9)", () => {
       }))
       const store = yield* Effect.provide(ToolOutputStore.Service, storeLayer(data, { fileSystem: hanging }))
       const fiber = yield* Effect.fork(
-        store.bound({ sessionID: "s", toolCallID: "c", output: { structured: {}, content: [text("q".repeat(MAX_BYTES + 1))] } }),
+        store.bound({
+          sessionID: "s",
+          toolCallID: "c",
+          output: { structured: {}, content: [text("q".repeat(MAX_BYTES + 1))] },
+        }),
       )
       yield* Deferred.await(started)
       const exit = yield* Fiber.interrupt(fiber)
@@ -164,7 +179,8 @@ describe("ToolOutputStore reference cases (05 §9)", () => {
         expect(Cause.isInterruptedOnly(exit.cause)).toBe(true)
         expect(Cause.failures(exit.cause).length).toBe(0)
       }
-    }))
+    }),
+  )
 
   it.scoped("honors configured limits", () =>
     Effect.gen(function* () {
@@ -174,11 +190,20 @@ describe("ToolOutputStore reference cases (05 §9)", () => {
         storeLayer(data, { config: documents({ tool_output: { max_lines: 2, max_bytes: 1000 } }) }),
       )
       expect(yield* store.limits()).toEqual({ maxLines: 2, maxBytes: 1000 })
-      const result = yield* store.bound({ sessionID: "s", toolCallID: "c", output: { structured: {}, content: [text("one\ntwo\nthree")] } })
+      const result = yield* store.bound({
+        sessionID: "s",
+        toolCallID: "c",
+        output: { structured: {}, content: [text("one\ntwo\nthree")] },
+      })
       expect(fs.readFileSync(onlyPath(result), "utf8")).toBe("one\ntwo\nthree")
-      const within = yield* store.bound({ sessionID: "s", toolCallID: "c", output: { structured: {}, content: [text("one\ntwo")] } })
+      const within = yield* store.bound({
+        sessionID: "s",
+        toolCallID: "c",
+        output: { structured: {}, content: [text("one\ntwo")] },
+      })
       expect(within.outputPaths).toEqual([])
-    }))
+    }),
+  )
 
   it.scoped("cleans expired managed files and preserves unrelated files", () =>
     Effect.gen(function* () {
@@ -194,7 +219,8 @@ describe("ToolOutputStore reference cases (05 §9)", () => {
       const store = yield* Effect.provide(ToolOutputStore.Service, storeLayer(data))
       yield* store.cleanup()
       expect(fs.readdirSync(directory).sort()).toEqual(["keep.txt", "tool_recent"])
-    }))
+    }),
+  )
 })
 
 describe("ToolOutputStore limits and measurement", () => {
@@ -205,7 +231,9 @@ describe("ToolOutputStore limits and measurement", () => {
       const config = Layer.succeed(Config.Service, Config.Service.of({ entries: () => Ref.get(entries) }))
       const store = yield* Effect.provide(
         ToolOutputStore.Service,
-        ToolOutputStore.layer.pipe(Layer.provide(Layer.mergeAll(NodeFileSystem.layer, Global.layerWith({ data }), config))),
+        ToolOutputStore.layer.pipe(
+          Layer.provide(Layer.mergeAll(NodeFileSystem.layer, Global.layerWith({ data }), config)),
+        ),
       )
       expect(yield* store.limits()).toEqual({ maxLines: MAX_LINES, maxBytes: MAX_BYTES })
       yield* Ref.set(entries, [
@@ -214,7 +242,8 @@ describe("ToolOutputStore limits and measurement", () => {
         ...documents({ tool_output: { max_bytes: 90 } }),
       ])
       expect(yield* store.limits()).toEqual({ maxLines: 7, maxBytes: 90 })
-    }))
+    }),
+  )
 
   it.scoped("reads limits from a discovered toolgate.jsonc through Config.layer", () =>
     Effect.gen(function* () {
@@ -235,19 +264,27 @@ describe("ToolOutputStore limits and measurement", () => {
         ),
       )
       expect(yield* store.limits()).toEqual({ maxLines: 3, maxBytes: MAX_BYTES })
-      const result = yield* store.bound({ sessionID: "s", toolCallID: "c", output: { structured: {}, content: [text("1\n2\n3\n4")] } })
+      const result = yield* store.bound({
+        sessionID: "s",
+        toolCallID: "c",
+        output: { structured: {}, content: [text("1\n2\n3\n4")] },
+      })
       expect(result.outputPaths).toHaveLength(1)
-    }))
+    }),
+  )
 
   it.scoped("layerWithoutConfig always uses the defaults", () =>
     Effect.gen(function* () {
       const data = yield* tempDir()
       const store = yield* Effect.provide(
         ToolOutputStore.Service,
-        ToolOutputStore.layerWithoutConfig.pipe(Layer.provide(Layer.mergeAll(NodeFileSystem.layer, Global.layerWith({ data })))),
+        ToolOutputStore.layerWithoutConfig.pipe(
+          Layer.provide(Layer.mergeAll(NodeFileSystem.layer, Global.layerWith({ data }))),
+        ),
       )
       expect(yield* store.limits()).toEqual({ maxLines: 2000, maxBytes: 51200 })
-    }))
+    }),
+  )
 
   it.scoped("both bounds are inclusive", () =>
     Effect.gen(function* () {
@@ -261,7 +298,8 @@ describe("ToolOutputStore limits and measurement", () => {
       // Multi-byte text: 4 characters, 12 bytes.
       const wide = yield* boundIn({ structured: {}, content: [text("€€€€")] }, config)
       expect(wide.result.outputPaths).toHaveLength(1)
-    }))
+    }),
+  )
 
   it.scoped("measures the indented JSON of structured-only output", () =>
     Effect.gen(function* () {
@@ -271,7 +309,8 @@ describe("ToolOutputStore limits and measurement", () => {
       expect(fits.result.outputPaths).toEqual([])
       const spills = yield* boundIn({ structured: { a: 1, b: 2 }, content: [] }, config)
       expect(fs.readFileSync(onlyPath(spills.result), "utf8")).toBe('{\n  "a": 1,\n  "b": 2\n}')
-    }))
+    }),
+  )
 
   it.scoped("fails with an encode StorageError for unencodable structured-only output", () =>
     Effect.gen(function* () {
@@ -285,21 +324,27 @@ describe("ToolOutputStore limits and measurement", () => {
           expect(error.message.startsWith("Failed to encode tool output: ")).toBe(true)
         }
       }
-    }))
+    }),
+  )
 
   it.scoped("measures undefined structured output as the string 'undefined'", () =>
     Effect.gen(function* () {
       const output: LLM.ToolOutput = { structured: undefined, content: [] }
       const { result } = yield* boundIn(output)
       expect(result.output).toBe(output)
-    }))
+    }),
+  )
 
   it("StorageError messages", () => {
     expect(new ToolOutputStore.StorageError({ operation: "write", cause: new Error("disk full") }).message).toBe(
       "Failed to write tool output: disk full",
     )
-    expect(new ToolOutputStore.StorageError({ operation: "encode", cause: "bad" }).message).toBe("Failed to encode tool output: bad")
-    expect(new ToolOutputStore.StorageError({ operation: "write", cause: new Error("") }).message).toBe("Failed to write tool output")
+    expect(new ToolOutputStore.StorageError({ operation: "encode", cause: "bad" }).message).toBe(
+      "Failed to encode tool output: bad",
+    )
+    expect(new ToolOutputStore.StorageError({ operation: "write", cause: new Error("") }).message).toBe(
+      "Failed to write tool output",
+    )
   })
 })
 
@@ -311,7 +356,8 @@ const naivePreview = (full: string, maxLines: number, maxBytes: number) => {
   const headPart = lines.slice(0, headLines).join("\n")
   const tailPart = tailLines > 0 ? lines.slice(lines.length - tailLines).join("\n") : ""
   const sampled = lines.length <= maxLines ? full : tailLines > 0 ? `${headPart}\n${tailPart}` : headPart
-  if (bytes(sampled) <= maxBytes) return lines.length <= maxLines ? { head: sampled, tail: "" } : { head: headPart, tail: tailPart }
+  if (bytes(sampled) <= maxBytes)
+    return lines.length <= maxLines ? { head: sampled, tail: "" } : { head: headPart, tail: tailPart }
   const points = Array.from(sampled)
   let head = ""
   let used = 0
@@ -338,7 +384,8 @@ describe("ToolOutputStore marker and preview arithmetic (derived)", () => {
       const preview = previewOf(result)
       expect(preview).toContain(`\n\n... output truncated; full content saved to ${file} ...\n\n`)
       expect(bytes(preview)).toBeLessThanOrEqual(MAX_BYTES)
-    }))
+    }),
+  )
 
   it.scoped("a 5000-line text previews the first 998 and last 998 lines, 1999 lines in all", () =>
     Effect.gen(function* () {
@@ -350,7 +397,8 @@ describe("ToolOutputStore marker and preview arithmetic (derived)", () => {
       expect(shown.slice(0, 998)).toEqual(lines.slice(0, 998))
       expect(shown.slice(998, 1001)).toEqual(["", ToolOutputStore.marker(file), ""])
       expect(shown.slice(1001)).toEqual(lines.slice(4002))
-    }))
+    }),
+  )
 
   it.scoped("a single 200 KB line is cut in the middle on whole code points", () =>
     Effect.gen(function* () {
@@ -368,7 +416,11 @@ describe("ToolOutputStore marker and preview arithmetic (derived)", () => {
       const middle = "é".repeat(100_000)
       const full = head + emoji + middle + emoji + tail
       expect(bytes(full)).toBeGreaterThan(200_000)
-      const result = yield* store.bound({ sessionID: "s", toolCallID: "c", output: { structured: {}, content: [text(full)] } })
+      const result = yield* store.bound({
+        sessionID: "s",
+        toolCallID: "c",
+        output: { structured: {}, content: [text(full)] },
+      })
       const file = onlyPath(result)
       expect(fs.readFileSync(file, "utf8")).toBe(full)
       const preview = previewOf(result)
@@ -377,7 +429,8 @@ describe("ToolOutputStore marker and preview arithmetic (derived)", () => {
       expect(LONE_SURROGATE.test(preview)).toBe(false)
       expect(Buffer.from(preview, "utf8").toString("utf8")).toBe(preview)
       expect(bytes(preview)).toBeLessThanOrEqual(MAX_BYTES)
-    }))
+    }),
+  )
 
   it.scoped("a byte-limited preview keeps a whole emoji that fits", () =>
     Effect.gen(function* () {
@@ -386,20 +439,32 @@ describe("ToolOutputStore marker and preview arithmetic (derived)", () => {
       const markerBytes = bytes(ToolOutputStore.marker(path.join(data, "tool-output", "tool_" + "x".repeat(26))))
       const headBudget = Math.ceil((MAX_BYTES - markerBytes - 4) / 2)
       const full = "h".repeat(headBudget - 4) + "😀" + "z".repeat(200_000)
-      const result = yield* store.bound({ sessionID: "s", toolCallID: "c", output: { structured: {}, content: [text(full)] } })
+      const result = yield* store.bound({
+        sessionID: "s",
+        toolCallID: "c",
+        output: { structured: {}, content: [text(full)] },
+      })
       expect(previewOf(result).startsWith("h".repeat(headBudget - 4) + "😀\n\n...")).toBe(true)
-    }))
+    }),
+  )
 
   it.scoped("limits so small that only the marker fits", () =>
     Effect.gen(function* () {
       const long = "w\n".repeat(100)
       // Four lines leave no room for content: the preview is the marker alone.
-      const byLines = yield* boundIn({ structured: {}, content: [text(long)] }, documents({ tool_output: { max_lines: 4 } }))
+      const byLines = yield* boundIn(
+        { structured: {}, content: [text(long)] },
+        documents({ tool_output: { max_lines: 4 } }),
+      )
       expect(previewOf(byLines.result)).toBe(ToolOutputStore.marker(onlyPath(byLines.result)))
       // Too few bytes even for the marker: the marker cut to the byte limit.
-      const byBytes = yield* boundIn({ structured: {}, content: [text(long)] }, documents({ tool_output: { max_bytes: 20 } }))
+      const byBytes = yield* boundIn(
+        { structured: {}, content: [text(long)] },
+        documents({ tool_output: { max_bytes: 20 } }),
+      )
       expect(previewOf(byBytes.result)).toBe(ToolOutputStore.marker(onlyPath(byBytes.result)).slice(0, 20))
-    }))
+    }),
+  )
 
   it.scoped("the frame needs markerBytes + 5 bytes; at markerBytes + 4 only the marker is shown", () =>
     Effect.gen(function* () {
@@ -407,14 +472,23 @@ describe("ToolOutputStore marker and preview arithmetic (derived)", () => {
       const markerBytes = bytes(ToolOutputStore.marker(path.join(data, "tool-output", "tool_" + "x".repeat(26))))
       const run = (maxBytes: number) =>
         Effect.flatMap(
-          Effect.provide(ToolOutputStore.Service, storeLayer(data, { config: documents({ tool_output: { max_bytes: maxBytes } }) })),
-          (store) => store.bound({ sessionID: "s", toolCallID: "c", output: { structured: {}, content: [text("abcdef".repeat(1000))] } }),
+          Effect.provide(
+            ToolOutputStore.Service,
+            storeLayer(data, { config: documents({ tool_output: { max_bytes: maxBytes } }) }),
+          ),
+          (store) =>
+            store.bound({
+              sessionID: "s",
+              toolCallID: "c",
+              output: { structured: {}, content: [text("abcdef".repeat(1000))] },
+            }),
         )
       const tight = yield* run(markerBytes + 4)
       expect(previewOf(tight)).toBe(ToolOutputStore.marker(onlyPath(tight)))
       const roomy = yield* run(markerBytes + 5)
       expect(previewOf(roomy)).toBe(`a\n\n${ToolOutputStore.marker(onlyPath(roomy))}`)
-    }))
+    }),
+  )
 
   it.scoped("spill files are distinct, created exclusively, and the directory is ensured on every write", () =>
     Effect.gen(function* () {
@@ -437,7 +511,8 @@ describe("ToolOutputStore marker and preview arithmetic (derived)", () => {
       expect(fs.existsSync(first)).toBe(false)
       expect(fs.readFileSync(second, "utf8")).toBe("s".repeat(MAX_BYTES + 1))
       expect(flags).toEqual(["wx", "wx", "wx"])
-    }))
+    }),
+  )
 
   it("the preview never exceeds either limit and equals a literal reading of 03 §6.2 (property)", () => {
     const piece = FastCheck.oneof(
@@ -478,9 +553,17 @@ describe("ToolOutputStore.cleanupLayer", () => {
   it.scoped("scans at start and then every hour", () =>
     Effect.gen(function* () {
       const scans = yield* Ref.make(0)
-      const counting = FileSystem.layerNoop({ readDirectory: () => Effect.as(Ref.update(scans, (n) => n + 1), []) })
+      const counting = FileSystem.layerNoop({
+        readDirectory: () =>
+          Effect.as(
+            Ref.update(scans, (n) => n + 1),
+            [],
+          ),
+      })
       yield* Layer.build(
-        ToolOutputStore.cleanupLayer.pipe(Layer.provide(Layer.merge(counting, Global.layerWith({ data: "/nonexistent-data" })))),
+        ToolOutputStore.cleanupLayer.pipe(
+          Layer.provide(Layer.merge(counting, Global.layerWith({ data: "/nonexistent-data" }))),
+        ),
       )
       yield* TestClock.adjust("30 minutes")
       expect(yield* Ref.get(scans)).toBe(1)
@@ -490,7 +573,8 @@ describe("ToolOutputStore.cleanupLayer", () => {
       expect(yield* Ref.get(scans)).toBe(2)
       yield* TestClock.adjust("1 minute")
       expect(yield* Ref.get(scans)).toBe(3)
-    }))
+    }),
+  )
 
   it.scoped("never fails, even when the managed directory cannot be listed", () =>
     Effect.gen(function* () {
@@ -502,20 +586,30 @@ describe("ToolOutputStore.cleanupLayer", () => {
       )
       const exit = yield* Effect.exit(store.cleanup())
       expect(Exit.isSuccess(exit)).toBe(true)
-    }))
+    }),
+  )
 
   it.scoped("stops scanning when its scope closes", () =>
     Effect.gen(function* () {
       const scans = yield* Ref.make(0)
-      const counting = FileSystem.layerNoop({ readDirectory: () => Effect.as(Ref.update(scans, (n) => n + 1), []) })
+      const counting = FileSystem.layerNoop({
+        readDirectory: () =>
+          Effect.as(
+            Ref.update(scans, (n) => n + 1),
+            [],
+          ),
+      })
       yield* Effect.scoped(
         Effect.zipRight(
-          Layer.build(ToolOutputStore.cleanupLayer.pipe(Layer.provide(Layer.merge(counting, Global.layerWith({ data: "/x" }))))),
+          Layer.build(
+            ToolOutputStore.cleanupLayer.pipe(Layer.provide(Layer.merge(counting, Global.layerWith({ data: "/x" })))),
+          ),
           TestClock.adjust("1 hour"),
         ),
       )
       expect(yield* Ref.get(scans)).toBe(2)
       yield* TestClock.adjust("5 hours")
       expect(yield* Ref.get(scans)).toBe(2)
-    }))
+    }),
+  )
 })

@@ -10,7 +10,10 @@ interface FakeQuestion {
 }
 
 const makeFakeQuestion = Effect.gen(function* () {
-  const fake: FakeQuestion = { asks: yield* Ref.make<ReadonlyArray<QuestionV2.AskInput>>([]), dismiss: yield* Ref.make(false) }
+  const fake: FakeQuestion = {
+    asks: yield* Ref.make<ReadonlyArray<QuestionV2.AskInput>>([]),
+    dismiss: yield* Ref.make(false),
+  }
   const service = QuestionV2.Service.of({
     ask: (input) =>
       Effect.gen(function* () {
@@ -27,7 +30,9 @@ const makeFakeQuestion = Effect.gen(function* () {
 
 const fakeQuestion = Effect.runSync(makeFakeQuestion)
 
-const registry = ToolRegistry.layer.pipe(Layer.provide(Layer.merge(ApplicationTools.layer, ToolOutputStore.layerPassthrough)))
+const registry = ToolRegistry.layer.pipe(
+  Layer.provide(Layer.merge(ApplicationTools.layer, ToolOutputStore.layerPassthrough)),
+)
 const environment = () =>
   QuestionTool.layer.pipe(
     Layer.provideMerge(registry),
@@ -104,7 +109,11 @@ describe("question tool", () => {
       yield* reset
       yield* settle({ questions: [] }, "call-empty")
       expect(yield* Ref.get(fakeQuestion.fake.asks)).toEqual([
-        { sessionID: identity.sessionID, questions: [], tool: { messageID: identity.assistantMessageID, callID: "call-empty" } },
+        {
+          sessionID: identity.sessionID,
+          questions: [],
+          tool: { messageID: identity.assistantMessageID, callID: "call-empty" },
+        },
       ])
     }).pipe(Effect.provide(environment())),
   )
@@ -130,7 +139,8 @@ describe("question tool", () => {
       const settlement = yield* settle({ questions })
       expect(settlement.result).toEqual({
         type: "error",
-        value: "The user rejected permission to use this specific tool call with the following feedback: just pick Build",
+        value:
+          "The user rejected permission to use this specific tool call with the following feedback: just pick Build",
       })
       expect(yield* Ref.get(fakeQuestion.fake.asks)).toEqual([])
     }).pipe(Effect.provide(environment())),

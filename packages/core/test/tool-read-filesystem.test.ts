@@ -71,7 +71,9 @@ describe("ReadToolFileSystem", () => {
     Effect.gen(function* () {
       const dir = yield* tempDir()
       fs.writeFileSync(path.join(dir, "one.txt"), "one\n")
-      const error = yield* withFs((files) => Effect.flip(files.read(path.join(dir, "one.txt"), "one.txt", { offset: 2 })))
+      const error = yield* withFs((files) =>
+        Effect.flip(files.read(path.join(dir, "one.txt"), "one.txt", { offset: 2 })),
+      )
       expect(error._tag).toBe("ReadTool.OffsetOutOfRangeError")
       expect(error.message).toBe("Offset 2 is out of range")
     }),
@@ -84,10 +86,19 @@ describe("ReadToolFileSystem", () => {
       fs.writeFileSync(path.join(dir, "bad-nul.txt"), Buffer.concat([Buffer.from("one\n"), Buffer.from([0x00])]))
       for (const file of ["bad-utf8.txt", "bad-nul.txt"]) {
         const page = yield* withFs((files) => files.read(path.join(dir, file), file, { limit: 1 }))
-        expect(page).toEqual({ type: "text-page", content: "one", mime: "text/plain", offset: 1, truncated: true, next: 2 })
+        expect(page).toEqual({
+          type: "text-page",
+          content: "one",
+          mime: "text/plain",
+          offset: 1,
+          truncated: true,
+          next: 2,
+        })
       }
       // Without the limit the bad byte is reached and reported.
-      const error = yield* withFs((files) => Effect.flip(files.read(path.join(dir, "bad-utf8.txt"), "bad-utf8.txt", { limit: 2 })))
+      const error = yield* withFs((files) =>
+        Effect.flip(files.read(path.join(dir, "bad-utf8.txt"), "bad-utf8.txt", { limit: 2 })),
+      )
       expect(error._tag).toBe("ReadTool.MalformedUtf8Error")
     }),
   )
@@ -119,7 +130,12 @@ describe("ReadToolFileSystem", () => {
       const bytes = Buffer.concat([PNG_HEADER, Buffer.from("rest")])
       fs.writeFileSync(path.join(dir, "pixel.bin"), bytes)
       const media = yield* withFs((files) => files.read(path.join(dir, "pixel.bin"), "pixel.bin"))
-      expect(media).toMatchObject({ encoding: "base64", mime: "image/png", name: "pixel.bin", content: bytes.toString("base64") })
+      expect(media).toMatchObject({
+        encoding: "base64",
+        mime: "image/png",
+        name: "pixel.bin",
+        content: bytes.toString("base64"),
+      })
       fs.writeFileSync(path.join(dir, "data.zip"), "plain text")
       const zip = yield* withFs((files) => Effect.flip(files.read(path.join(dir, "data.zip"), "data.zip")))
       expect(zip._tag).toBe("ReadTool.BinaryFileError")
@@ -144,7 +160,9 @@ describe("ReadToolFileSystem", () => {
       expect(first.content.split("\n")).toHaveLength(51)
       expect(first).toMatchObject({ truncated: true, next: 52 })
       expect(Buffer.byteLength(first.content)).toBeLessThanOrEqual(ReadToolFileSystem.MAX_READ_BYTES)
-      const second = (yield* withFs((files) => files.read(big, "big.txt", { offset: 52 }))) as ReadToolFileSystem.TextPage
+      const second = (yield* withFs((files) =>
+        files.read(big, "big.txt", { offset: 52 }),
+      )) as ReadToolFileSystem.TextPage
       expect(second.content.split("\n")).toHaveLength(9)
       expect(second.truncated).toBe(false)
     }),
@@ -207,11 +225,9 @@ describe("ReadToolFileSystem", () => {
         const seen: Array<string> = []
         let offset: number | undefined = 1
         while (offset !== undefined) {
-          const page = (yield* withFs((files) =>
-            files.read(file, "case.txt", { offset, limit: sample.limit }),
-          ).pipe(Effect.catchTag("ReadTool.OffsetOutOfRangeError", () => Effect.succeed(undefined)))) as
-            | ReadToolFileSystem.TextPage
-            | undefined
+          const page = (yield* withFs((files) => files.read(file, "case.txt", { offset, limit: sample.limit })).pipe(
+            Effect.catchTag("ReadTool.OffsetOutOfRangeError", () => Effect.succeed(undefined)),
+          )) as ReadToolFileSystem.TextPage | undefined
           if (page === undefined) break
           const lines = page.content === "" && expected.length === 0 ? [] : page.content.split("\n")
           expect(lines.length).toBeLessThanOrEqual(sample.limit)

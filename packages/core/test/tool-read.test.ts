@@ -39,7 +39,12 @@ const fakeMutation = Layer.succeed(
       return Effect.succeed({
         canonical,
         resource: canonical,
-        externalDirectory: { action: "external_directory", directory: path.dirname(canonical), resource, save: resource },
+        externalDirectory: {
+          action: "external_directory",
+          directory: path.dirname(canonical),
+          resource,
+          save: resource,
+        },
       })
     },
   }),
@@ -79,7 +84,8 @@ const fakeFiles = (
   Layer.succeed(
     ReadToolFileSystem.Service,
     ReadToolFileSystem.Service.of({
-      inspect: (file) => Effect.suspend(() => (calls.inspect.push(file), impl.inspect?.(file) ?? Effect.succeed("file" as const))),
+      inspect: (file) =>
+        Effect.suspend(() => (calls.inspect.push(file), impl.inspect?.(file) ?? Effect.succeed("file" as const))),
       read: (file, resource, page) =>
         Effect.suspend(() => {
           calls.read.push({ path: file, resource, page })
@@ -114,7 +120,9 @@ const harness = (options: Options = {}) => {
     options.data === undefined
       ? passthroughRegistry
       : ToolRegistry.defaultLayer.pipe(
-          Layer.provide(Layer.mergeAll(NodeFileSystem.layer, Global.layerWith({ data: options.data, tmp: options.data }), config)),
+          Layer.provide(
+            Layer.mergeAll(NodeFileSystem.layer, Global.layerWith({ data: options.data, tmp: options.data }), config),
+          ),
         )
   const layer = ReadTool.layer.pipe(
     Layer.provideMerge(
@@ -184,7 +192,12 @@ describe("read", () => {
         type: "content",
         value: [
           { type: "text", text: "Image read successfully" },
-          { type: "file", uri: `data:image/png;base64,${bytes.toString("base64")}`, mime: "image/png", name: "pixel.png" },
+          {
+            type: "file",
+            uri: `data:image/png;base64,${bytes.toString("base64")}`,
+            mime: "image/png",
+            name: "pixel.png",
+          },
         ],
       })
       expect(settlement.output?.structured).toEqual({
@@ -209,7 +222,12 @@ describe("read", () => {
         type: "content",
         value: [
           { type: "text", text: "Image read successfully" },
-          { type: "file", uri: `data:image/png;base64,${bytes.toString("base64")}`, mime: "image/png", name: "noise.png" },
+          {
+            type: "file",
+            uri: `data:image/png;base64,${bytes.toString("base64")}`,
+            mime: "image/png",
+            name: "noise.png",
+          },
         ],
       })
     }),
@@ -345,7 +363,10 @@ describe("read", () => {
     return Effect.gen(function* () {
       yield* Permission.deny("read")
       const settlement = yield* settle({ path: "README.md" })
-      expect(settlement.result).toEqual({ type: "error", value: "Permission denied by configured rules for read: README.md" })
+      expect(settlement.result).toEqual({
+        type: "error",
+        value: "Permission denied by configured rules for read: README.md",
+      })
       expect(calls.read).toEqual([])
     }).pipe(Effect.provide(layer))
   })
@@ -392,7 +413,14 @@ describe("read", () => {
   })
 
   it.effect("forwards pagination and returns bounded text pages with continuation", () => {
-    const page: ReadToolFileSystem.TextPage = { type: "text-page", content: "hello", mime: "text/plain", offset: 2, truncated: true, next: 3 }
+    const page: ReadToolFileSystem.TextPage = {
+      type: "text-page",
+      content: "hello",
+      mime: "text/plain",
+      offset: 2,
+      truncated: true,
+      next: 3,
+    }
     const { calls, layer } = harness({ read: () => Effect.succeed(page) })
     return Effect.gen(function* () {
       const settlement = yield* settle({ path: "notes.txt", offset: 2, limit: 1 })
@@ -419,7 +447,8 @@ describe("read", () => {
       const settlement = yield* settle({ path: "README.md" })
       expect(settlement.result).toEqual({
         type: "error",
-        value: "The user rejected permission to use this specific tool call with the following feedback: use the docs folder",
+        value:
+          "The user rejected permission to use this specific tool call with the following feedback: use the docs folder",
       })
     }).pipe(Effect.provide(layer))
   })

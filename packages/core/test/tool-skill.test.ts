@@ -4,7 +4,16 @@ import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { FileSystem } from "@effect/platform"
 import { Context, Effect, Layer } from "effect"
-import { ApplicationTools, Global, Location, SkillTool, SkillV2, Tool, ToolOutputStore, ToolRegistry } from "../src/index.js"
+import {
+  ApplicationTools,
+  Global,
+  Location,
+  SkillTool,
+  SkillV2,
+  Tool,
+  ToolOutputStore,
+  ToolRegistry,
+} from "../src/index.js"
 import { tempDir } from "./support/location.js"
 import * as Permission from "./support/permission.js"
 
@@ -13,17 +22,19 @@ const write = (file: string, text: string) => {
   fs.writeFileSync(file, text)
 }
 
-const registry = ToolRegistry.layer.pipe(Layer.provide(Layer.merge(ApplicationTools.layer, ToolOutputStore.layerPassthrough)))
+const registry = ToolRegistry.layer.pipe(
+  Layer.provide(Layer.merge(ApplicationTools.layer, ToolOutputStore.layerPassthrough)),
+)
 const environment = (skills: Layer.Layer<SkillV2.Service>) =>
-  SkillTool.layer.pipe(
-    Layer.provideMerge(Layer.mergeAll(registry, Permission.layer, skills, NodeContext.layer)),
-  )
+  SkillTool.layer.pipe(Layer.provideMerge(Layer.mergeAll(registry, Permission.layer, skills, NodeContext.layer)))
 
 const identity = { sessionID: "ses_tool_test", agent: "build", assistantMessageID: "msg_tool_test" } as const
 
 const settle = (skill: string) =>
   Effect.flatMap(ToolRegistry.Service, (registry) => registry.materialize()).pipe(
-    Effect.flatMap((turn) => turn.settle({ ...identity, call: { id: `call-${skill}`, name: "skill", input: { name: skill } } })),
+    Effect.flatMap((turn) =>
+      turn.settle({ ...identity, call: { id: `call-${skill}`, name: "skill", input: { name: skill } } }),
+    ),
   )
 
 const effectSkill = "---\nname: effect\ndescription: Effect patterns\n---\n\n  Use Effect.gen for sequencing.\n\n"
@@ -34,7 +45,9 @@ describe("skill tool", () => {
       const root = yield* tempDir("toolgate-skill-tool-")
       write(path.join(root, "effect", "SKILL.md"), effectSkill)
       write(path.join(root, "effect", "reference.md"), "# Reference\n")
-      const skills = SkillV2.layerFromSources([{ type: "directory", path: root }]).pipe(Layer.provide(NodeContext.layer))
+      const skills = SkillV2.layerFromSources([{ type: "directory", path: root }]).pipe(
+        Layer.provide(NodeContext.layer),
+      )
 
       yield* Effect.gen(function* () {
         // definition
@@ -145,7 +158,11 @@ describe("skill tool", () => {
         fs: yield* FileSystem.FileSystem.pipe(Effect.provide(NodeContext.layer)),
       })
       const failure = yield* Effect.flip(
-        Tool.settle(tool, { id: "call-gone", name: "skill", input: { name: "gone" } }, { ...identity, toolCallID: "call-gone" }),
+        Tool.settle(
+          tool,
+          { id: "call-gone", name: "skill", input: { name: "gone" } },
+          { ...identity, toolCallID: "call-gone" },
+        ),
       )
       expect(failure.message).toBe("Unable to load skill gone")
       expect((failure.error as { readonly _tag?: string })._tag).toBe("SystemError")

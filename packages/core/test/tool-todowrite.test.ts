@@ -14,7 +14,9 @@ import {
 import { tempDir } from "./support/location.js"
 import * as Permission from "./support/permission.js"
 
-const registry = ToolRegistry.layer.pipe(Layer.provide(Layer.merge(ApplicationTools.layer, ToolOutputStore.layerPassthrough)))
+const registry = ToolRegistry.layer.pipe(
+  Layer.provide(Layer.merge(ApplicationTools.layer, ToolOutputStore.layerPassthrough)),
+)
 
 /** A real in-memory SQLite database, a real Location on `directory`, sessions, todos, the bus and the tool. */
 const environment = (directory: string) => {
@@ -111,7 +113,11 @@ describe("SessionTodo", () => {
         const other = yield* session
         const store = yield* SessionTodo.Service
         const events = yield* Effect.flatMap(EventV2.Service, (bus) => bus.queue())
-        const three = ["a", "b", "c"].map((content, i) => ({ content, status: "pending", priority: ["high", "medium", "low"][i]! }))
+        const three = ["a", "b", "c"].map((content, i) => ({
+          content,
+          status: "pending",
+          priority: ["high", "medium", "low"][i]!,
+        }))
         yield* store.update({ sessionID: id, todos: three })
         yield* store.update({ sessionID: other.id, todos: [three[0]!] })
         expect(yield* store.get(id)).toEqual(three)

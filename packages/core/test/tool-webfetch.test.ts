@@ -90,7 +90,9 @@ describe("webfetch", () => {
   it("converts nesting up to MAX_HTML_DEPTH and refuses deeper documents up front", () => {
     const nest = (depth: number) => `${"<div>".repeat(depth)}deep${"</div>".repeat(depth)}`
     expect(WebFetchTool.toMarkdown(nest(WebFetchTool.MAX_HTML_DEPTH))).toBe("deep")
-    expect(() => WebFetchTool.toMarkdown(nest(WebFetchTool.MAX_HTML_DEPTH + 1))).toThrow("HTML nesting exceeds 1024 levels")
+    expect(() => WebFetchTool.toMarkdown(nest(WebFetchTool.MAX_HTML_DEPTH + 1))).toThrow(
+      "HTML nesting exceeds 1024 levels",
+    )
     // Void elements and implied closes do not deepen the document.
     expect(WebFetchTool.toMarkdown("<p>a<br><img src=x><p>b".repeat(500))).toContain("a  \n![](x)\n\nb")
   })
@@ -154,7 +156,8 @@ describe("webfetch", () => {
       const settlement = yield* settle({ url, format: "text" }).pipe(Effect.provide(env(NodeHttpClient.layerUndici)))
       expect(settlement.result).toEqual({ type: "text", value: "local" })
       expect(settlement.output?.structured).toMatchObject({ contentType: "text/plain; charset=utf-8" })
-    }))
+    }),
+  )
 
   for (const [label, client] of [
     ["undici", NodeHttpClient.layerUndici],
@@ -180,7 +183,8 @@ describe("webfetch", () => {
           expect((yield* FakePermission.asserts).map((input) => input.resources)).toEqual([[url]])
           expect(paths).toEqual(["/start", "/target"])
         }).pipe(Effect.provide(env(client)))
-      }))
+      }),
+    )
   }
 
   it.scoped("rejects non-HTTP schemes before permission or transport", () => {
@@ -209,7 +213,8 @@ describe("webfetch", () => {
         const html = yield* settle({ url: `${base}/page`, format: "html" })
         expect(html.result).toEqual({ type: "text", value: "<h1>Hello</h1><p>world</p>" })
       }).pipe(Effect.provide(env(NodeHttpClient.layerUndici)))
-    }))
+    }),
+  )
 
   it.scoped("returns non-HTML bodies unchanged whatever the format", () => {
     const fake = fakeClient(() => new Response("<h1>raw</h1>", { headers: { "content-type": "application/json" } }))
@@ -251,7 +256,8 @@ describe("webfetch", () => {
         expect(stream.result).toEqual(failure(`Unable to fetch ${base}/streamed`))
         expect(streamed).toBe(WebFetchTool.MAX_RESPONSE_BYTES + 1)
       }).pipe(Effect.provide(env(NodeHttpClient.layerUndici)))
-    }))
+    }),
+  )
 
   it.scoped("accepts a body of exactly 5 MiB", () => {
     const body = Buffer.alloc(WebFetchTool.MAX_RESPONSE_BYTES, "a")
@@ -270,7 +276,8 @@ describe("webfetch", () => {
       expect((error as Error).message).toBe("too large")
       const exact = HttpClientResponse.fromWeb(request, new Response(new Uint8Array(10)))
       expect((yield* WebFetchTool.collectBoundedBody(exact, 10, () => new Error("too large"))).byteLength).toBe(10)
-    }))
+    }),
+  )
 
   it.scoped("keeps images and files unsupported until typed settlement can carry attachments", () => {
     const types = ["image/png", "application/pdf"]
@@ -303,7 +310,10 @@ describe("webfetch", () => {
   it.scoped("retries Cloudflare challenges with an honest user agent", () => {
     const fake = fakeClient((_, index) =>
       index === 0
-        ? new Response("challenge", { status: 403, headers: { "cf-mitigated": "challenge", "content-type": "text/html" } })
+        ? new Response("challenge", {
+            status: 403,
+            headers: { "cf-mitigated": "challenge", "content-type": "text/html" },
+          })
         : new Response("ok", { headers: { "content-type": "text/plain" } }),
     )
     return Effect.gen(function* () {

@@ -97,7 +97,9 @@ describe("websearch", () => {
     expect(WebSearchTool.EXA_URL).toBe("https://mcp.exa.ai/mcp")
     expect(WebSearchTool.PARALLEL_URL).toBe("https://search.parallel.ai/mcp")
     expect(WebSearchTool.MAX_RESPONSE_BYTES).toBe(262144)
-    expect(WebSearchTool.VERSION).toBe(JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8")).version)
+    expect(WebSearchTool.VERSION).toBe(
+      JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8")).version,
+    )
     const paragraphs = WebSearchTool.description.split("\n\n")
     expect(paragraphs).toHaveLength(4)
     expect(paragraphs[3]).toContain(String(new Date().getFullYear()))
@@ -173,11 +175,22 @@ describe("websearch", () => {
   })
 
   it("parses plain JSON-RPC responses", () => {
-    const body = JSON.stringify({ jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "plain results" }] } })
+    const body = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      result: { content: [{ type: "text", text: "plain results" }] },
+    })
     expect(WebSearchTool.parseResponse(body)).toBe("plain results")
     expect(
       WebSearchTool.parseResponse(
-        JSON.stringify({ result: { content: [{ type: "text", text: "" }, { type: "text", text: "second" }] } }),
+        JSON.stringify({
+          result: {
+            content: [
+              { type: "text", text: "" },
+              { type: "text", text: "second" },
+            ],
+          },
+        }),
       ),
     ).toBe("second")
     expect(WebSearchTool.parseResponse("")).toBeUndefined()
@@ -193,7 +206,13 @@ describe("websearch", () => {
     Effect.gen(function* () {
       const parallel = yield* server(jsonReply("wrong provider"))
       const exa = yield* server(jsonReply("exa results"))
-      const input = { query: "effect ts", numResults: 3, livecrawl: "preferred", type: "fast", contextMaxCharacters: 2500 }
+      const input = {
+        query: "effect ts",
+        numResults: 3,
+        livecrawl: "preferred",
+        type: "fast",
+        contextMaxCharacters: 2500,
+      }
       return yield* Effect.gen(function* () {
         const turn = yield* (yield* ToolRegistry.Service).materialize()
         expect(turn.definitions.map((definition) => definition.name)).toEqual(["websearch"])
@@ -223,15 +242,26 @@ describe("websearch", () => {
           method: "tools/call",
           params: {
             name: "web_search_exa",
-            arguments: { query: "effect ts", type: "fast", numResults: 3, livecrawl: "preferred", contextMaxCharacters: 2500 },
+            arguments: {
+              query: "effect ts",
+              type: "fast",
+              numResults: 3,
+              livecrawl: "preferred",
+              contextMaxCharacters: 2500,
+            },
           },
         })
       }).pipe(
         Effect.provide(
-          env(NodeHttpClient.layerUndici, { provider: "exa", exaUrl: `${exa.base}/mcp/exa`, parallelUrl: `${parallel.base}/mcp` }),
+          env(NodeHttpClient.layerUndici, {
+            provider: "exa",
+            exaUrl: `${exa.base}/mcp/exa`,
+            parallelUrl: `${parallel.base}/mcp`,
+          }),
         ),
       )
-    }))
+    }),
+  )
 
   it.scoped("fills Exa defaults and omits contextMaxCharacters when absent", () =>
     Effect.gen(function* () {
@@ -242,8 +272,13 @@ describe("websearch", () => {
           name: "web_search_exa",
           arguments: { query: "q", type: "auto", numResults: 8, livecrawl: "fallback" },
         })
-      }).pipe(Effect.provide(env(NodeHttpClient.layerUndici, { exaUrl: `${exa.base}/mcp`, parallelUrl: "http://127.0.0.1:9/none" })))
-    }))
+      }).pipe(
+        Effect.provide(
+          env(NodeHttpClient.layerUndici, { exaUrl: `${exa.base}/mcp`, parallelUrl: "http://127.0.0.1:9/none" }),
+        ),
+      )
+    }),
+  )
 
   it.scoped("calls Parallel with session ID and keeps bearer credentials out of output", () =>
     Effect.gen(function* () {
@@ -263,9 +298,14 @@ describe("websearch", () => {
           jsonrpc: "2.0",
           id: 1,
           method: "tools/call",
-          params: { name: "web_search", arguments: { objective: "news", search_queries: ["news"], session_id: session } },
+          params: {
+            name: "web_search",
+            arguments: { objective: "news", search_queries: ["news"], session_id: session },
+          },
         })
-        expect(Object.keys((request!.body as { params: { arguments: object } }).params.arguments)).not.toContain("model_name")
+        expect(Object.keys((request!.body as { params: { arguments: object } }).params.arguments)).not.toContain(
+          "model_name",
+        )
         expect((yield* FakePermission.asserts)[0]?.metadata).toEqual({ query: "news", provider: "parallel" })
       }).pipe(
         Effect.provide(
@@ -276,7 +316,8 @@ describe("websearch", () => {
           }),
         ),
       )
-    }))
+    }),
+  )
 
   it.scoped("keeps an Exa credential in the transport URL and out of model output", () =>
     Effect.gen(function* () {
@@ -290,9 +331,12 @@ describe("websearch", () => {
         expect(serialised).not.toContain("exa+secret")
         expect(WebSearchTool.exaEndpoint(`${exa.base}/mcp`, "exa secret")).toBe(`${exa.base}/mcp?exaApiKey=exa+secret`)
       }).pipe(
-        Effect.provide(env(NodeHttpClient.layerUndici, { provider: "exa", exaUrl: `${exa.base}/mcp`, exaApiKey: "exa secret" })),
+        Effect.provide(
+          env(NodeHttpClient.layerUndici, { provider: "exa", exaUrl: `${exa.base}/mcp`, exaApiKey: "exa secret" }),
+        ),
       )
-    }))
+    }),
+  )
 
   it.scoped("returns the legacy no-results fallback as concise model text", () =>
     Effect.gen(function* () {
@@ -302,10 +346,14 @@ describe("websearch", () => {
       })
       return yield* Effect.gen(function* () {
         const settlement = yield* settle({ query: "nothing" })
-        expect(settlement.result).toEqual({ type: "text", value: "No search results found. Please try a different query." })
+        expect(settlement.result).toEqual({
+          type: "text",
+          value: "No search results found. Please try a different query.",
+        })
         expect(exa.requests).toHaveLength(1)
       }).pipe(Effect.provide(env(NodeHttpClient.layerUndici, { provider: "exa", exaUrl: `${exa.base}/mcp` })))
-    }))
+    }),
+  )
 
   it.scoped("a non-2xx status is an error", () =>
     Effect.gen(function* () {
@@ -317,7 +365,8 @@ describe("websearch", () => {
         const settlement = yield* settle({ query: "broken" })
         expect(settlement.result).toEqual(failure("Unable to search the web for broken"))
       }).pipe(Effect.provide(env(NodeHttpClient.layerUndici, { provider: "exa", exaUrl: `${exa.base}/mcp` })))
-    }))
+    }),
+  )
 
   it.scoped("rejects oversized MCP response bodies", () => {
     let pulls = 0
@@ -364,11 +413,17 @@ describe("websearch", () => {
         const settlement = yield* settle({ query: "declared" })
         expect(settlement.result).toEqual(failure("Unable to search the web for declared"))
       }).pipe(Effect.provide(env(NodeHttpClient.layerUndici, { provider: "exa", exaUrl: `${exa.base}/mcp` })))
-    }))
+    }),
+  )
 
   it.effect("times out after 25 seconds", () => {
     const requests = Ref.unsafeMake(0)
-    const client = HttpClient.make(() => Effect.zipRight(Ref.update(requests, (n) => n + 1), Effect.never))
+    const client = HttpClient.make(() =>
+      Effect.zipRight(
+        Ref.update(requests, (n) => n + 1),
+        Effect.never,
+      ),
+    )
     return Effect.gen(function* () {
       const fiber = yield* Effect.fork(settle({ query: "slow" }))
       yield* TestClock.adjust("24 seconds")
@@ -392,7 +447,9 @@ describe("websearch", () => {
       yield* Ref.set(state.corrected, new Map([["websearch", "search the docs instead"]]))
       const corrected = yield* settle({ query: "secret plans" })
       expect(corrected.result).toEqual(
-        failure("The user rejected permission to use this specific tool call with the following feedback: search the docs instead"),
+        failure(
+          "The user rejected permission to use this specific tool call with the following feedback: search the docs instead",
+        ),
       )
       expect(requests).toBe(0)
     }).pipe(Effect.provide(env(Layer.succeed(HttpClient.HttpClient, client), { provider: "exa" })))

@@ -44,7 +44,8 @@ describe("write", () => {
         })
         expect(yield* RecordingFs.writes).toEqual([path.join(root, "src/new.txt")])
       }),
-    ))
+    ),
+  )
 
   it.scoped("overwrites a relative existing file and reports that it wrote the file", () =>
     withWrite(({ root }) =>
@@ -56,7 +57,8 @@ describe("write", () => {
         expect(nodeFs.readFileSync(path.join(root, "existing.txt"), "utf8")).toBe("new content")
         expect(yield* RecordingFs.writes).toHaveLength(1)
       }),
-    ))
+    ),
+  )
 
   it.scoped("preserves exactly one BOM when overwriting existing files", () =>
     withWrite(({ root }) =>
@@ -71,7 +73,8 @@ describe("write", () => {
         expect(nodeFs.readFileSync(plain)).toEqual(expected)
         expect(nodeFs.readFileSync(marked)).toEqual(expected)
       }),
-    ))
+    ),
+  )
 
   it.scoped("accepts an absolute file path inside the active Location", () =>
     withWrite(({ root }) =>
@@ -81,7 +84,8 @@ describe("write", () => {
         expect(yield* FakePermission.actions).toEqual(["edit"])
         expect(nodeFs.readFileSync(path.join(root, "absolute.txt"), "utf8")).toBe("inside")
       }),
-    ))
+    ),
+  )
 
   it.scoped("approves an explicit external absolute path before edit", () =>
     withWrite(({ outside }) =>
@@ -97,7 +101,8 @@ describe("write", () => {
         expect(yield* RecordingFs.writes).toEqual([target])
         expect(nodeFs.readFileSync(target, "utf8")).toBe("external")
       }),
-    ))
+    ),
+  )
 
   it.scoped("does not write when external_directory approval is denied (P5)", () =>
     withWrite(({ outside }) =>
@@ -112,19 +117,24 @@ describe("write", () => {
         expect(yield* RecordingFs.writes).toEqual([])
         expect(nodeFs.existsSync(path.join(outside, "denied.txt"))).toBe(false)
       }),
-    ))
+    ),
+  )
 
   it.scoped("does not write when edit approval is denied (P5)", () =>
     withWrite(({ root }) =>
       Effect.gen(function* () {
         yield* FakePermission.deny("edit")
         const settled = yield* write({ path: "denied.txt", content: "no" })
-        expect(settled.result).toEqual({ type: "error", value: "Permission denied by configured rules for edit: denied.txt" })
+        expect(settled.result).toEqual({
+          type: "error",
+          value: "Permission denied by configured rules for edit: denied.txt",
+        })
         expect(yield* FakePermission.actions).toEqual(["edit"])
         expect(yield* RecordingFs.writes).toEqual([])
         expect(nodeFs.existsSync(path.join(root, "denied.txt"))).toBe(false)
       }),
-    ))
+    ),
+  )
 
   it.scoped("passes the user's correction feedback to the model verbatim (P5)", () =>
     withWrite(() =>
@@ -134,11 +144,13 @@ describe("write", () => {
         const settled = yield* write({ path: "notes.txt", content: "x" })
         expect(settled.result).toEqual({
           type: "error",
-          value: "The user rejected permission to use this specific tool call with the following feedback: put it under docs/ instead",
+          value:
+            "The user rejected permission to use this specific tool call with the following feedback: put it under docs/ instead",
         })
         expect(yield* RecordingFs.writes).toEqual([])
       }),
-    ))
+    ),
+  )
 
   it.scoped("lets a declined approval travel as a defect and writes nothing (P6)", () =>
     withWrite(({ root }) =>
@@ -149,20 +161,25 @@ describe("write", () => {
         expect(yield* RecordingFs.writes).toEqual([])
         expect(nodeFs.existsSync(path.join(root, "declined.txt"))).toBe(false)
       }),
-    ))
+    ),
+  )
 
   it.scoped("reports a directory target and a relative escape as Unable to write", () =>
     withWrite(({ root }) =>
       Effect.gen(function* () {
         nodeFs.mkdirSync(path.join(root, "folder"))
-        expect((yield* write({ path: "folder", content: "x" })).result).toEqual({ type: "error", value: "Unable to write folder" })
+        expect((yield* write({ path: "folder", content: "x" })).result).toEqual({
+          type: "error",
+          value: "Unable to write folder",
+        })
         expect((yield* write({ path: "../escape.txt", content: "x" })).result).toEqual({
           type: "error",
           value: "Unable to write ../escape.txt",
         })
         expect(yield* FakePermission.actions).toEqual(["edit"])
       }),
-    ))
+    ),
+  )
 
   it("keeps the locked write schema, semantics docstring, and deferred UX TODOs visible", () => {
     const source = nodeFs.readFileSync(new URL("../src/tool/write.ts", import.meta.url), "utf8")
@@ -190,5 +207,6 @@ describe("write", () => {
         expect([...schema.required].sort()).toEqual(["content", "path"])
         expect(yield* Leaf.definitions([{ action: "edit", resource: "*", effect: "deny" }])).toEqual([])
       }),
-    ))
+    ),
+  )
 })

@@ -2,12 +2,22 @@ import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Option, Schema } from "effect"
 import { LLM, Tool } from "../src/index.js"
 
-const context: Tool.Context = { sessionID: "ses_tool", agent: "build", assistantMessageID: "msg_tool_test", toolCallID: "call-1" }
+const context: Tool.Context = {
+  sessionID: "ses_tool",
+  agent: "build",
+  assistantMessageID: "msg_tool_test",
+  toolCallID: "call-1",
+}
 const settle = (tool: Tool.AnyTool, input: unknown) => Tool.settle(tool, { id: "call-1", name: "t", input }, context)
 
 describe("Tool", () => {
   it("make returns an opaque frozen value", () => {
-    const tool = Tool.make({ description: "d", input: Schema.Struct({}), output: Schema.String, execute: () => Effect.succeed("x") })
+    const tool = Tool.make({
+      description: "d",
+      input: Schema.Struct({}),
+      output: Schema.String,
+      execute: () => Effect.succeed("x"),
+    })
     expect(Object.keys(tool)).toEqual([])
     expect(Object.isFrozen(tool)).toBe(true)
     expect(Object.getOwnPropertySymbols(tool)).toEqual([])
@@ -22,7 +32,12 @@ describe("Tool", () => {
   })
 
   it("withPermission returns a new tool and leaves the original untouched", () => {
-    const tool = Tool.make({ description: "d", input: Schema.Struct({}), output: Schema.String, execute: () => Effect.succeed("x") })
+    const tool = Tool.make({
+      description: "d",
+      input: Schema.Struct({}),
+      output: Schema.String,
+      execute: () => Effect.succeed("x"),
+    })
     const decorated = Tool.withPermission(tool, "edit")
     expect(decorated).not.toBe(tool)
     expect(Object.keys(decorated)).toEqual([])
@@ -47,7 +62,12 @@ describe("Tool", () => {
     expect(definition.outputSchema).toEqual({ type: "string" })
     expect(Tool.definition("schemas", tool)).toBe(definition)
     expect(Tool.definition("other", tool)).not.toBe(definition)
-    const plain = Tool.make({ description: "p", input: Schema.Struct({ a: Schema.String }), output: Schema.Number, execute: () => Effect.succeed(1) })
+    const plain = Tool.make({
+      description: "p",
+      input: Schema.Struct({ a: Schema.String }),
+      output: Schema.Number,
+      execute: () => Effect.succeed(1),
+    })
     expect("$defs" in Tool.definition("plain", plain).inputSchema).toBe(false)
   })
 
@@ -67,7 +87,12 @@ describe("Tool", () => {
   it("sanitizeName and registrationEntries replace characters outside [a-zA-Z0-9_-]", () => {
     expect(Tool.sanitizeName("a.b c")).toBe("a_b_c")
     expect(Tool.sanitizeName("9é")).toBe("9_")
-    const tool = Tool.make({ description: "d", input: Schema.Struct({}), output: Schema.String, execute: () => Effect.succeed("x") })
+    const tool = Tool.make({
+      description: "d",
+      input: Schema.Struct({}),
+      output: Schema.String,
+      execute: () => Effect.succeed("x"),
+    })
     expect(Tool.registrationEntries({ "srv.tool one": tool })).toEqual([["srv_tool_one", tool]])
   })
 
@@ -92,12 +117,23 @@ describe("Tool", () => {
       expect(failure).toBeInstanceOf(LLM.ToolFailure)
       expect(failure.message.startsWith("Invalid tool input: ")).toBe(true)
       expect(order).toEqual(["decode:a", "execute", "encode:a", "project"])
-    }))
+    }),
+  )
 
   it.effect("result type selection: string → text, object → json, file part → content", () =>
     Effect.gen(function* () {
-      const text = Tool.make({ description: "t", input: Schema.Struct({}), output: Schema.String, execute: () => Effect.succeed("hi") })
-      const json = Tool.make({ description: "j", input: Schema.Struct({}), output: Schema.Struct({ n: Schema.Number }), execute: () => Effect.succeed({ n: 1 }) })
+      const text = Tool.make({
+        description: "t",
+        input: Schema.Struct({}),
+        output: Schema.String,
+        execute: () => Effect.succeed("hi"),
+      })
+      const json = Tool.make({
+        description: "j",
+        input: Schema.Struct({}),
+        output: Schema.Struct({ n: Schema.Number }),
+        execute: () => Effect.succeed({ n: 1 }),
+      })
       const media = Tool.make({
         description: "m",
         input: Schema.Struct({}),
@@ -111,7 +147,8 @@ describe("Tool", () => {
       expect(output.content).toEqual([{ type: "file", uri: "data:image/png;base64,AAAA", mime: "image/png" }])
       expect("name" in output.content[0]!).toBe(false)
       expect(LLM.toResultValue(output).type).toBe("content")
-    }))
+    }),
+  )
 
   it.effect("structured projection: encoded structured value, full output for the model, structured outputSchema", () =>
     Effect.gen(function* () {
@@ -130,7 +167,8 @@ describe("Tool", () => {
       expect(seen).toEqual([{ exit: 3, output: "full text" }])
       const schema = Tool.definition("s", tool).outputSchema as { properties: Record<string, unknown> }
       expect(Object.keys(schema.properties)).toEqual(["exit"])
-    }))
+    }),
+  )
 
   it.effect("a throwing toModelOutput is a defect, not a tool failure", () =>
     Effect.gen(function* () {
@@ -145,7 +183,8 @@ describe("Tool", () => {
       })
       const exit = yield* Effect.exit(settle(tool, {}))
       expect(Exit.isFailure(exit) && Option.isSome(Cause.dieOption(exit.cause))).toBe(true)
-    }))
+    }),
+  )
 
   it("isUserStop recognises declined permissions and dismissed questions only as defects", () => {
     const declined = { _tag: "PermissionV2.DeclinedError" }
@@ -162,9 +201,18 @@ describe("LLM", () => {
   it("toResultValue and fromResultValue", () => {
     expect(LLM.toResultValue({ structured: { a: 1 }, content: [] })).toEqual({ type: "json", value: { a: 1 } })
     expect(
-      LLM.toResultValue({ structured: {}, content: [{ type: "text", text: "a" }, { type: "text", text: "b" }] }).type,
+      LLM.toResultValue({
+        structured: {},
+        content: [
+          { type: "text", text: "a" },
+          { type: "text", text: "b" },
+        ],
+      }).type,
     ).toBe("content")
-    expect(LLM.fromResultValue({ type: "text", value: { a: 1 } })).toEqual({ structured: {}, content: [{ type: "text", text: '{"a":1}' }] })
+    expect(LLM.fromResultValue({ type: "text", value: { a: 1 } })).toEqual({
+      structured: {},
+      content: [{ type: "text", text: '{"a":1}' }],
+    })
     expect(LLM.fromResultValue({ type: "json", value: 1 })).toEqual({ structured: 1, content: [] })
     expect(LLM.fromResultValue({ type: "error", value: "x" })).toBeUndefined()
   })

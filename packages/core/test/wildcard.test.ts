@@ -120,8 +120,42 @@ describe("Wildcard: the reference's cases (05 §7)", () => {
 // newline, letters in both cases (with tricky case pairs), non-ASCII letters, an astral character and a lone
 // surrogate.
 const ALPHABET = [
-  "a", "b", "A", "B", "s", "S", "k", "K", "i", "I", "é", "É", "ß", "\u017f", "\u0131", "\u212a", "😀", "\ud83d",
-  "*", "?", ".", "+", "^", "$", "{", "}", "(", ")", "|", "[", "]", "\\", "/", " ", "\n", "-",
+  "a",
+  "b",
+  "A",
+  "B",
+  "s",
+  "S",
+  "k",
+  "K",
+  "i",
+  "I",
+  "é",
+  "É",
+  "ß",
+  "\u017f",
+  "\u0131",
+  "\u212a",
+  "😀",
+  "\ud83d",
+  "*",
+  "?",
+  ".",
+  "+",
+  "^",
+  "$",
+  "{",
+  "}",
+  "(",
+  ")",
+  "|",
+  "[",
+  "]",
+  "\\",
+  "/",
+  " ",
+  "\n",
+  "-",
 ]
 const INPUT_ALPHABET = ALPHABET.filter((c) => c !== "*" && c !== "?")
 
@@ -163,7 +197,9 @@ const mutate = (input: string) =>
 const pair = pattern.chain((p) =>
   FastCheck.oneof(
     text(inputChar, 14).map((input) => [p, input] as const),
-    instance(p).chain(mutate).map((input) => [p, input] as const),
+    instance(p)
+      .chain(mutate)
+      .map((input) => [p, input] as const),
   ),
 )
 

@@ -37,8 +37,12 @@ const advertised = (definitions: ReadonlyArray<LLM.ToolDefinition>): Toolkit.Wit
 })
 
 /** The value a provider sees for one toolgate result, and whether it is a failure. */
-export const toResultPart = (result: LLM.ToolResultValue): { readonly result: unknown; readonly isFailure: boolean } =>
-  ({ result: result.value, isFailure: result.type === "error" })
+export const toResultPart = (
+  result: LLM.ToolResultValue,
+): { readonly result: unknown; readonly isFailure: boolean } => ({
+  result: result.value,
+  isFailure: result.type === "error",
+})
 
 /**
  * Converts a Runner request into `@effect/ai` messages: the system prompt first, assistant text and tool calls in
@@ -58,7 +62,13 @@ export const toPromptMessages = (request: Model.Request): Array<Prompt.MessageEn
         const content: Array<Prompt.AssistantMessagePartEncoded> = []
         if (message.text !== "") content.push({ type: "text", text: message.text })
         for (const call of message.toolCalls) {
-          content.push({ type: "tool-call", id: call.id, name: call.name, params: call.input, providerExecuted: call.providerExecuted === true })
+          content.push({
+            type: "tool-call",
+            id: call.id,
+            name: call.name,
+            params: call.input,
+            providerExecuted: call.providerExecuted === true,
+          })
         }
         messages.push({ role: "assistant", content })
         break
@@ -114,7 +124,9 @@ export const fromStreamPart = (
       ])
     case "tool-result":
       return Effect.succeed(
-        part.providerExecuted ? [{ type: "tool-result", id: part.id, name: part.name, result: fromProviderResult(part) }] : [],
+        part.providerExecuted
+          ? [{ type: "tool-result", id: part.id, name: part.name, result: fromProviderResult(part) }]
+          : [],
       )
     case "finish":
       return Effect.succeed([{ type: "finish", reason: part.reason }])
@@ -143,12 +155,11 @@ export const make: Effect.Effect<Model.Interface, never, LanguageModel.LanguageM
       stream: (request) => {
         const options = {
           prompt: toPromptMessages(request),
-          ...(request.tools.length === 0 ? {} : { toolkit: advertised(request.tools), disableToolCallResolution: true as const }),
+          ...(request.tools.length === 0
+            ? {}
+            : { toolkit: advertised(request.tools), disableToolCallResolution: true as const }),
         }
-        return language.streamText(options).pipe(
-          Stream.mapError(toModelError),
-          Stream.mapConcatEffect(fromStreamPart),
-        )
+        return language.streamText(options).pipe(Stream.mapError(toModelError), Stream.mapConcatEffect(fromStreamPart))
       },
     }),
 )

@@ -27,7 +27,8 @@ export interface Converted {
  * What a handler returns to the model: the text of a single text part, the structured value when there is no
  * content, the content parts otherwise.
  */
-export const toHandlerValue = (result: Exclude<LLM.ToolResultValue, { readonly type: "error" }>): unknown => result.value
+export const toHandlerValue = (result: Exclude<LLM.ToolResultValue, { readonly type: "error" }>): unknown =>
+  result.value
 
 /**
  * Converts `materialization` into an `@effect/ai` Toolkit with its handlers layer. `@effect/ai` handlers do not see
@@ -40,12 +41,14 @@ export const toToolkit = (materialization: ToolRegistry.Materialization, identit
     Record<string, Tool.Any>
   >
   const handler = (name: string) => (params: unknown) =>
-    materialization
-      .settle({ ...identity, call: { id: Identifier.create("call"), name, input: params } })
-      .pipe(
-        Effect.orDie,
-        Effect.flatMap(({ result }) => (result.type === "error" ? Effect.fail(result.value) : Effect.succeed(toHandlerValue(result)))),
-      )
-  const handlers = Object.fromEntries(materialization.definitions.map((definition) => [definition.name, handler(definition.name)]))
+    materialization.settle({ ...identity, call: { id: Identifier.create("call"), name, input: params } }).pipe(
+      Effect.orDie,
+      Effect.flatMap(({ result }) =>
+        result.type === "error" ? Effect.fail(result.value) : Effect.succeed(toHandlerValue(result)),
+      ),
+    )
+  const handlers = Object.fromEntries(
+    materialization.definitions.map((definition) => [definition.name, handler(definition.name)]),
+  )
   return { toolkit, handlers: toolkit.toLayer(handlers as never) as Layer.Layer<Tool.Handler<string>> }
 }

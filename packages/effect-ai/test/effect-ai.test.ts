@@ -50,7 +50,15 @@ describe("EffectAiModel", () => {
       (options) => {
         const [read] = lastToolResults(options.prompt)
         const content = (read?.result as { content: string }).content
-        return [{ type: "tool-call", id: "call_write", name: "write", params: { path: "out.txt", content: content.toUpperCase() } }, finish("tool-calls")]
+        return [
+          {
+            type: "tool-call",
+            id: "call_write",
+            name: "write",
+            params: { path: "out.txt", content: content.toUpperCase() },
+          },
+          finish("tool-calls"),
+        ]
       },
       () => [
         { type: "text-start", id: "t3" },
@@ -63,7 +71,10 @@ describe("EffectAiModel", () => {
       Layer.provideMerge(EffectAiModel.layer),
       Layer.provideMerge(mockLanguageModel(turns, requests)),
       Layer.provideMerge(
-        Core.layerTest({ permission: "once", config: { permissions: [{ action: "edit", resource: "*", effect: "ask" }] } }),
+        Core.layerTest({
+          permission: "once",
+          config: { permissions: [{ action: "edit", resource: "*", effect: "ask" }] },
+        }),
       ),
     )
     return Effect.gen(function* () {
@@ -81,7 +92,11 @@ describe("EffectAiModel", () => {
       expect(fs.readFileSync(path.join(location.directory, "out.txt"), "utf8")).toBe("HELLO\n")
       expect(asked.map((request) => request.action)).toEqual(["edit"])
       expect(result.messages.at(-1)).toMatchObject({ role: "assistant", text: "Done", toolCalls: [] })
-      expect(result.messages[1]).toMatchObject({ role: "assistant", text: "Reading.", toolCalls: [{ id: "call_read", name: "read" }] })
+      expect(result.messages[1]).toMatchObject({
+        role: "assistant",
+        text: "Reading.",
+        toolCalls: [{ id: "call_read", name: "read" }],
+      })
 
       // The provider saw every built-in tool with our JSON Schema verbatim, and the history as @effect/ai messages.
       const definitions = (yield* (yield* ToolRegistry.Service).materialize([])).definitions
@@ -119,8 +134,20 @@ describe("EffectAiModel", () => {
               { id: "b", name: "glob", input: { pattern: "*" } },
             ],
           },
-          { role: "tool", assistantMessageID: "msg_1", callID: "a", name: "read", result: { type: "error", value: "File not found: x" } },
-          { role: "tool", assistantMessageID: "msg_1", callID: "b", name: "glob", result: { type: "text", value: "a.txt" } },
+          {
+            role: "tool",
+            assistantMessageID: "msg_1",
+            callID: "a",
+            name: "read",
+            result: { type: "error", value: "File not found: x" },
+          },
+          {
+            role: "tool",
+            assistantMessageID: "msg_1",
+            callID: "b",
+            name: "glob",
+            result: { type: "text", value: "a.txt" },
+          },
         ],
       })
       expect(messages).toEqual([
@@ -136,12 +163,20 @@ describe("EffectAiModel", () => {
         {
           role: "tool",
           content: [
-            { type: "tool-result", id: "a", name: "read", providerExecuted: false, result: "File not found: x", isFailure: true },
+            {
+              type: "tool-result",
+              id: "a",
+              name: "read",
+              providerExecuted: false,
+              result: "File not found: x",
+              isFailure: true,
+            },
             { type: "tool-result", id: "b", name: "glob", providerExecuted: false, result: "a.txt", isFailure: false },
           ],
         },
       ])
-    }))
+    }),
+  )
 
   it.live("a call to a tool the model was not offered fails the stream as Model.ModelError", () => {
     const layer = mockLanguageModel(
@@ -162,16 +197,17 @@ describe("EffectAiModel", () => {
     const failing = Layer.effect(
       LanguageModel.LanguageModel,
       LanguageModel.make({
-        generateText: () => Effect.fail(new AiError.UnknownError({ module: "Mock", method: "generateText", description: "boom" })),
-        streamText: () => Stream.fail(new AiError.UnknownError({ module: "Mock", method: "streamText", description: "rate limited" })),
+        generateText: () =>
+          Effect.fail(new AiError.UnknownError({ module: "Mock", method: "generateText", description: "boom" })),
+        streamText: () =>
+          Stream.fail(new AiError.UnknownError({ module: "Mock", method: "streamText", description: "rate limited" })),
       }),
     )
     return Effect.gen(function* () {
       const model = yield* EffectAiModel.make
-      const error = yield* model.stream({ sessionID: "s", agent: "build", messages: [{ role: "user", content: "hi" }], tools: [] }).pipe(
-        Stream.runDrain,
-        Effect.flip,
-      )
+      const error = yield* model
+        .stream({ sessionID: "s", agent: "build", messages: [{ role: "user", content: "hi" }], tools: [] })
+        .pipe(Stream.runDrain, Effect.flip)
       expect(error._tag).toBe("Model.ModelError")
       expect(error.message).toContain("rate limited")
     }).pipe(Effect.provide(failing))
@@ -209,14 +245,19 @@ describe("EffectAiToolkit", () => {
       })
       expect(Object.keys(toolkit.tools)).toEqual(materialization.definitions.map((definition) => definition.name))
       const response = yield* LanguageModel.generateText({ prompt: "read it", toolkit }).pipe(Effect.provide(handlers))
-      const results = response.toolResults.map((part) => ({ id: part.id, isFailure: part.isFailure, result: part.result }))
+      const results = response.toolResults.map((part) => ({
+        id: part.id,
+        isFailure: part.isFailure,
+        result: part.result,
+      }))
       expect(results[0]).toMatchObject({ id: "p1", isFailure: false, result: { content: "hello\n", encoding: "utf8" } })
       expect(results[1]).toMatchObject({ id: "p2", isFailure: true })
       expect(String(results[1]!.result)).toMatch(/path/)
       expect(results[2]).toEqual({
         id: "p3",
         isFailure: true,
-        result: "The user rejected permission to use this specific tool call with the following feedback: not this file",
+        result:
+          "The user rejected permission to use this specific tool call with the following feedback: not this file",
       })
       expect(fs.existsSync(path.join(location.directory, "denied.txt"))).toBe(false)
     }).pipe(Effect.provide(layer), Effect.scoped)

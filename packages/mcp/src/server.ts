@@ -82,10 +82,18 @@ export const toMcpContent = (part: LLM.ToolContent): McpContent => {
   const data = base64Of(part.uri)
   if (part.mime.startsWith("image/")) return { type: "image", data, mimeType: part.mime }
   if (part.mime.startsWith("audio/")) return { type: "audio", data, mimeType: part.mime }
-  return { type: "resource", resource: { uri: `toolgate:file/${encodeURIComponent(part.name ?? "attachment")}`, mimeType: part.mime, blob: data } }
+  return {
+    type: "resource",
+    resource: {
+      uri: `toolgate:file/${encodeURIComponent(part.name ?? "attachment")}`,
+      mimeType: part.mime,
+      blob: data,
+    },
+  }
 }
 
-const textOf = (value: unknown): string => (typeof value === "string" ? value : (JSON.stringify(value) ?? String(value)))
+const textOf = (value: unknown): string =>
+  typeof value === "string" ? value : (JSON.stringify(value) ?? String(value))
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
@@ -169,7 +177,9 @@ export const serve = (options: ServeOptions = {}): Effect.Effect<void, never, Re
         ).pipe(
           Effect.exit,
           Effect.map((exit): CallToolResult =>
-            Exit.isSuccess(exit) ? toCallToolResult(exit.value) : { content: [{ type: "text", text: failureText(exit.cause) }], isError: true },
+            Exit.isSuccess(exit)
+              ? toCallToolResult(exit.value)
+              : { content: [{ type: "text", text: failureText(exit.cause) }], isError: true },
           ),
         ),
         extra.signal,
@@ -182,17 +192,23 @@ export const serve = (options: ServeOptions = {}): Effect.Effect<void, never, Re
     /** Answers one ask through elicitation, or refuses it with a reason. */
     const answer = (request: PermissionV2.Request) =>
       Effect.gen(function* () {
-        if (server.getClientCapabilities()?.elicitation === undefined) return yield* reply(request.id, "reject", NO_PROMPT)
-        const elicited = yield* Effect.tryPromise(() => server.elicitInput({ message: askMessage(request), requestedSchema })).pipe(
-          Effect.either,
-        )
-        if (elicited._tag === "Left") return yield* reply(request.id, "reject", `the permission prompt failed: ${elicited.left.error}`)
+        if (server.getClientCapabilities()?.elicitation === undefined)
+          return yield* reply(request.id, "reject", NO_PROMPT)
+        const elicited = yield* Effect.tryPromise(() =>
+          server.elicitInput({ message: askMessage(request), requestedSchema }),
+        ).pipe(Effect.either)
+        if (elicited._tag === "Left")
+          return yield* reply(request.id, "reject", `the permission prompt failed: ${elicited.left.error}`)
         const result = elicited.right
         if (result.action !== "accept") return yield* reply(request.id, "reject", DECLINED_IN_CLIENT)
         const decision = result.content?.["decision"]
         const feedback = result.content?.["feedback"]
         if (decision === "once" || decision === "always") return yield* reply(request.id, decision)
-        return yield* reply(request.id, "reject", typeof feedback === "string" && feedback !== "" ? feedback : DECLINED_IN_CLIENT)
+        return yield* reply(
+          request.id,
+          "reject",
+          typeof feedback === "string" && feedback !== "" ? feedback : DECLINED_IN_CLIENT,
+        )
       })
 
     // Asks of our session go to the client; questions cannot be answered over MCP and are dismissed.
@@ -215,7 +231,9 @@ export const serve = (options: ServeOptions = {}): Effect.Effect<void, never, Re
 
     // Registration changes: compare the advertised catalogue, and announce a burst of changes once.
     const fingerprint = Effect.map(materialize, (turn) =>
-      JSON.stringify(turn.definitions.map((definition) => [definition.name, definition.description, definition.inputSchema])),
+      JSON.stringify(
+        turn.definitions.map((definition) => [definition.name, definition.description, definition.inputSchema]),
+      ),
     )
     let announced = yield* fingerprint
     const poll = Effect.gen(function* () {
@@ -262,9 +280,10 @@ export const run = (options: RunOptions): Effect.Effect<void> =>
   ).pipe(
     Effect.scoped,
     Effect.provide(
-      Core.layer({ directory: path.resolve(options.directory), ...(options.data === undefined ? {} : { data: options.data }) }).pipe(
-        Layer.provide(stderrLogger),
-      ),
+      Core.layer({
+        directory: path.resolve(options.directory),
+        ...(options.data === undefined ? {} : { data: options.data }),
+      }).pipe(Layer.provide(stderrLogger)),
     ),
     Effect.provide(stderrLogger),
     Effect.orDie,

@@ -28,12 +28,15 @@ const tempDir = (prefix: string) => {
 }
 
 /** Starts the server as a child process over stdio and connects the official SDK client to it. */
-const connect = async (options: { readonly elicit?: (message: string) => ElicitResult; readonly config?: unknown } = {}) => {
+const connect = async (
+  options: { readonly elicit?: (message: string) => ElicitResult; readonly config?: unknown } = {},
+) => {
   const directory = tempDir("toolgate-mcp-dir-")
   const data = tempDir("toolgate-mcp-data-")
   fs.writeFileSync(path.join(directory, "a.txt"), "alpha\n")
   fs.writeFileSync(path.join(directory, "b.md"), "beta\n")
-  if (options.config !== undefined) fs.writeFileSync(path.join(directory, "toolgate.json"), JSON.stringify(options.config))
+  if (options.config !== undefined)
+    fs.writeFileSync(path.join(directory, "toolgate.json"), JSON.stringify(options.config))
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: ["--import", "tsx", entry],
@@ -41,7 +44,10 @@ const connect = async (options: { readonly elicit?: (message: string) => ElicitR
     env: { ...(process.env as Record<string, string>), TOOLGATE_MCP_DIR: directory, TOOLGATE_MCP_DATA: data },
     stderr: "pipe",
   })
-  const client = new Client({ name: "toolgate-test", version: "1.0.0" }, { capabilities: options.elicit ? { elicitation: {} } : {} })
+  const client = new Client(
+    { name: "toolgate-test", version: "1.0.0" },
+    { capabilities: options.elicit ? { elicitation: {} } : {} },
+  )
   const changes: Array<number> = []
   const waiters: Array<() => void> = []
   client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
@@ -62,11 +68,13 @@ const connect = async (options: { readonly elicit?: (message: string) => ElicitR
         resolve()
       })
     })
-  const call = (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args }) as Promise<CallToolResult>
+  const call = (name: string, args: Record<string, unknown>) =>
+    client.callTool({ name, arguments: args }) as Promise<CallToolResult>
   return { client, directory, data, changes, listChanged, call }
 }
 
-const text = (result: CallToolResult) => result.content.map((part) => (part.type === "text" ? part.text : `[${part.type}]`)).join("\n")
+const text = (result: CallToolResult) =>
+  result.content.map((part) => (part.type === "text" ? part.text : `[${part.type}]`)).join("\n")
 
 describe("McpServer over stdio", () => {
   it("lists the twelve tools, calls glob and read, announces a registration, and flags unknown tools", async () => {
@@ -75,7 +83,18 @@ describe("McpServer over stdio", () => {
 
     const listed = await client.listTools()
     expect(listed.tools.map((tool) => tool.name)).toEqual([
-      "apply_patch", "bash", "edit", "glob", "grep", "question", "read", "skill", "todowrite", "webfetch", "websearch", "write",
+      "apply_patch",
+      "bash",
+      "edit",
+      "glob",
+      "grep",
+      "question",
+      "read",
+      "skill",
+      "todowrite",
+      "webfetch",
+      "websearch",
+      "write",
     ])
     const read = listed.tools.find((tool) => tool.name === "read")!
     expect(read.inputSchema.type).toBe("object")
@@ -113,7 +132,9 @@ describe("McpServer over stdio", () => {
   })
 
   it("refuses an ask with a clear message when the client cannot elicit; never allows it silently", async () => {
-    const { directory, call } = await connect({ config: { permissions: [{ action: "edit", resource: "*", effect: "ask" }] } })
+    const { directory, call } = await connect({
+      config: { permissions: [{ action: "edit", resource: "*", effect: "ask" }] },
+    })
     const written = await call("write", { path: "new.txt", content: "x" })
     expect(written.isError).toBe(true)
     expect(text(written)).toBe(
@@ -145,6 +166,8 @@ describe("McpServer over stdio", () => {
 
     decision = { action: "accept", content: { decision: "reject", feedback: "use notes.md instead" } }
     const corrected = await call("write", { path: "third.txt", content: "x" })
-    expect(text(corrected)).toBe("The user rejected permission to use this specific tool call with the following feedback: use notes.md instead")
+    expect(text(corrected)).toBe(
+      "The user rejected permission to use this specific tool call with the following feedback: use notes.md instead",
+    )
   })
 })

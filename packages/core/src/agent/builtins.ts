@@ -178,7 +178,9 @@ const listMarkdown = (directory: string, recursive: boolean): Array<string> => {
 }
 
 /** Splits `---` front matter from the body; `undefined` when the front matter is unterminated or not YAML. */
-const parseMarkdown = (content: string): { readonly data: Record<string, unknown>; readonly body: string } | undefined => {
+const parseMarkdown = (
+  content: string,
+): { readonly data: Record<string, unknown>; readonly body: string } | undefined => {
   const text = content.replace(/^\uFEFF/, "")
   const open = /^---[ \t]*\r?\n/.exec(text)
   if (open === null) return { data: {}, body: text }
@@ -245,7 +247,15 @@ const parseModel = (model: string, variant: string | undefined): MutableInfo["mo
 }
 
 const COLOR = /^#[0-9a-fA-F]{6}$/
-const COLOR_NAMES: ReadonlySet<string> = new Set(["primary", "secondary", "accent", "success", "warning", "error", "info"])
+const COLOR_NAMES: ReadonlySet<string> = new Set([
+  "primary",
+  "secondary",
+  "accent",
+  "success",
+  "warning",
+  "error",
+  "info",
+])
 
 const applyEntry = (agent: MutableInfo, entry: typeof Config.Agent.Type, home: string): void => {
   if (entry.model !== undefined) {

@@ -31,7 +31,11 @@ export interface Interface {
   /** The rows of one project, or all rows. No defined order. */
   readonly list: (input?: { readonly projectID?: string }) => Effect.Effect<ReadonlyArray<Info>>
   /** Inserts one row per resource; duplicates (also within the batch) are ignored and keep the original row. */
-  readonly add: (input: { readonly projectID: string; readonly action: string; readonly resources: ReadonlyArray<string> }) => Effect.Effect<void>
+  readonly add: (input: {
+    readonly projectID: string
+    readonly action: string
+    readonly resources: ReadonlyArray<string>
+  }) => Effect.Effect<void>
   /** Deletes by id; absent rows are fine. */
   readonly remove: (id: string) => Effect.Effect<void>
 }
@@ -46,7 +50,12 @@ interface Row {
   readonly resource: string
 }
 
-const toInfo = (row: Row): Info => ({ id: row.id, projectID: row.project_id, action: row.action, resource: row.resource })
+const toInfo = (row: Row): Info => ({
+  id: row.id,
+  projectID: row.project_id,
+  action: row.action,
+  resource: row.resource,
+})
 
 /** Rows per INSERT statement: keeps a batch within SQLite's bound-parameter limit (6 per row, 32766 in all). */
 const ROWS_PER_STATEMENT = 1000
@@ -68,28 +77,32 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient> = Layer.eff
       return rows.map(toInfo)
     }, Effect.orDie)
 
-    const add = Effect.fn("PermissionSaved.add")(function* (input: {
-      readonly projectID: string
-      readonly action: string
-      readonly resources: ReadonlyArray<string>
-    }) {
-      const resources = [...new Set(input.resources)]
-      if (resources.length === 0) return
-      const now = Date.now()
-      const rows = resources.map((resource) => ({
-        id: createID(),
-        project_id: input.projectID,
-        action: input.action,
-        resource,
-        time_created: now,
-        time_updated: now,
-      }))
-      const insert = (chunk: typeof rows) => sql`INSERT INTO permission ${sql.insert(chunk)} ON CONFLICT DO NOTHING`
-      if (rows.length <= ROWS_PER_STATEMENT) return yield* insert(rows)
-      const chunks: Array<typeof rows> = []
-      for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) chunks.push(rows.slice(i, i + ROWS_PER_STATEMENT))
-      yield* sql.withTransaction(Effect.forEach(chunks, insert, { discard: true }))
-    }, Effect.asVoid, Effect.orDie)
+    const add = Effect.fn("PermissionSaved.add")(
+      function* (input: {
+        readonly projectID: string
+        readonly action: string
+        readonly resources: ReadonlyArray<string>
+      }) {
+        const resources = [...new Set(input.resources)]
+        if (resources.length === 0) return
+        const now = Date.now()
+        const rows = resources.map((resource) => ({
+          id: createID(),
+          project_id: input.projectID,
+          action: input.action,
+          resource,
+          time_created: now,
+          time_updated: now,
+        }))
+        const insert = (chunk: typeof rows) => sql`INSERT INTO permission ${sql.insert(chunk)} ON CONFLICT DO NOTHING`
+        if (rows.length <= ROWS_PER_STATEMENT) return yield* insert(rows)
+        const chunks: Array<typeof rows> = []
+        for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) chunks.push(rows.slice(i, i + ROWS_PER_STATEMENT))
+        yield* sql.withTransaction(Effect.forEach(chunks, insert, { discard: true }))
+      },
+      Effect.asVoid,
+      Effect.orDie,
+    )
 
     const remove = Effect.fn("PermissionSaved.remove")(function* (id: string) {
       yield* sql`DELETE FROM permission WHERE id = ${id}`

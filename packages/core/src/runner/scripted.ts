@@ -35,9 +35,13 @@ export class ScriptError extends Schema.TaggedError<ScriptError>()("ScriptedMode
 /** Parses a script: a JSON array of turns, or JSONL with one turn (an array of events) per line. */
 export const parse = (text: string): Effect.Effect<Script, ScriptError> => {
   const trimmed = text.trim()
-  const lines = trimmed.startsWith("[[") || trimmed.startsWith("[\n") || trimmed === "[]" ? [trimmed] : trimmed.split("\n")
+  const lines =
+    trimmed.startsWith("[[") || trimmed.startsWith("[\n") || trimmed === "[]" ? [trimmed] : trimmed.split("\n")
   return Effect.try({
-    try: () => (lines.length === 1 ? JSON.parse(lines[0]!) : lines.filter((line) => line.trim() !== "").map((line) => JSON.parse(line))),
+    try: () =>
+      lines.length === 1
+        ? JSON.parse(lines[0]!)
+        : lines.filter((line) => line.trim() !== "").map((line) => JSON.parse(line)),
     catch: (error) => new ScriptError({ message: `Invalid script JSON: ${String(error)}` }),
   }).pipe(
     Effect.flatMap((value) => Schema.decodeUnknown(Script)(value)),
@@ -46,7 +50,10 @@ export const parse = (text: string): Effect.Effect<Script, ScriptError> => {
 }
 
 /** The requests the scripted model received, in order. */
-export class Requests extends Context.Tag("@toolgate/v2/ScriptedModel/Requests")<Requests, Ref.Ref<ReadonlyArray<Model.Request>>>() {}
+export class Requests extends Context.Tag("@toolgate/v2/ScriptedModel/Requests")<
+  Requests,
+  Ref.Ref<ReadonlyArray<Model.Request>>
+>() {}
 
 const toEvent = (turn: number, index: number, event: ScriptEvent): Model.Event =>
   event.type === "text"
@@ -69,7 +76,10 @@ export const make = (script: Script) =>
           Ref.modify(requests, (all) => [all.length, [...all, request]] as const).pipe(
             Effect.map((turn) => {
               const events = (script[turn] ?? []).map((event, index) => toEvent(turn, index, event))
-              return Stream.fromIterable<Model.Event>([...events, { type: "finish", reason: events.some((e) => e.type === "tool-call") ? "tool-calls" : "stop" }])
+              return Stream.fromIterable<Model.Event>([
+                ...events,
+                { type: "finish", reason: events.some((e) => e.type === "tool-call") ? "tool-calls" : "stop" },
+              ])
             }),
           ),
         ),
@@ -80,7 +90,9 @@ export const make = (script: Script) =>
 /** Provides `Model.Service` replaying `script`, plus the request log. */
 export const layer = (script: Script): Layer.Layer<Model.Service | Requests> =>
   Layer.effectContext(
-    Effect.map(make(script), ({ model, requests }) => Context.make(Model.Service, model).pipe(Context.add(Requests, requests))),
+    Effect.map(make(script), ({ model, requests }) =>
+      Context.make(Model.Service, model).pipe(Context.add(Requests, requests)),
+    ),
   )
 
 /** Like `layer`, reading the script from a JSON or JSONL file. */

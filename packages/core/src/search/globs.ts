@@ -48,7 +48,8 @@ const classEnd = (glob: string, open: number): number => {
     first = false
     if (glob[i + 1] === "-" && i + 2 < glob.length && glob[i + 2] !== "]") {
       const end = glob[i + 2]!
-      if (char.codePointAt(0)! > end.codePointAt(0)!) throw new GlobSyntaxError(glob, `invalid range; '${char}' > '${end}'`)
+      if (char.codePointAt(0)! > end.codePointAt(0)!)
+        throw new GlobSyntaxError(glob, `invalid range; '${char}' > '${end}'`)
       i += 3
       continue
     }

@@ -74,7 +74,11 @@ const recordBytes = (path: string, lines: string, line: number, offset: number, 
         lines: { text: lines },
         line_number: line,
         absolute_offset: offset,
-        submatches: submatches.map((submatch) => ({ match: { text: submatch.text }, start: submatch.start, end: submatch.end })),
+        submatches: submatches.map((submatch) => ({
+          match: { text: submatch.text },
+          start: submatch.start,
+          end: submatch.end,
+        })),
       },
     }),
   )
@@ -153,7 +157,6 @@ const searchBuffer = (
   return true
 }
 
-
 const grepRun = async (input: GrepInput, signal: AbortSignal): Promise<ReadonlyArray<Match>> => {
   let regex: RegExp
   try {
@@ -180,7 +183,8 @@ const grepRun = async (input: GrepInput, signal: AbortSignal): Promise<ReadonlyA
     if (!stats.isDirectory()) {
       // An explicitly named file is always searched: no glob, ignore or hidden rule applies.
       const data = await readFile(absolute)
-      if (data !== undefined) searchBuffer(data, normalizePath(input.file), input.file, regex, prefilter, matches, input.limit)
+      if (data !== undefined)
+        searchBuffer(data, normalizePath(input.file), input.file, regex, prefilter, matches, input.limit)
       return matches.slice(0, input.limit)
     }
   }
@@ -207,6 +211,10 @@ const grepRun = async (input: GrepInput, signal: AbortSignal): Promise<ReadonlyA
 
 /** The Node engine. */
 export const make = (): Interface => ({
-  glob: (input) => Effect.tryPromise({ try: (signal) => globRun(input, signal), catch: toError }) as Effect.Effect<ReadonlyArray<Entry>, SearchError>,
+  glob: (input) =>
+    Effect.tryPromise({ try: (signal) => globRun(input, signal), catch: toError }) as Effect.Effect<
+      ReadonlyArray<Entry>,
+      SearchError
+    >,
   grep: (input) => Effect.tryPromise({ try: (signal) => grepRun(input, signal), catch: toError }),
 })

@@ -6,7 +6,10 @@
 
 /** Strips leading `./` (repeatedly) and leading slashes, then turns `\` into `/`. */
 export const normalizePath = (text: string): string =>
-  text.replace(/^(?:\.[\\/])+/, "").replace(/^[\\/]+/, "").replaceAll("\\", "/")
+  text
+    .replace(/^(?:\.[\\/])+/, "")
+    .replace(/^[\\/]+/, "")
+    .replaceAll("\\", "/")
 
 /**
  * Compares two names by UTF-8 byte order. UTF-8 byte order equals code point order, which differs from

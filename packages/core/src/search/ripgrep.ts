@@ -35,7 +35,11 @@ export const globArgs = (pattern: string): ReadonlyArray<string> => [
 ]
 
 /** The arguments of a grep search. */
-export const grepArgs = (pattern: string, include: string | undefined, file: string | undefined): ReadonlyArray<string> => [
+export const grepArgs = (
+  pattern: string,
+  include: string | undefined,
+  file: string | undefined,
+): ReadonlyArray<string> => [
   "--no-config",
   "--json",
   "--hidden",
@@ -64,7 +68,8 @@ const RawMatch = Schema.Struct({
 })
 const decodeMatch = Schema.decodeUnknownEither(RawMatch)
 
-const isInvalidPattern = (stderr: string) => stderr.includes("regex parse error") || stderr.includes("error parsing regex")
+const isInvalidPattern = (stderr: string) =>
+  stderr.includes("regex parse error") || stderr.includes("error parsing regex")
 
 /** Parses one stdout line: a row, `undefined` to skip it, or a failure. */
 type Parse<A> = (line: Buffer) => Either.Either<A | undefined, SearchError>
@@ -87,7 +92,10 @@ const run = <A>(input: Run<A>): Effect.Effect<ReadonlyArray<A>, SearchError | In
     let pending: Array<Buffer> = []
     let pendingBytes = 0
     let done = false
-    const child = spawn(input.rgPath, input.args as Array<string>, { cwd: input.cwd, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(input.rgPath, input.args as Array<string>, {
+      cwd: input.cwd,
+      stdio: ["ignore", "pipe", "pipe"],
+    })
     const finish = (result: Effect.Effect<ReadonlyArray<A>, SearchError | InvalidPatternError>) => {
       if (done) return
       done = true
@@ -188,7 +196,8 @@ export const make = (rgPath: string): Interface => ({
       limit: input.limit,
       parse: parseGlob,
       // An invalid glob makes rg exit 2 with a glob parse error; glob reports it.
-      onExit2: (stderr) => (stderr.includes("error parsing glob") ? new SearchError({ message: stderr.trim() }) : undefined),
+      onExit2: (stderr) =>
+        stderr.includes("error parsing glob") ? new SearchError({ message: stderr.trim() }) : undefined,
     }) as Effect.Effect<ReadonlyArray<Entry>, SearchError>,
   grep: (input: GrepInput) =>
     run({
@@ -198,7 +207,9 @@ export const make = (rgPath: string): Interface => ({
       limit: input.limit,
       parse: parseGrep,
       onExit2: (stderr) =>
-        isInvalidPattern(stderr) ? new InvalidPatternError({ pattern: input.pattern, message: stderr.trim() }) : undefined,
+        isInvalidPattern(stderr)
+          ? new InvalidPatternError({ pattern: input.pattern, message: stderr.trim() })
+          : undefined,
     }),
 })
 

@@ -85,7 +85,12 @@ const push = (own: Source | undefined, inherited: ReadonlyArray<Source>): Readon
 const enter = async (
   parent: Scope,
   directory: string,
-  present: { readonly rgignore: boolean; readonly ignore: boolean; readonly gitignore: boolean; readonly git: "none" | "file" | "directory" },
+  present: {
+    readonly rgignore: boolean
+    readonly ignore: boolean
+    readonly gitignore: boolean
+    readonly git: "none" | "file" | "directory"
+  },
   prefix: string,
   strip: number,
 ): Promise<Scope> => {
@@ -155,7 +160,13 @@ const ignoreVerdict = (scope: Scope, path: string): Rules.Verdict => {
 const kindOf = async (entry: fs.Dirent, absolute: string): Promise<"file" | "directory" | "other"> => {
   if (entry.isFile()) return "file"
   if (entry.isDirectory()) return "directory"
-  if (entry.isSymbolicLink() || entry.isFIFO() || entry.isSocket() || entry.isCharacterDevice() || entry.isBlockDevice()) {
+  if (
+    entry.isSymbolicLink() ||
+    entry.isFIFO() ||
+    entry.isSocket() ||
+    entry.isCharacterDevice() ||
+    entry.isBlockDevice()
+  ) {
     return "other"
   }
   const stats = await lstat(absolute)

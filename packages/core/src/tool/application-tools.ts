@@ -18,7 +18,9 @@ export interface Entry {
 /** The ApplicationTools operations. */
 export interface Interface {
   /** Registers every tool of the record until the caller's Scope closes; the latest active registration wins. */
-  readonly register: (tools: Readonly<Record<string, Tool.AnyTool>>) => Effect.Effect<void, Tool.RegistrationError, Scope.Scope>
+  readonly register: (
+    tools: Readonly<Record<string, Tool.AnyTool>>,
+  ) => Effect.Effect<void, Tool.RegistrationError, Scope.Scope>
   /** The current effective name → entry map. */
   readonly entries: () => ReadonlyMap<string, Entry>
 }

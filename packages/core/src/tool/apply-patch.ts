@@ -54,7 +54,9 @@ export type Output = typeof Output.Type
 export const toModelText = (output: Output): string =>
   [
     "Applied patch sequentially:",
-    ...output.applied.map((item) => `${item.type === "add" ? "A" : item.type === "delete" ? "D" : "M"} ${item.resource}`),
+    ...output.applied.map(
+      (item) => `${item.type === "add" ? "A" : item.type === "delete" ? "D" : "M"} ${item.resource}`,
+    ),
   ].join("\n")
 
 type Prepared =
@@ -111,7 +113,8 @@ export const tool = Effect.gen(function* () {
       const source = yield* fs.readFile(target.canonical)
       const original = new TextDecoder("utf-8", { ignoreBOM: true }).decode(source)
       const before = original.replace(/^\uFEFF/, "")
-      if (hunk.type === "delete") return { type: "delete", path: hunk.path, target, before } satisfies Prepared as Prepared
+      if (hunk.type === "delete")
+        return { type: "delete", path: hunk.path, target, before } satisfies Prepared as Prepared
       const update = yield* Effect.try(() => Patch.derive(hunk.path, hunk.chunks, original))
       return {
         type: "update",

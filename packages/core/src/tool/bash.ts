@@ -62,7 +62,8 @@ export const Input = Schema.Struct({
   command: Schema.String.annotations({ description: "The shell command string to run" }),
   workdir: Schema.optional(
     Schema.String.annotations({
-      description: "Directory to run in. The active Location when omitted; a relative path is resolved from the Location.",
+      description:
+        "Directory to run in. The active Location when omitted; a relative path is resolved from the Location.",
     }),
   ),
   timeout: Schema.optional(
@@ -99,7 +100,8 @@ export class NotDirectoryError extends Schema.TaggedError<NotDirectoryError>()("
 
 /** The second text part: optional warnings, then the status sentence. */
 export const statusText = (output: Output): string => {
-  const status = output.timeout === true ? "Command timed out before completion." : `Command exited with code ${output.exit}.`
+  const status =
+    output.timeout === true ? "Command timed out before completion." : `Command exited with code ${output.exit}.`
   const warnings = output.warnings ?? []
   if (warnings.length === 0) return status
   return `Warnings:\n${warnings.map((warning) => `- ${warning}`).join("\n")}\n\n${status}`
@@ -137,8 +139,7 @@ export const externalDirectories = (
     return Array.from(directories)
   })
 
-const defaultShell = (): string =>
-  process.platform === "win32" ? (process.env.COMSPEC ?? "cmd.exe") : "/bin/sh"
+const defaultShell = (): string => (process.platform === "win32" ? (process.env.COMSPEC ?? "cmd.exe") : "/bin/sh")
 
 const isTimeout = (error: AppProcess.AppProcessError): boolean =>
   error.cause instanceof Error && error.cause.message === "Timed out"
@@ -200,7 +201,9 @@ export const make = (services: Services) =>
             { combineOutput: true, timeout: Duration.millis(timeout), maxOutputBytes: MAX_CAPTURE_BYTES },
           )
           .pipe(
-            Effect.catchTag("AppProcessError", (error) => (isTimeout(error) ? Effect.succeed(undefined) : Effect.fail(error))),
+            Effect.catchTag("AppProcessError", (error) =>
+              isTimeout(error) ? Effect.succeed(undefined) : Effect.fail(error),
+            ),
           )
         if (result === undefined) {
           return {

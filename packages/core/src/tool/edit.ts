@@ -41,7 +41,9 @@ export const Input = Schema.Struct({
   oldString: Schema.String.annotations({ description: "The existing text to be replaced, exactly as it appears" }),
   newString: Schema.String.annotations({ description: "The text to put in its place; it must not equal oldString" }),
   replaceAll: Schema.optional(
-    Schema.Boolean.annotations({ description: "Whether to replace every exact occurrence of oldString (false by default)" }),
+    Schema.Boolean.annotations({
+      description: "Whether to replace every exact occurrence of oldString (false by default)",
+    }),
   ),
 })
 /** @see Input */
@@ -60,7 +62,8 @@ export const messages = {
   identical: "No changes to apply: oldString and newString are identical.",
   empty: "oldString must not be empty. Use write to create or overwrite a file.",
   notFound: "Could not find oldString in the file. It must match exactly, including whitespace and indentation.",
-  multipleExact: "Found multiple exact matches for oldString. Provide more surrounding context or set replaceAll to true.",
+  multipleExact:
+    "Found multiple exact matches for oldString. Provide more surrounding context or set replaceAll to true.",
   ambiguous: "Found multiple matches for oldString. Provide more surrounding context to make the match unique.",
   stale: "File changed after permission approval. Read it again before editing.",
 } as const
@@ -111,16 +114,17 @@ export const tool = Effect.gen(function* () {
       if (input.oldString === "") return yield* failure(messages.empty)
       const target = yield* mutation.resolve({ path: input.path, kind: "file" })
       if (target.externalDirectory !== undefined) {
-        yield* permission.assert({ ...LocationMutation.externalDirectoryPermission(target.externalDirectory), ...identity })
+        yield* permission.assert({
+          ...LocationMutation.externalDirectoryPermission(target.externalDirectory),
+          ...identity,
+        })
       }
       yield* permission.assert({ action: "edit", resources: [target.resource], save: ["*"], ...identity })
       // Content is read only after approval, so a denied edit cannot reveal whether oldString matches.
       const original = yield* fs.readFile(target.canonical)
       const bom = FileMutation.hasBom(original)
       const text = new TextDecoder().decode(bom ? original.subarray(3) : original)
-      const adapt = text.includes("\r\n")
-        ? (value: string) => toLf(value).replaceAll("\n", "\r\n")
-        : toLf
+      const adapt = text.includes("\r\n") ? (value: string) => toLf(value).replaceAll("\n", "\r\n") : toLf
       const outcome = Replacers.replace(text, adapt(input.oldString), adapt(input.newString), input.replaceAll === true)
       switch (outcome._tag) {
         case "NotFound":
@@ -143,7 +147,8 @@ export const tool = Effect.gen(function* () {
       }),
       Effect.mapError((error) => {
         if (error._tag === "LLM.ToolFailure") return error
-        if (error._tag === "FileMutation.StaleContentError") return new LLM.ToolFailure({ message: messages.stale, error })
+        if (error._tag === "FileMutation.StaleContentError")
+          return new LLM.ToolFailure({ message: messages.stale, error })
         return new LLM.ToolFailure({ message: `Unable to edit ${input.path}`, error })
       }),
     )

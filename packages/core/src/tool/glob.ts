@@ -65,12 +65,10 @@ export const tool = Effect.gen(function* () {
       })
       const cwd = nodePath.resolve(location.directory, input.path ?? ".")
       const entries = yield* search.glob({ cwd, pattern: input.pattern, limit: input.limit ?? Number.MAX_SAFE_INTEGER })
-      return entries.map(
-        (entry): Search.Entry => ({
-          path: nodePath.relative(location.directory, nodePath.resolve(cwd, entry.path)),
-          type: "file",
-        }),
-      )
+      return entries.map((entry): Search.Entry => ({
+        path: nodePath.relative(location.directory, nodePath.resolve(cwd, entry.path)),
+        type: "file",
+      }))
     }).pipe(
       Effect.catchTags({
         "PermissionV2.BlockedError": (error) => Effect.fail(PermissionV2.toToolFailure(error)),

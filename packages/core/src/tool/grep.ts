@@ -100,12 +100,10 @@ export const tool = Effect.gen(function* () {
         include: input.include,
         limit: input.limit ?? Number.MAX_SAFE_INTEGER,
       })
-      return matches.map(
-        (match): Search.Match => ({
-          ...match,
-          entry: { path: nodePath.relative(location.directory, nodePath.resolve(cwd, match.entry.path)), type: "file" },
-        }),
-      )
+      return matches.map((match): Search.Match => ({
+        ...match,
+        entry: { path: nodePath.relative(location.directory, nodePath.resolve(cwd, match.entry.path)), type: "file" },
+      }))
     }).pipe(
       Effect.catchTags({
         "PermissionV2.BlockedError": (error) => Effect.fail(PermissionV2.toToolFailure(error)),

@@ -86,7 +86,11 @@ export const parse = (patchText: string): ReadonlyArray<Hunk> => {
       const parsed = parseChunks(body, index, end)
       if (parsed.chunks.length === 0) throw new Error(`Invalid update hunk for ${path}: expected at least one @@ chunk`)
       index = parsed.next
-      hunks.push(movePath === undefined ? { type: "update", path, chunks: parsed.chunks } : { type: "update", path, movePath, chunks: parsed.chunks })
+      hunks.push(
+        movePath === undefined
+          ? { type: "update", path, chunks: parsed.chunks }
+          : { type: "update", path, movePath, chunks: parsed.chunks },
+      )
     } else {
       throw new Error(`Invalid patch line: ${line}`)
     }
@@ -154,7 +158,12 @@ const matchesAt = (lines: ReadonlyArray<string>, pattern: ReadonlyArray<string>,
   pattern.every((line, index) => compare(lines[offset + index]!, line))
 
 /** The first index ≥ `start` where `pattern` matches, trying each comparator in turn; -1 when none. */
-const seek = (lines: ReadonlyArray<string>, pattern: ReadonlyArray<string>, start: number, endOfFile = false): number => {
+const seek = (
+  lines: ReadonlyArray<string>,
+  pattern: ReadonlyArray<string>,
+  start: number,
+  endOfFile = false,
+): number => {
   if (pattern.length === 0) return -1
   for (const compare of COMPARATORS) {
     if (endOfFile) {

@@ -35,10 +35,13 @@ export class BinaryFileError extends Schema.TaggedError<BinaryFileError>()("Read
 }
 
 /** An image is larger than `maximumBytes`. */
-export class MediaIngestLimitError extends Schema.TaggedError<MediaIngestLimitError>()("ReadTool.MediaIngestLimitError", {
-  resource: Schema.String,
-  maximumBytes: Schema.Number,
-}) {
+export class MediaIngestLimitError extends Schema.TaggedError<MediaIngestLimitError>()(
+  "ReadTool.MediaIngestLimitError",
+  {
+    resource: Schema.String,
+    maximumBytes: Schema.Number,
+  },
+) {
   override get message(): string {
     return `Media exceeds ${this.maximumBytes} byte ingestion limit: ${this.resource}`
   }
@@ -54,9 +57,12 @@ export class MalformedUtf8Error extends Schema.TaggedError<MalformedUtf8Error>()
 }
 
 /** A text page was requested past the last line. */
-export class OffsetOutOfRangeError extends Schema.TaggedError<OffsetOutOfRangeError>()("ReadTool.OffsetOutOfRangeError", {
-  offset: Schema.Number,
-}) {
+export class OffsetOutOfRangeError extends Schema.TaggedError<OffsetOutOfRangeError>()(
+  "ReadTool.OffsetOutOfRangeError",
+  {
+    offset: Schema.Number,
+  },
+) {
   override get message(): string {
     return `Offset ${this.offset} is out of range`
   }
@@ -76,12 +82,7 @@ export class PathKindError extends Schema.TaggedError<PathKindError>()("ReadTool
 export type InspectError = PlatformError | PathKindError
 /** The failures of `read`. */
 export type ReadError =
-  | PlatformError
-  | BinaryFileError
-  | MediaIngestLimitError
-  | MalformedUtf8Error
-  | OffsetOutOfRangeError
-  | PathKindError
+  PlatformError | BinaryFileError | MediaIngestLimitError | MalformedUtf8Error | OffsetOutOfRangeError | PathKindError
 
 const PositiveInt = Schema.Int.pipe(Schema.positive())
 
@@ -221,7 +222,10 @@ export const make: Effect.Effect<Interface, never, FileSystem.FileSystem> = Effe
           const content = Buffer.concat(chunks, total).toString("base64")
           return { uri, name, content, encoding: "base64", mime: image } satisfies Content as Content
         }
-        if (startsWith(first, [0x25, 0x50, 0x44, 0x46]) || BINARY_EXTENSIONS.has(path.extname(resource).toLowerCase())) {
+        if (
+          startsWith(first, [0x25, 0x50, 0x44, 0x46]) ||
+          BINARY_EXTENSIONS.has(path.extname(resource).toLowerCase())
+        ) {
           return yield* new BinaryFileError({ resource })
         }
 
@@ -242,7 +246,13 @@ export const make: Effect.Effect<Interface, never, FileSystem.FileSystem> = Effe
             text.push(yield* decode(chunk))
           }
           text.push(yield* decode())
-          return { uri, name, content: text.join(""), encoding: "utf8", mime: mimeType(real) } satisfies Content as Content
+          return {
+            uri,
+            name,
+            content: text.join(""),
+            encoding: "utf8",
+            mime: mimeType(real),
+          } satisfies Content as Content
         }
 
         const offset = page.offset ?? 1
@@ -276,7 +286,8 @@ export const make: Effect.Effect<Interface, never, FileSystem.FileSystem> = Effe
           if (Option.isNone(target) || !isWithin(real, target.value)) return undefined
           const info = yield* Effect.option(fs.stat(target.value))
           if (Option.isNone(info)) return undefined
-          if (info.value.type === "Directory") return { path: child + isDirectorySep, type: "directory" } satisfies Entry
+          if (info.value.type === "Directory")
+            return { path: child + isDirectorySep, type: "directory" } satisfies Entry
           if (info.value.type === "File") return { path: child, type: "file" } satisfies Entry
           return undefined
         }),

@@ -26,7 +26,12 @@ export {
 export const name = "read"
 
 /** Image mimes returned to the model as media. */
-export const SUPPORTED_IMAGE_MIMES: ReadonlySet<string> = new Set(["image/jpeg", "image/png", "image/gif", "image/webp"])
+export const SUPPORTED_IMAGE_MIMES: ReadonlySet<string> = new Set([
+  "image/jpeg",
+  "image/png",
+  "image/gif",
+  "image/webp",
+])
 
 /** What the model is told about `read`. */
 export const DESCRIPTION =
@@ -96,7 +101,10 @@ export const tool = Effect.gen(function* () {
     return Effect.gen(function* () {
       const target = yield* mutation.resolve({ path: input.path, kind: "directory" })
       if (target.externalDirectory !== undefined) {
-        yield* permission.assert({ ...LocationMutation.externalDirectoryPermission(target.externalDirectory), ...identity })
+        yield* permission.assert({
+          ...LocationMutation.externalDirectoryPermission(target.externalDirectory),
+          ...identity,
+        })
       }
       const kind = yield* files.inspect(target.canonical)
       yield* permission.assert({ action: name, resources: [target.resource], save: ["*"], ...identity })

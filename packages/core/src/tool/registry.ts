@@ -50,7 +50,9 @@ export interface Interface {
   /** Captures this turn's catalogue, hiding wholly denied tools. */
   readonly materialize: (permissions?: ReadonlyArray<VisibilityRule>) => Effect.Effect<Materialization>
   /** Internal registration capability exposed publicly only through Tools.Service. */
-  readonly register: (tools: Readonly<Record<string, Tool.AnyTool>>) => Effect.Effect<void, Tool.RegistrationError, Scope.Scope>
+  readonly register: (
+    tools: Readonly<Record<string, Tool.AnyTool>>,
+  ) => Effect.Effect<void, Tool.RegistrationError, Scope.Scope>
 }
 
 /** The ToolRegistry service. */
@@ -110,7 +112,10 @@ export const make: Effect.Effect<Interface, never, ApplicationTools.Service | To
             stack.push({ token, registration: { identity: {}, tool } })
           }
           const names = entries.map(([name]) => name)
-          return Scope.addFinalizer(scope, Effect.sync(() => remove(token, names)))
+          return Scope.addFinalizer(
+            scope,
+            Effect.sync(() => remove(token, names)),
+          )
         }),
       )
     })
@@ -119,8 +124,10 @@ export const make: Effect.Effect<Interface, never, ApplicationTools.Service | To
       Effect.suspend(() => {
         const name = input.call.name
         const current = effective(name)
-        if (current === undefined) return Effect.succeed(rejected(advertised ? `Stale tool call: ${name}` : `Unknown tool: ${name}`))
-        if (advertised !== undefined && current.identity !== advertised) return Effect.succeed(rejected(`Stale tool call: ${name}`))
+        if (current === undefined)
+          return Effect.succeed(rejected(advertised ? `Stale tool call: ${name}` : `Unknown tool: ${name}`))
+        if (advertised !== undefined && current.identity !== advertised)
+          return Effect.succeed(rejected(`Stale tool call: ${name}`))
         const context: Tool.Context = {
           sessionID: input.sessionID,
           agent: input.agent,
@@ -145,7 +152,9 @@ export const make: Effect.Effect<Interface, never, ApplicationTools.Service | To
         )
       })
 
-    const materialize = Effect.fn("ToolRegistry.materialize")(function* (permissions: ReadonlyArray<VisibilityRule> = []) {
+    const materialize = Effect.fn("ToolRegistry.materialize")(function* (
+      permissions: ReadonlyArray<VisibilityRule> = [],
+    ) {
       const captured = new Map<string, Registration>(applications.entries())
       for (const [name, stack] of local) {
         const top = stack.at(-1)
@@ -172,7 +181,9 @@ export const make: Effect.Effect<Interface, never, ApplicationTools.Service | To
 export const layer: Layer.Layer<Service | Tools.Service, never, ApplicationTools.Service | ToolOutputStore.Service> =
   Layer.effectContext(
     Effect.map(make, (registry) =>
-      Context.make(Service, registry).pipe(Context.add(Tools.Service, Tools.Service.of({ register: registry.register }))),
+      Context.make(Service, registry).pipe(
+        Context.add(Tools.Service, Tools.Service.of({ register: registry.register })),
+      ),
     ),
   )
 

@@ -28,7 +28,9 @@ export const description = [
 
 /** The input. */
 export const Input = Schema.Struct({
-  name: Schema.String.annotations({ description: "Name of the skill to load, taken from the list of available skills" }),
+  name: Schema.String.annotations({
+    description: "Name of the skill to load, taken from the list of available skills",
+  }),
 })
 
 /** The output, also the structured output; `output` is the full model text. */
@@ -74,7 +76,10 @@ export const make = (services: {
     execute: (input, context) =>
       Effect.gen(function* () {
         const unable = (error?: unknown) =>
-          new LLM.ToolFailure({ message: `Unable to load skill ${input.name}`, ...(error === undefined ? {} : { error }) })
+          new LLM.ToolFailure({
+            message: `Unable to load skill ${input.name}`,
+            ...(error === undefined ? {} : { error }),
+          })
         const skill = (yield* services.skills.list()).find((item) => item.name === input.name)
         if (skill === undefined) return yield* unable()
         yield* services.permission

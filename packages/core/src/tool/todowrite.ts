@@ -26,7 +26,10 @@ export const Input = Schema.Struct({
 export const Output = Schema.Struct({ todos: Schema.Array(SessionTodo.Todo) })
 
 /** Builds the tool over the given services. */
-export const make = (services: { readonly permission: PermissionV2.Interface; readonly todos: SessionTodo.Interface }) =>
+export const make = (services: {
+  readonly permission: PermissionV2.Interface
+  readonly todos: SessionTodo.Interface
+}) =>
   Tool.make({
     description,
     input: Input,

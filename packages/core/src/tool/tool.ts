@@ -53,7 +53,10 @@ export interface Config<I extends SchemaType<any>, O extends SchemaType<any>, S 
   readonly structured?: S
   readonly toStructuredOutput?: (args: { readonly input: I["Type"]; readonly output: O["Encoded"] }) => S["Type"]
   readonly execute: (input: I["Type"], context: Context) => Effect.Effect<O["Type"], LLM.ToolFailure>
-  readonly toModelOutput?: (args: { readonly input: I["Type"]; readonly output: O["Encoded"] }) => ReadonlyArray<Content>
+  readonly toModelOutput?: (args: {
+    readonly input: I["Type"]
+    readonly output: O["Encoded"]
+  }) => ReadonlyArray<Content>
 }
 
 interface Runtime {
@@ -75,7 +78,8 @@ const jsonSchema = (codec: Schema.Schema.Any): LLM.JsonSchema => {
   return document
 }
 
-const invalidInput = (error: ParseResult.ParseError) => new LLM.ToolFailure({ message: `Invalid tool input: ${error.message}` })
+const invalidInput = (error: ParseResult.ParseError) =>
+  new LLM.ToolFailure({ message: `Invalid tool input: ${error.message}` })
 
 const invalidOutput = (error: ParseResult.ParseError) =>
   new LLM.ToolFailure({ message: `Tool returned an invalid value for its output schema: ${error.message}` })
@@ -99,7 +103,9 @@ const codec =
 const project = (part: Content): LLM.ToolContent => {
   if (part.type === "text") return { type: "text", text: part.text }
   const uri = `data:${part.mime};base64,${part.data}`
-  return part.name === undefined ? { type: "file", uri, mime: part.mime } : { type: "file", uri, mime: part.mime, name: part.name }
+  return part.name === undefined
+    ? { type: "file", uri, mime: part.mime }
+    : { type: "file", uri, mime: part.mime, name: part.name }
 }
 
 /** Creates a tool. The result is typed by its decoded input and its structured (or encoded output) value. */
@@ -192,7 +198,8 @@ export const sanitizeName = (name: string): string => name.replace(/[^a-zA-Z0-9_
 /** `Object.entries(tools)` with sanitised keys, for raw-name sources such as MCP. Registries never sanitise. */
 export const registrationEntries = (
   tools: Readonly<Record<string, AnyTool>>,
-): ReadonlyArray<readonly [string, AnyTool]> => Object.entries(tools).map(([name, tool]) => [sanitizeName(name), tool] as const)
+): ReadonlyArray<readonly [string, AnyTool]> =>
+  Object.entries(tools).map(([name, tool]) => [sanitizeName(name), tool] as const)
 
 /** True iff the cause carries a declined permission or a dismissed question as a defect (P6). */
 export const isUserStop = (cause: Cause.Cause<unknown>): boolean =>

@@ -10,7 +10,9 @@ import type * as Tool from "./tool.js"
 /** Narrow registration-only Location capability. */
 export interface Interface {
   /** Registers tools in the Location until the caller's Scope closes. */
-  readonly register: (tools: Readonly<Record<string, Tool.AnyTool>>) => Effect.Effect<void, Tool.RegistrationError, Scope.Scope>
+  readonly register: (
+    tools: Readonly<Record<string, Tool.AnyTool>>,
+  ) => Effect.Effect<void, Tool.RegistrationError, Scope.Scope>
 }
 
 /** The Tools service. */

@@ -106,7 +106,8 @@ export const collectBoundedBody = <E>(
 /** The mime type of a `content-type` value: the part before `;`, trimmed and lower-cased. */
 export const mimeOf = (contentType: string): string => (contentType.split(";", 1)[0] ?? "").trim().toLowerCase()
 
-const isImage = (mime: string) => mime.startsWith("image/") && mime !== "image/svg+xml" && mime !== "image/vnd.fastbidsheet"
+const isImage = (mime: string) =>
+  mime.startsWith("image/") && mime !== "image/svg+xml" && mime !== "image/vnd.fastbidsheet"
 
 const isTextual = (mime: string) =>
   mime === "" ||
@@ -258,7 +259,10 @@ export const make = (http: HttpClient.HttpClient, permission: PermissionV2.Inter
         })
         const { body, contentType } = yield* fetchText(client, input)
         const text = new TextDecoder().decode(body)
-        const output = yield* Effect.try({ try: () => convert(text, contentType, input.format), catch: (error) => error })
+        const output = yield* Effect.try({
+          try: () => convert(text, contentType, input.format),
+          catch: (error) => error,
+        })
         return { url: input.url, contentType, format: input.format, output } satisfies Output
       }).pipe(
         Effect.mapError((error) =>

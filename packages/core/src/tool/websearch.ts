@@ -33,7 +33,8 @@ export const MAX_RESPONSE_BYTES = 256 * 1024
 export const REQUEST_TIMEOUT = Duration.seconds(25)
 
 /** The `@toolgate/core` package version, sent in Parallel's user agent. */
-export const VERSION: string = (createRequire(import.meta.url)("../../package.json") as { readonly version: string }).version
+export const VERSION: string = (createRequire(import.meta.url)("../../package.json") as { readonly version: string })
+  .version
 
 /** The model-facing description (P19: our wording); the year is fixed when the module loads. */
 export const description = [
@@ -61,7 +62,8 @@ export const Input = Schema.Struct({
   ),
   type: Schema.optional(
     Schema.Literal("auto", "fast", "deep").annotations({
-      description: "Kind of search: 'auto' is balanced (the default), 'fast' answers quickly, 'deep' searches thoroughly",
+      description:
+        "Kind of search: 'auto' is balanced (the default), 'fast' answers quickly, 'deep' searches thoroughly",
     }),
   ),
   contextMaxCharacters: Schema.optional(
@@ -134,7 +136,8 @@ export const fromEnvironment = (env: NodeJS.ProcessEnv = process.env): Settings 
   const provider = env.TOOLGATE_WEBSEARCH_PROVIDER
   return settings({
     ...(provider === "exa" || provider === "parallel" ? { provider } : {}),
-    enableExa: truthy(env.TOOLGATE_EXPERIMENTAL) || truthy(env.TOOLGATE_ENABLE_EXA) || truthy(env.TOOLGATE_EXPERIMENTAL_EXA),
+    enableExa:
+      truthy(env.TOOLGATE_EXPERIMENTAL) || truthy(env.TOOLGATE_ENABLE_EXA) || truthy(env.TOOLGATE_EXPERIMENTAL_EXA),
     enableParallel: truthy(env.TOOLGATE_ENABLE_PARALLEL) || truthy(env.TOOLGATE_EXPERIMENTAL_PARALLEL),
     ...(nonEmpty(env.TOOLGATE_WEBSEARCH_EXA_URL) === undefined ? {} : { exaUrl: env.TOOLGATE_WEBSEARCH_EXA_URL! }),
     ...(nonEmpty(env.TOOLGATE_WEBSEARCH_PARALLEL_URL) === undefined
@@ -161,7 +164,10 @@ export const fnv1a = (text: string): number => {
 /** Override, else Parallel if enabled, else Exa if enabled, else stable per session (even hash → exa). */
 export const selectProvider = (
   sessionID: string,
-  flags: { readonly enableExa: boolean; readonly enableParallel: boolean } = { enableExa: false, enableParallel: false },
+  flags: { readonly enableExa: boolean; readonly enableParallel: boolean } = {
+    enableExa: false,
+    enableParallel: false,
+  },
   override?: Provider,
 ): Provider => {
   if (override !== undefined) return override
@@ -220,7 +226,12 @@ const callMcp = (
   Effect.gen(function* () {
     const request = HttpClientRequest.post(url).pipe(
       HttpClientRequest.setHeaders({ ...headers, Accept: "application/json, text/event-stream" }),
-      HttpClientRequest.bodyUnsafeJson({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: tool, arguments: args } }),
+      HttpClientRequest.bodyUnsafeJson({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: tool, arguments: args },
+      }),
     )
     const response = yield* http.execute(request)
     if (response.status < 200 || response.status >= 300) {
@@ -232,9 +243,7 @@ const callMcp = (
       () => new Error(`${tool} response exceeded ${MAX_RESPONSE_BYTES} bytes`),
     )
     return parseResponse(new TextDecoder().decode(body))
-  }).pipe(
-    Effect.timeoutFail({ duration: REQUEST_TIMEOUT, onTimeout: () => new Error(`${tool} request timed out`) }),
-  )
+  }).pipe(Effect.timeoutFail({ duration: REQUEST_TIMEOUT, onTimeout: () => new Error(`${tool} request timed out`) }))
 
 /** Builds the tool around a captured HTTP client, configuration and permission service. */
 export const make = (http: HttpClient.HttpClient, config: Settings, permission: PermissionV2.Interface) =>
@@ -266,7 +275,9 @@ export const make = (http: HttpClient.HttpClient, config: Settings, permission: 
                   type: input.type || "auto",
                   numResults: input.numResults || 8,
                   livecrawl: input.livecrawl || "fallback",
-                  ...(input.contextMaxCharacters === undefined ? {} : { contextMaxCharacters: input.contextMaxCharacters }),
+                  ...(input.contextMaxCharacters === undefined
+                    ? {}
+                    : { contextMaxCharacters: input.contextMaxCharacters }),
                 },
                 {},
               )

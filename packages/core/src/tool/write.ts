@@ -70,7 +70,10 @@ export const tool = Effect.gen(function* () {
     return Effect.gen(function* () {
       const target = yield* mutation.resolve({ path: input.path, kind: "file" })
       if (target.externalDirectory !== undefined) {
-        yield* permission.assert({ ...LocationMutation.externalDirectoryPermission(target.externalDirectory), ...identity })
+        yield* permission.assert({
+          ...LocationMutation.externalDirectoryPermission(target.externalDirectory),
+          ...identity,
+        })
       }
       yield* permission.assert({ action: "edit", resources: [target.resource], save: ["*"], ...identity })
       return yield* files.writeTextPreservingBom({ target, content: input.content })
@@ -80,7 +83,9 @@ export const tool = Effect.gen(function* () {
         "PermissionV2.CorrectedError": (error) => Effect.fail(PermissionV2.toToolFailure(error)),
       }),
       Effect.mapError((error) =>
-        error._tag === "LLM.ToolFailure" ? error : new LLM.ToolFailure({ message: `Unable to write ${input.path}`, error }),
+        error._tag === "LLM.ToolFailure"
+          ? error
+          : new LLM.ToolFailure({ message: `Unable to write ${input.path}`, error }),
       ),
     )
   }

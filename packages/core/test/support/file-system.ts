@@ -31,11 +31,17 @@ export const layer: Layer.Layer<FileSystem.FileSystem | FileSystemRecording> = L
       ...fs,
       readFile: (path) =>
         Effect.tap(
-          Effect.zipRight(Ref.update(recording.reads, (n) => n + 1), fs.readFile(path)),
+          Effect.zipRight(
+            Ref.update(recording.reads, (n) => n + 1),
+            fs.readFile(path),
+          ),
           () => Effect.flatMap(Ref.getAndSet(recording.afterRead, undefined), (hook) => hook ?? Effect.void),
         ),
       writeFile: (path, data, options) =>
-        Effect.zipRight(Ref.update(recording.writes, (all) => [...all, path]), fs.writeFile(path, data, options)),
+        Effect.zipRight(
+          Ref.update(recording.writes, (all) => [...all, path]),
+          fs.writeFile(path, data, options),
+        ),
     }
     return Context.make(FileSystem.FileSystem, wrapped).pipe(Context.add(FileSystemRecording, recording))
   }),

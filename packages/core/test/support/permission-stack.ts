@@ -4,15 +4,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Queue, type Scope } from "effect"
-import {
-  AgentV2,
-  Database,
-  EventV2,
-  Location,
-  PermissionSaved,
-  PermissionV2,
-  SessionV2,
-} from "../../src/index.js"
+import { AgentV2, Database, EventV2, Location, PermissionSaved, PermissionV2, SessionV2 } from "../../src/index.js"
 
 /** Everything a permission test can reach. */
 export type Services =
@@ -82,7 +74,9 @@ export const fixture = Effect.gen(function* () {
       .filter((envelope) => envelope.type === "permission.v2.replied")
       .map((envelope) => envelope.data as { sessionID: string; requestID: string; reply: string })
   const asked = () =>
-    log.filter((envelope) => envelope.type === "permission.v2.asked").map((envelope) => envelope.data as PermissionV2.Request)
+    log
+      .filter((envelope) => envelope.type === "permission.v2.asked")
+      .map((envelope) => envelope.data as PermissionV2.Request)
 
   return { permission, events, sessions, setRules, setAgentRules, waitForRequest, log, replied, asked }
 })

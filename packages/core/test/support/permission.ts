@@ -37,7 +37,8 @@ export const makeFake = Effect.gen(function* () {
     })
   const service = PermissionV2.Service.of({
     assert,
-    ask: (input) => Effect.as(assert(input).pipe(Effect.orDie), { id: PermissionV2.createID(input.id), effect: "allow" as const }),
+    ask: (input) =>
+      Effect.as(assert(input).pipe(Effect.orDie), { id: PermissionV2.createID(input.id), effect: "allow" as const }),
     reply: () => Effect.void,
     get: () => Effect.succeed(undefined),
     forSession: () => Effect.succeed([]),
@@ -47,7 +48,10 @@ export const makeFake = Effect.gen(function* () {
 })
 
 /** The fake's recorder and switches, available in tests that use `layer`. */
-export class FakePermissionState extends Context.Tag("test/FakePermissionState")<FakePermissionState, FakePermission>() {}
+export class FakePermissionState extends Context.Tag("test/FakePermissionState")<
+  FakePermissionState,
+  FakePermission
+>() {}
 
 /** Provides the fake as `PermissionV2.Service` plus its `FakePermissionState`. */
 export const layer: Layer.Layer<PermissionV2.Service | FakePermissionState> = Layer.effectContext(

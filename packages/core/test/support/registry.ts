@@ -26,7 +26,10 @@ export const echoTool = (options: { readonly permission?: string; readonly onExe
 }
 
 /** Every input the mock store's `bound` received. */
-export class StoreCalls extends Context.Tag("test/StoreCalls")<StoreCalls, Ref.Ref<ReadonlyArray<ToolOutputStore.BoundInput>>>() {}
+export class StoreCalls extends Context.Tag("test/StoreCalls")<
+  StoreCalls,
+  Ref.Ref<ReadonlyArray<ToolOutputStore.BoundInput>>
+>() {}
 
 /** The storage failure the mock store raises (one instance, so tests can check identity). */
 export const diskFull = new ToolOutputStore.StorageError({ operation: "write", cause: new Error("disk full") })
@@ -64,7 +67,9 @@ export const names = (rules?: ReadonlyArray<ToolRegistry.VisibilityRule>) =>
 
 /** A fresh materialization (no rules), then settle. */
 export const settleTool = (input: ToolRegistry.ExecuteInput) =>
-  Effect.flatMap(ToolRegistry.Service, (registry) => registry.materialize()).pipe(Effect.flatMap((turn) => turn.settle(input)))
+  Effect.flatMap(ToolRegistry.Service, (registry) => registry.materialize()).pipe(
+    Effect.flatMap((turn) => turn.settle(input)),
+  )
 
 /** The inputs the mock store has seen. */
 export const storeCalls = Effect.flatMap(StoreCalls, Ref.get)

@@ -22,7 +22,10 @@ const echo = Tool.make({
 
 const registerOnTrigger = Effect.gen(function* () {
   const registry = yield* ToolRegistry.Service
-  yield* Effect.repeat(Effect.sync(() => fs.existsSync(trigger)), { until: (exists) => exists, schedule: Schedule.spaced("50 millis") })
+  yield* Effect.repeat(
+    Effect.sync(() => fs.existsSync(trigger)),
+    { until: (exists) => exists, schedule: Schedule.spaced("50 millis") },
+  )
   yield* registry.register({ echo })
   yield* Effect.never
 })

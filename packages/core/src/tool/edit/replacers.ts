@@ -13,7 +13,8 @@ export type Replacer = (content: string, find: string) => Iterable<string>
 const lines = (text: string): Array<string> => text.split("\n")
 
 /** Lines `start` .. `start + count - 1` of `all`, joined: the exact text without the final newline. */
-const block = (all: ReadonlyArray<string>, start: number, count: number): string => all.slice(start, start + count).join("\n")
+const block = (all: ReadonlyArray<string>, start: number, count: number): string =>
+  all.slice(start, start + count).join("\n")
 
 /** The lines of `find`, without a trailing empty line. */
 const withoutTrailingEmpty = (find: string): Array<string> => {
@@ -151,7 +152,8 @@ const ESCAPES: Readonly<Record<string, string>> = {
   $: "$",
 }
 
-const unescape = (text: string): string => text.replace(/\\(n|t|r|'|"|`|\\|\n|\$)/g, (_, char: string) => ESCAPES[char]!)
+const unescape = (text: string): string =>
+  text.replace(/\\(n|t|r|'|"|`|\\|\n|\$)/g, (_, char: string) => ESCAPES[char]!)
 
 /** 5. `find` with its backslash escapes decoded, then line windows that decode to the same text. */
 export function* escapeNormalized(content: string, find: string): Generator<string> {
@@ -214,7 +216,8 @@ export const ordered: ReadonlyArray<Replacer> = Object.values(replacers)
 /** The non-overlapping occurrences of `search` in `content` (scanning with `indexOf`). `search` must be non-empty. */
 export const countOccurrences = (content: string, search: string): number => {
   let count = 0
-  for (let offset = content.indexOf(search); offset !== -1; offset = content.indexOf(search, offset + search.length)) count++
+  for (let offset = content.indexOf(search); offset !== -1; offset = content.indexOf(search, offset + search.length))
+    count++
   return count
 }
 
