@@ -202,24 +202,28 @@ export const make = Effect.gen(function* () {
           if (executed) return
           if (materialization === undefined) return yield* finish(call, { type: "error", value: TOOLS_DISABLED })
           ranLocalTool = true
-          const settle = materialization
-            .settle({
-              sessionID: input.sessionID,
-              agent: input.agent,
-              assistantMessageID,
-              call: { id: event.id, name: event.name, input: event.input },
-            })
-            .pipe(
+          // Settling is interruptible; once a settlement exists, publishing it is not.
+          const settle = Effect.uninterruptibleMask((restore) =>
+            restore(
+              materialization.settle({
+                sessionID: input.sessionID,
+                agent: input.agent,
+                assistantMessageID,
+                call: { id: event.id, name: event.name, input: event.input },
+              }),
+            ).pipe(
               Effect.flatMap((settlement) =>
                 finish(call, settlement.result, {
                   ...(settlement.output === undefined ? {} : { output: settlement.output }),
                   ...(settlement.outputPaths === undefined ? {} : { outputPaths: settlement.outputPaths }),
                 }),
               ),
-              Effect.onExit((exit) =>
-                Exit.isFailure(exit) && Tool.isUserStop(exit.cause) ? Deferred.succeed(stop, undefined) : Effect.void,
-              ),
-            )
+            ),
+          ).pipe(
+            Effect.onExit((exit) =>
+              Exit.isFailure(exit) && Tool.isUserStop(exit.cause) ? Deferred.succeed(stop, undefined) : Effect.void,
+            ),
+          )
           fibers.push(yield* Effect.forkIn(settle, scope))
         })
 
@@ -241,9 +245,13 @@ export const make = Effect.gen(function* () {
                   return onToolCall(event)
                 case "tool-result": {
                   const call = calls.find((candidate) => candidate.id === event.id)
-                  return call === undefined
-                    ? Effect.dieMessage(`Tool result before call: ${event.id}`)
-                    : finish(call, event.result)
+                  if (call === undefined) return Effect.dieMessage(`Tool result before call: ${event.id}`)
+                  if (call.name !== event.name)
+                    return Effect.dieMessage(`Tool result name changed for ${event.id}: ${call.name} -> ${event.name}`)
+                  // A late error for a settled call is ignored; a second success is a provider protocol violation.
+                  if (call.settled && event.result.type !== "error")
+                    return Effect.dieMessage(`Duplicate tool result: ${event.id}`)
+                  return finish(call, event.result)
                 }
                 case "finish":
                   return Effect.void
@@ -298,7 +306,10 @@ export const make = Effect.gen(function* () {
         )
         return { stopped: false, needsContinuation: ranLocalTool, messages: [assistant, ...results()] } as const
       })
-      return yield* drive.pipe(Effect.onInterrupt(() => failUnsettled(INTERRUPTED)))
+      // Settlements already produced are published before the remaining calls are marked interrupted.
+      return yield* drive.pipe(
+        Effect.onInterrupt(() => Effect.zipRight(Fiber.interruptAll(fibers), failUnsettled(INTERRUPTED))),
+      )
     }).pipe(Effect.scoped)
 
   const run = Effect.fn("Runner.run")(function* (input: RunInput) {
@@ -308,7 +319,8 @@ export const make = Effect.gen(function* () {
     const permissions: ReadonlyArray<ToolRegistry.VisibilityRule> = selection.info?.permissions ?? [
       { action: "*", resource: "*", effect: "deny" },
     ]
-    const lastStep = Math.min(selection.info?.steps ?? STEP_LIMIT, STEP_LIMIT)
+    // The agent's own last step disables tools; the runner limit is separate and fails the run.
+    const lastStep = selection.info?.steps
     let messages: ReadonlyArray<Model.Message> = [...(input.messages ?? []), { role: "user", content: input.prompt }]
     for (let step = 1; ; step++) {
       if (step > STEP_LIMIT) return yield* new StepLimitExceeded({ steps: step - 1 })
@@ -317,7 +329,7 @@ export const make = Effect.gen(function* () {
         agent: selection.id,
         permissions,
         ...(selection.info?.system === undefined ? {} : { system: selection.info.system }),
-        toolsEnabled: step < lastStep,
+        toolsEnabled: lastStep === undefined || step < lastStep,
         messages,
       })
       messages = [...messages, ...outcome.messages]

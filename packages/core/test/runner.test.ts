@@ -2,7 +2,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer, Queue, Ref, Schema } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, Layer, Queue, Ref, Schema, Stream } from "effect"
 import {
   AgentV2,
   ApplicationTools,
@@ -11,6 +11,7 @@ import {
   EventV2,
   Global,
   Location,
+  Model,
   PermissionSaved,
   PermissionV2,
   Runner,
@@ -29,11 +30,14 @@ const runnerLayer = (options: {
   readonly script: ScriptedModel.Script
   readonly database: Layer.Layer<Database.Client>
   readonly config?: Config.Info
+  /** Replaces the scripted model (its request log is then empty). */
+  readonly model?: Layer.Layer<Model.Service>
+  readonly store?: Layer.Layer<ToolOutputStore.Service>
 }) => {
   const process = Layer.mergeAll(
     Global.layerWith({ data: options.data, tmp: path.join(options.data, "tmp") }),
     ApplicationTools.layer,
-    ToolOutputStore.layerPassthrough,
+    options.store ?? ToolOutputStore.layerPassthrough,
     PermissionSaved.layer,
   ).pipe(Layer.provideMerge(options.database))
   const place = Location.layer({ directory: options.directory }).pipe(
@@ -42,7 +46,11 @@ const runnerLayer = (options: {
     ),
   )
   return Runner.layer.pipe(
-    Layer.provideMerge(ScriptedModel.layer(options.script)),
+    Layer.provideMerge(
+      options.model === undefined
+        ? ScriptedModel.layer(options.script)
+        : Layer.merge(options.model, Layer.effect(ScriptedModel.Requests, Ref.make<ReadonlyArray<Model.Request>>([]))),
+    ),
     Layer.provideMerge(PermissionV2.layer),
     Layer.provideMerge(ToolRegistry.layer),
     Layer.provideMerge(Layer.mergeAll(AgentV2.layer, SessionV2.layer, EventV2.layer)),
@@ -121,7 +129,11 @@ const toolRows = Effect.flatMap(
     }>`SELECT call_id, status, error FROM tool_call ORDER BY time_created, call_id`,
 )
 
-const setup = (script: ScriptedModel.Script, config?: Config.Info) =>
+const setup = (
+  script: ScriptedModel.Script,
+  config?: Config.Info,
+  extra: { readonly model?: Layer.Layer<Model.Service>; readonly store?: Layer.Layer<ToolOutputStore.Service> } = {},
+) =>
   Effect.gen(function* () {
     const directory = yield* tempDir()
     const data = yield* tempDir()
@@ -131,8 +143,34 @@ const setup = (script: ScriptedModel.Script, config?: Config.Info) =>
       script,
       database: Database.layerMemory,
       ...(config === undefined ? {} : { config }),
+      ...extra,
     })
   })
+
+/** A model that streams `events` on every request. */
+const fixedModel = (events: ReadonlyArray<Model.Event>) =>
+  Layer.succeed(Model.Service, Model.Service.of({ stream: () => Stream.fromIterable(events) }))
+
+const call = (id: string, name: string, extra: { readonly providerExecuted?: boolean } = {}): Model.Event => ({
+  type: "tool-call",
+  id,
+  name,
+  input: { text: id },
+  ...extra,
+})
+
+/** Runs one session over `layer` and returns the exit plus the recorded rows. */
+const runOnce = (layer: Layer.Layer<any, any, never>, tools: Record<string, Tool.AnyTool> = {}) =>
+  Effect.gen(function* () {
+    if (Object.keys(tools).length > 0) yield* (yield* ToolRegistry.Service).register(tools)
+    const session = yield* (yield* SessionV2.Service).create()
+    const exit = yield* Effect.exit((yield* Runner.Service).run({ sessionID: session.id, prompt: "go" }))
+    return { exit, rows: yield* toolRows }
+  }).pipe(
+    Effect.provide(
+      layer as Layer.Layer<ToolRegistry.Service | SessionV2.Service | Runner.Service | SqlClient.SqlClient>,
+    ),
+  )
 
 describe("Runner", () => {
   it.live("publishes and records tool.called before the tool's side effect", () =>
@@ -319,6 +357,109 @@ describe("Runner", () => {
       }).pipe(Effect.provide(second), Effect.scoped)
       expect(rows).toEqual([{ call_id: "left", status: "failed", error: Runner.INTERRUPTED }])
       expect(sessionID.startsWith("ses_")).toBe(true)
+    }).pipe(Effect.scoped),
+  )
+
+  it.live("a provider result for an unknown call dies with Tool result before call", () =>
+    Effect.gen(function* () {
+      const layer = yield* setup([], undefined, {
+        model: fixedModel([{ type: "tool-result", id: "ghost", name: "probe", result: { type: "text", value: "x" } }]),
+      })
+      const { exit } = yield* runOnce(layer)
+      expect(Exit.isFailure(exit) && Cause.pretty(exit.cause)).toContain("Tool result before call: ghost")
+    }).pipe(Effect.scoped),
+  )
+
+  it.live("a provider result whose tool name changed dies", () =>
+    Effect.gen(function* () {
+      const layer = yield* setup([], undefined, {
+        model: fixedModel([
+          call("web", "search", { providerExecuted: true }),
+          { type: "tool-result", id: "web", name: "fetch", result: { type: "text", value: "x" } },
+        ]),
+      })
+      const { exit } = yield* runOnce(layer)
+      expect(Exit.isFailure(exit) && Cause.pretty(exit.cause)).toContain("Tool result name changed for web")
+    }).pipe(Effect.scoped),
+  )
+
+  it.live("after a settled provider result a late error is ignored and a second success dies", () =>
+    Effect.gen(function* () {
+      const result = { type: "text", value: "found" } as const
+      const ignored = yield* setup([], undefined, {
+        model: fixedModel([
+          call("web", "search", { providerExecuted: true }),
+          { type: "tool-result", id: "web", name: "search", result },
+          { type: "tool-result", id: "web", name: "search", result: { type: "error", value: "late" } },
+        ]),
+      })
+      const first = yield* runOnce(ignored)
+      expect(Exit.isSuccess(first.exit)).toBe(true)
+      expect(first.rows).toEqual([{ call_id: "web", status: "completed", error: null }])
+
+      const duplicate = yield* setup([], undefined, {
+        model: fixedModel([
+          call("web", "search", { providerExecuted: true }),
+          { type: "tool-result", id: "web", name: "search", result },
+          { type: "tool-result", id: "web", name: "search", result },
+        ]),
+      })
+      const second = yield* runOnce(duplicate)
+      expect(Exit.isFailure(second.exit) && Cause.pretty(second.exit.cause)).toContain("Duplicate tool result: web")
+    }).pipe(Effect.scoped),
+  )
+
+  it.live("a provider-executed call without a result fails with Provider did not return a tool result", () =>
+    Effect.gen(function* () {
+      const log: Array<string> = []
+      const layer = yield* setup([[{ type: "tool-call", id: "web", name: "probe", input: {}, providerExecuted: true }]])
+      const { exit, rows } = yield* runOnce(layer, { probe: recordingTool(log) })
+      expect(Exit.isSuccess(exit) && exit.value.steps).toBe(1)
+      expect(log).toEqual([])
+      expect(rows).toEqual([{ call_id: "web", status: "failed", error: "Provider did not return a tool result" }])
+    }).pipe(Effect.scoped),
+  )
+
+  it.live("a failing settlement fails the unsettled calls with Tool execution failed and fails the run", () =>
+    Effect.gen(function* () {
+      const disk = new ToolOutputStore.StorageError({ operation: "write", cause: new Error("disk full") })
+      const store = Layer.succeed(
+        ToolOutputStore.Service,
+        ToolOutputStore.Service.of({
+          limits: () => Effect.succeed({ maxLines: 1, maxBytes: 1 }),
+          bound: () => Effect.fail(disk),
+          cleanup: () => Effect.void,
+        }),
+      )
+      const layer = yield* setup([[{ type: "tool-call", id: "big", name: "probe", input: { text: "a" } }]], undefined, {
+        store,
+      })
+      const { exit, rows } = yield* runOnce(layer, { probe: recordingTool([]) })
+      expect(exit).toEqual(Exit.fail(disk))
+      expect(rows).toEqual([
+        { call_id: "big", status: "failed", error: "Tool execution failed: Failed to write tool output: disk full" },
+      ])
+    }).pipe(Effect.scoped),
+  )
+
+  it.live("an agent without a step limit keeps its tools until the runner limit of 25 turns fails the run", () =>
+    Effect.gen(function* () {
+      const script = Array.from({ length: 30 }, (_, turn) => [
+        { type: "tool-call" as const, id: `c${turn}`, name: "probe", input: { text: "a" } },
+      ])
+      const layer = yield* setup(script)
+      const log: Array<string> = []
+      const exit = yield* Effect.gen(function* () {
+        yield* (yield* ToolRegistry.Service).register({ probe: recordingTool(log) })
+        const session = yield* (yield* SessionV2.Service).create()
+        const exit = yield* Effect.exit((yield* Runner.Service).run({ sessionID: session.id, prompt: "go" }))
+        const requests = yield* Effect.flatMap(ScriptedModel.Requests, Ref.get)
+        expect(requests).toHaveLength(Runner.STEP_LIMIT)
+        expect(requests.every((request) => request.tools.length === 1)).toBe(true)
+        return exit
+      }).pipe(Effect.provide(layer))
+      expect(log).toHaveLength(Runner.STEP_LIMIT)
+      expect(exit).toEqual(Exit.fail(new Runner.StepLimitExceeded({ steps: Runner.STEP_LIMIT })))
     }).pipe(Effect.scoped),
   )
 })
