@@ -316,6 +316,15 @@ describe("bash tool", () => {
     ),
   )
 
+  it("keeps the not-a-directory message and the constants exact", () => {
+    expect(new BashTool.NotDirectoryError({ path: "/tmp/x" }).message).toBe(
+      "Working directory is not a directory: /tmp/x",
+    )
+    expect([BashTool.DEFAULT_TIMEOUT_MS, BashTool.MAX_TIMEOUT_MS, BashTool.MAX_CAPTURE_BYTES]).toEqual([
+      120000, 600000, 1048576,
+    ])
+  })
+
   it.scoped("other process failures, empty output, shell choice and input limits", () =>
     withFake(({ root }) =>
       Effect.gen(function* () {

@@ -1,6 +1,15 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Layer, Ref } from "effect"
-import { ApplicationTools, QuestionTool, QuestionV2, ToolOutputStore, ToolRegistry } from "../src/index.js"
+import {
+  ApplicationTools,
+  PermissionV2,
+  QuestionTool,
+  QuestionV2,
+  SessionV2,
+  Tool,
+  ToolOutputStore,
+  ToolRegistry,
+} from "../src/index.js"
 import * as Permission from "./support/permission.js"
 
 /** Records every ask input; answers `[["Build"], []]` unless told to dismiss. */
@@ -159,5 +168,25 @@ describe("question tool", () => {
         'User has answered your questions: "A"="x, y", "B"="Unanswered". You can now continue with the user\'s answers in mind.',
       )
     }).pipe(Effect.provide(environment())),
+  )
+
+  it.effect("maps another typed permission-call error (a missing session) to `Permission denied: question`", () =>
+    Effect.gen(function* () {
+      yield* reset
+      const permission = PermissionV2.Service.of({
+        ...(yield* Permission.makeFake).service,
+        assert: () => Effect.fail(new SessionV2.NotFoundError({ sessionID: "ses_missing" })),
+      })
+      const tool = QuestionTool.make({ permission, question: fakeQuestion.service })
+      const failure = yield* Effect.flip(
+        Tool.settle(
+          tool,
+          { id: "call-missing", name: "question", input: { questions } },
+          { sessionID: "ses_missing", agent: "build", assistantMessageID: "msg_tool_test", toolCallID: "call-missing" },
+        ),
+      )
+      expect(failure.message).toBe("Permission denied: question")
+      expect(yield* Ref.get(fakeQuestion.fake.asks)).toEqual([])
+    }),
   )
 })

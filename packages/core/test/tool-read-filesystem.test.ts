@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { NodeFileSystem } from "@effect/platform-node"
@@ -31,6 +32,20 @@ describe("ReadToolFileSystem", () => {
       const error = yield* withFs((files) => Effect.flip(files.read(path.join(dir, "sub"), "sub")))
       expect(error._tag).toBe("ReadTool.PathKindError")
       expect(error.message).toBe("Path is not a file: sub")
+    }),
+  )
+
+  it.scoped.skipIf(process.platform === "win32")("inspect accepts files and directories only", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir()
+      fs.writeFileSync(path.join(dir, "file.txt"), "x")
+      const fifo = path.join(dir, "pipe")
+      execFileSync("mkfifo", [fifo])
+      expect(yield* withFs((files) => files.inspect(path.join(dir, "file.txt")))).toBe("file")
+      expect(yield* withFs((files) => files.inspect(dir))).toBe("directory")
+      const error = yield* withFs((files) => Effect.flip(files.inspect(fifo)))
+      expect(error._tag).toBe("ReadTool.PathKindError")
+      expect(error.message).toBe(`Path is not a file or directory: ${fifo}`)
     }),
   )
 

@@ -5,9 +5,11 @@ import {
   Database,
   EventV2,
   Location,
+  PermissionV2,
   SessionTodo,
   SessionV2,
   TodoWriteTool,
+  Tool,
   ToolOutputStore,
   ToolRegistry,
 } from "../src/index.js"
@@ -102,6 +104,32 @@ describe("todowrite tool", () => {
         expect((yield* settle(id, { todos: [{ content: "x" }] })).result.type).toBe("error")
       }),
     ),
+  )
+})
+
+describe("todowrite tool errors", () => {
+  it.effect("maps another typed permission-call error (a missing session) to `Unable to update todos`", () =>
+    Effect.gen(function* () {
+      const updates: Array<unknown> = []
+      const permission = PermissionV2.Service.of({
+        ...(yield* Permission.makeFake).service,
+        assert: () => Effect.fail(new SessionV2.NotFoundError({ sessionID: "ses_missing" })),
+      })
+      const store = SessionTodo.Service.of({
+        update: (input) => Effect.sync(() => void updates.push(input)),
+        get: () => Effect.succeed([]),
+      })
+      const tool = TodoWriteTool.make({ permission, todos: store })
+      const failure = yield* Effect.flip(
+        Tool.settle(
+          tool,
+          { id: "call-missing", name: "todowrite", input: { todos } },
+          { sessionID: "ses_missing", agent: "build", assistantMessageID: "msg_tool_test", toolCallID: "call-missing" },
+        ),
+      )
+      expect(failure.message).toBe("Unable to update todos")
+      expect(updates).toEqual([])
+    }),
   )
 })
 

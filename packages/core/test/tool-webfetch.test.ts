@@ -130,6 +130,9 @@ describe("webfetch", () => {
       expect(headers["accept"]).toContain("text/plain;q=1.0")
       expect(headers["accept"]).toBe("text/plain;q=1.0, text/markdown;q=0.9, text/html;q=0.8, */*;q=0.1")
       expect(headers["user-agent"]).toBe(WebFetchTool.BROWSER_USER_AGENT)
+      expect(headers["user-agent"]).toBe(
+        "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/143.0.0.0 Safari/537.36",
+      )
       expect(headers["accept-language"]).toBe("en-US,en;q=0.9")
     }).pipe(Effect.provide(env(fake.layer)))
   })
