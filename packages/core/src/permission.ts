@@ -122,17 +122,17 @@ export class NotFoundError extends Schema.TaggedError<NotFoundError>()("Permissi
 /** The typed failures of `assert`. */
 export type Error = BlockedError | CorrectedError
 
-/** Events (live only). */
-export const Event = {
-  Asked: EventV2.define("permission.v2.asked", Request),
-  Replied: EventV2.define(
-    "permission.v2.replied",
-    Schema.Struct({ sessionID: Schema.String, requestID: Schema.String, reply: Reply }),
-  ),
-} as const
+const Asked = EventV2.define("permission.v2.asked", Request)
+const Replied = EventV2.define(
+  "permission.v2.replied",
+  Schema.Struct({ sessionID: Schema.String, requestID: Schema.String, reply: Reply }),
+)
 
-/** Every event this module publishes. */
-export const Definitions = [Event.Asked, Event.Replied] as const
+/** Events (live only); `Event.Definitions` lists both. */
+export const Event = { Asked, Replied, Definitions: [Asked, Replied] as const } as const
+
+/** Every event this module publishes (the same list as `Event.Definitions`). */
+export const Definitions = Event.Definitions
 
 /** The permission service, one per Location. */
 export interface Interface {

@@ -261,6 +261,8 @@ describe("AgentV2 built-ins", () => {
           ])
           const plan = yield* agents.get("plan")
           expect(plan?.description).toBe("Plan mode. Disallows all edit tools.")
+          expect(plan?.mode).toBe("primary")
+          expect(plan?.hidden).toBe(false)
           expect(rulesOf(plan)).toEqual([
             ...defaults,
             { action: "question", resource: "*", effect: "allow" },
@@ -276,11 +278,17 @@ describe("AgentV2 built-ins", () => {
           ])
           const general = yield* agents.get("general")
           expect(general?.mode).toBe("subagent")
-          expect(general?.description).toMatch(/^General-purpose agent for researching complex questions/)
+          expect(general?.hidden).toBe(false)
+          expect(general?.description).toBe(
+            "General-purpose agent for researching complex questions and executing multi-step tasks. Use this agent to execute multiple units of work in parallel.",
+          )
           expect(rulesOf(general)).toEqual([...defaults, { action: "todowrite", resource: "*", effect: "deny" }])
           const explore = yield* agents.get("explore")
           expect(explore?.mode).toBe("subagent")
-          expect(explore?.description).toContain('"very thorough" for comprehensive analysis')
+          expect(explore?.hidden).toBe(false)
+          expect(explore?.description).toBe(
+            'Fast agent specialized for exploring codebases. Use this when you need to quickly find files by patterns (eg. "src/components/**/*.tsx"), search code for keywords (eg. "API endpoints"), or answer questions about the codebase (eg. "how do API endpoints work?"). When calling this agent, specify the desired thoroughness level: "quick" for basic searches, "medium" for moderate exploration, or "very thorough" for comprehensive analysis across multiple locations and naming conventions.',
+          )
           expect(rulesOf(explore)).toEqual([
             ...defaults,
             { action: "*", resource: "*", effect: "deny" },

@@ -3,7 +3,7 @@ import * as path from "node:path"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Context, Effect, Exit, Fiber, Layer, Option, Scope } from "effect"
-import { Database, EventV2, PermissionSaved, PermissionV2, SessionV2, ToolRegistry } from "../src/index.js"
+import { Database, EventV2, Location, PermissionSaved, PermissionV2, SessionV2, ToolRegistry } from "../src/index.js"
 import { tempDir } from "./support/location.js"
 import { agentControl, buildStack, fixture, type Services, withMemoryStack } from "./support/permission-stack.js"
 
@@ -437,6 +437,68 @@ describe("PermissionV2 (05 §5)", () => {
       const exitAssert = yield* Effect.exit(f.permission.assert(base))
       expect(Exit.isFailure(exitAssert)).toBe(true)
       expect(yield* f.permission.list()).toEqual([])
+    }),
+  )
+
+  scoped("BlockedError.rules: every configured rule whose action matches, any effect, in order (§4.2)", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture
+      const saved = yield* PermissionSaved.Service
+      // A saved approval for the denied resource is neither consulted nor reported.
+      yield* saved.add({ projectID: "global", action: "read", resources: ["src/*"] })
+      yield* f.setRules([
+        r("read", "*", "allow"),
+        r("*", "*", "ask"),
+        r("edit", "*", "deny"),
+        r("r?ad", "src/*", "deny"),
+        r("bash", "*", "allow"),
+        r("read", "lib/*", "ask"),
+      ])
+      const error = failureOf(yield* Effect.exit(f.permission.assert({ ...base, resources: ["lib/a", "src/b"] })))
+      expect(error).toBeInstanceOf(PermissionV2.BlockedError)
+      expect((error as PermissionV2.BlockedError).rules).toEqual([
+        r("read", "*", "allow"),
+        r("*", "*", "ask"),
+        r("r?ad", "src/*", "deny"),
+        r("read", "lib/*", "ask"),
+      ])
+      expect((error as PermissionV2.BlockedError).resources).toEqual(["src/b"])
+    }),
+  )
+
+  scoped("always persists the save patterns before resolving the request (§6.4)", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture
+      const sql = yield* SqlClient.SqlClient
+      const fiber = yield* f.waitForRequest({ ...base, save: ["src/*"] })
+      // Without its project row the insert violates the foreign key: persisting dies, so nothing may resolve.
+      yield* sql`DELETE FROM project WHERE id = 'global'`
+      const exit = yield* Effect.exit(f.permission.reply({ requestID: "per_test", reply: "always" }))
+      expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
+      for (let i = 0; i < 10; i++) yield* Effect.yieldNow()
+      expect(fiber.unsafePoll()).toBeNull()
+      expect((yield* f.permission.list()).map((request) => request.id)).toEqual(["per_test"])
+      yield* Fiber.interrupt(fiber)
+    }),
+  )
+
+  scoped("events: evt_ envelopes stamped with the Location; Event.Definitions lists Asked and Replied", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture
+      const location = yield* Location.Service
+      const fiber = yield* f.waitForRequest(base)
+      yield* f.permission.reply({ requestID: "per_test", reply: "once" })
+      yield* Fiber.join(fiber)
+      expect(f.log.map((envelope) => envelope.type)).toEqual(["permission.v2.asked", "permission.v2.replied"])
+      for (const envelope of f.log) {
+        expect(envelope.id).toMatch(/^evt_[0-9a-f]{12}[0-9A-Za-z]{14}$/)
+        expect(envelope.location).toEqual({ directory: location.directory })
+      }
+      expect(f.log[1]!.data).toEqual({ sessionID: "ses_test", requestID: "per_test", reply: "once" })
+      expect(PermissionV2.Event.Definitions.map((definition) => definition.type)).toEqual([
+        "permission.v2.asked",
+        "permission.v2.replied",
+      ])
     }),
   )
 
