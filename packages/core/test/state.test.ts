@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Scope } from "effect"
+import { Cause, Effect, Exit, Option, Scope } from "effect"
 import { State } from "../src/index.js"
 
 const make = Effect.gen(function* () {
@@ -74,11 +74,44 @@ describe("State", () => {
     }),
   )
 
-  it.effect("a failing effectful transform becomes a defect", () =>
+  it.effect("a failing effectful transform becomes a defect and only a complete fold becomes visible", () =>
     Effect.gen(function* () {
       const { state } = yield* make
-      const exit = yield* Effect.exit(Effect.scoped(state.transform(() => Effect.fail("boom"))))
-      expect(Exit.isFailure(exit)).toBe(true)
+      const scope = yield* Scope.make()
+      yield* Scope.extend(
+        state.transform((draft) => void draft.push("kept")),
+        scope,
+      )
+      const exit = yield* Effect.exit(
+        Effect.scoped(
+          state.transform((draft) =>
+            Effect.zipRight(
+              Effect.sync(() => draft.push("partial")),
+              Effect.fail("boom"),
+            ),
+          ),
+        ),
+      )
+      expect(Exit.isFailure(exit) && Cause.dieOption(exit.cause)).toEqual(Option.some("boom"))
+      expect(state.get()).toEqual(["kept"])
     }),
+  )
+
+  it.effect("finalize runs after every transform and before the value becomes visible", () =>
+    Effect.gen(function* () {
+      const seen: Array<ReadonlyArray<string>> = []
+      const state = yield* State.create<Array<string>, Array<string>>({
+        initial: () => [],
+        draft: (value) => value,
+        finalize: (draft) => {
+          seen.push([...draft])
+          draft.sort()
+        },
+      })
+      yield* state.transform((draft) => void draft.push("b"))
+      yield* state.transform((draft) => void draft.push("a"))
+      expect(seen).toEqual([["b"], ["b", "a"]])
+      expect(state.get()).toEqual(["a", "b"])
+    }).pipe(Effect.scoped),
   )
 })

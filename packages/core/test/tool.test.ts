@@ -186,6 +186,86 @@ describe("Tool", () => {
     }),
   )
 
+  it.effect("toStructuredOutput: an encode failure has the output-schema prefix, a throw is a defect", () =>
+    Effect.gen(function* () {
+      const base = {
+        description: "structured",
+        input: Schema.Struct({}),
+        output: Schema.Struct({ n: Schema.Number }),
+        structured: Schema.Struct({ n: Schema.Positive }),
+        execute: () => Effect.succeed({ n: -1 }),
+      }
+      const invalid = Tool.make({ ...base, toStructuredOutput: ({ output }) => ({ n: output.n }) })
+      const failure = yield* Effect.flip(settle(invalid, {}))
+      expect(failure).toBeInstanceOf(LLM.ToolFailure)
+      expect(failure.message.startsWith("Tool returned an invalid value for its output schema: ")).toBe(true)
+      const throwing = Tool.make({
+        ...base,
+        toStructuredOutput: () => {
+          throw new Error("structured bug")
+        },
+      })
+      const exit = yield* Effect.exit(settle(throwing, {}))
+      expect(Exit.isFailure(exit) && Cause.dieOption(exit.cause)).toEqual(Option.some(new Error("structured bug")))
+      // Without toStructuredOutput the structured value is the encoded output, even when `structured` is set.
+      const plain = Tool.make({ ...base, execute: () => Effect.succeed({ n: 2 }) })
+      expect(yield* settle(plain, {})).toEqual({ structured: { n: 2 }, content: [] })
+    }),
+  )
+
+  it.effect("execute: a ToolFailure passes unchanged; defects and interruption propagate untouched", () =>
+    Effect.gen(function* () {
+      const denied = new Tool.Failure({ message: "Denied", metadata: { a: 1 } })
+      const make = (execute: () => Effect.Effect<string, LLM.ToolFailure>) =>
+        Tool.make({ description: "e", input: Schema.Struct({}), output: Schema.String, execute })
+      expect(
+        yield* Effect.flip(
+          settle(
+            make(() => Effect.fail(denied)),
+            {},
+          ),
+        ),
+      ).toBe(denied)
+      const defect = new Error("executor defect")
+      const died = yield* Effect.exit(
+        settle(
+          make(() => Effect.die(defect)),
+          {},
+        ),
+      )
+      expect(Exit.isFailure(died) && Cause.dieOption(died.cause)).toEqual(Option.some(defect))
+      const interrupted = yield* Effect.exit(
+        settle(
+          make(() => Effect.interrupt),
+          {},
+        ),
+      )
+      expect(Exit.isFailure(interrupted) && Cause.isInterruptedOnly(interrupted.cause)).toBe(true)
+    }),
+  )
+
+  it.live("effectful (asynchronous) codecs decode and encode through the Effect parser", () =>
+    Effect.gen(function* () {
+      const Slow = Schema.transformOrFail(Schema.String, Schema.String, {
+        strict: true,
+        decode: (value) => Effect.as(Effect.sleep("1 millis"), value.toUpperCase()),
+        encode: (value) => Effect.as(Effect.sleep("1 millis"), value.toLowerCase()),
+      })
+      const tool = Tool.make({
+        description: "slow",
+        input: Schema.Struct({ text: Slow }),
+        output: Slow,
+        execute: (input) => Effect.succeed(`${input.text}!`),
+      })
+      expect(yield* settle(tool, { text: "ab" })).toEqual({
+        structured: "ab!",
+        content: [{ type: "text", text: "ab!" }],
+      })
+      const failure = yield* Effect.flip(settle(tool, { text: 1 }))
+      expect(failure.message.startsWith("Invalid tool input: ")).toBe(true)
+    }),
+  )
+
   it("isUserStop recognises declined permissions and dismissed questions only as defects", () => {
     const declined = { _tag: "PermissionV2.DeclinedError" }
     const dismissed = { _tag: "QuestionV2.RejectedError" }
