@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs"
 import { FetchHttpClient, type FileSystem, type HttpClient, type Path } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
@@ -115,6 +116,14 @@ describe("BuiltInTools", () => {
       }),
     ),
   )
+
+  it("keeps the still-to-port list as a comment, without the ported edit fuzzy parity", () => {
+    const source = readFileSync(new URL("../src/tool/builtins.ts", import.meta.url), "utf8")
+    expect(source).toContain(
+      "task, LSP, repo_clone, repo_overview, plan_exit, and code mode. Keep MCP and plugin transforms separate from this static built-in list.",
+    )
+    expect(source.toLowerCase()).not.toContain("edit fuzzy parity")
+  })
 
   it.scoped("deny everything then allow read leaves only read", () =>
     withBuiltIns(

@@ -6,8 +6,8 @@
  * `LocationMutation`, `FileMutation`, `Config`, `Location`, `QuestionV2`, `SkillV2`, `SessionTodo`, `Image`,
  * `Search`, `AppProcess`, an `HttpClient`, `WebSearchTool.Config`, and `FileSystem`/`Path` (`NodeContext.layer`).
  *
- * Still needs porting: task, LSP, repo_clone, repo_overview, plan_exit, and code mode. Keep MCP and plugin transforms
- * separate from this static built-in list.
+ * Still needs porting (one line, kept as the reference states it):
+ * task, LSP, repo_clone, repo_overview, plan_exit, and code mode. Keep MCP and plugin transforms separate from this static built-in list.
  *
  * MCP and plugin tools use their own scoped registrations, never this list; provider/model filtering belongs to a
  * future materialization phase.
