@@ -671,6 +671,25 @@ describe("PermissionV2 shared semantics (05 §8)", () => {
     }),
   )
 
+  it.scoped("saved approvals are shared by the project's Locations; auto-resolve stays in the replying Location", () =>
+    Effect.gen(function* () {
+      const database = Layer.succeedContext(yield* Layer.build(Database.layerMemory))
+      const a = yield* buildStack(yield* tempDir(), database)
+      const b = yield* buildStack(yield* tempDir(), database)
+      const fa = yield* Effect.provide(fixture, a)
+      const pb = Context.get(b, PermissionV2.Service)
+      yield* Effect.provide(agentControl, b)
+      // B queues a request that A's approval will cover: it is not in A's pending map, so it stays pending.
+      expect((yield* pb.ask({ ...base, id: "per_b", resources: ["src/b.ts"] })).effect).toBe("ask")
+      const fiber = yield* fa.waitForRequest({ ...base, resources: ["src/a.ts"], save: ["src/*"] })
+      yield* fa.permission.reply({ requestID: "per_test", reply: "always" })
+      yield* Fiber.join(fiber)
+      expect((yield* pb.list()).map((request) => request.id)).toEqual(["per_b"])
+      // Both Locations belong to project `global`: B's next evaluation sees the saved row.
+      expect((yield* pb.ask({ ...base, id: "per_b2", resources: ["src/c.ts"] })).effect).toBe("allow")
+    }),
+  )
+
   it.scoped("isolation by directory: two Locations keep separate pending maps", () =>
     Effect.gen(function* () {
       const dirA = yield* tempDir()
