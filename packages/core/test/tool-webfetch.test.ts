@@ -4,7 +4,7 @@ import { FetchHttpClient, HttpClient, HttpClientRequest, HttpClientResponse } fr
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Ref, Schema, TestClock } from "effect"
-import { ApplicationTools, ToolOutputStore, ToolRegistry, WebFetchTool } from "../src/index.js"
+import { ApplicationTools, Tool, ToolOutputStore, ToolRegistry, WebFetchTool } from "../src/index.js"
 import * as FakePermission from "./support/permission.js"
 
 const registry = ToolRegistry.layer.pipe(Layer.provide([ApplicationTools.layer, ToolOutputStore.layerPassthrough]))
@@ -382,4 +382,41 @@ describe("webfetch", () => {
       expect(fake.requests).toEqual([])
     }).pipe(Effect.provide(env(fake.layer)))
   })
+
+  it.effect("keeps the exact inner failure messages in ToolFailure.error", () =>
+    Effect.gen(function* () {
+      const { service } = yield* FakePermission.makeFake
+      const client = fakeClient((url) => {
+        if (url.endsWith("/png")) return new Response("x", { headers: { "content-type": "image/png" } })
+        if (url.endsWith("/pdf")) return new Response("x", { headers: { "content-type": "application/pdf" } })
+        if (url.endsWith("/big"))
+          return new Response("x", { headers: { "content-type": "text/plain", "content-length": "5242881" } })
+        return undefined
+      })
+      const tool = WebFetchTool.make(Effect.runSync(HttpClient.HttpClient.pipe(Effect.provide(client.layer))), service)
+      const inner = (url: string, timeout?: number) =>
+        Effect.flip(
+          Tool.settle(
+            tool,
+            { id: "call-inner", name: "webfetch", input: timeout === undefined ? { url } : { url, timeout } },
+            { sessionID: "ses_webfetch", agent: "build", assistantMessageID: "msg", toolCallID: "call-inner" },
+          ),
+        ).pipe(Effect.map((failure) => [failure.message, (failure.error as Error).message]))
+      expect(yield* inner("http://a.test/png")).toEqual([
+        "Unable to fetch http://a.test/png",
+        "Unsupported fetched image content type: image/png",
+      ])
+      expect(yield* inner("http://a.test/pdf")).toEqual([
+        "Unable to fetch http://a.test/pdf",
+        "Unsupported fetched file content type: application/pdf",
+      ])
+      expect(yield* inner("http://a.test/big")).toEqual([
+        "Unable to fetch http://a.test/big",
+        "Response too large (exceeds 5242880 byte limit)",
+      ])
+      const slow = yield* Effect.fork(inner("http://a.test/slow", 1))
+      yield* TestClock.adjust("1 second")
+      expect(yield* Fiber.join(slow)).toEqual(["Unable to fetch http://a.test/slow", "Request timed out"])
+    }),
+  )
 })
