@@ -259,6 +259,12 @@ export const make = Effect.gen(function* () {
             }),
             Effect.exit,
           )
+        // A provider error (or a protocol violation) ends the turn: calls still in flight are interrupted, not awaited.
+        if (Exit.isFailure(streamed)) {
+          yield* Fiber.interruptAll(fibers)
+          yield* failUnsettled(INTERRUPTED)
+          return yield* Effect.failCause(streamed.cause)
+        }
 
         const exits = yield* Effect.raceFirst(
           Effect.forEach(fibers, Fiber.await),
@@ -285,10 +291,6 @@ export const make = Effect.gen(function* () {
           yield* Fiber.interruptAll(fibers)
           yield* failUnsettled(INTERRUPTED)
           return { stopped: true, needsContinuation: false, messages: [assistant, ...results()] } as const
-        }
-        if (Exit.isFailure(streamed)) {
-          yield* failUnsettled(INTERRUPTED)
-          return yield* Effect.failCause(streamed.cause)
         }
         const failure = exits.find((exit) => Exit.isFailure(exit) && !Exit.isInterrupted(exit))
         if (failure !== undefined && Exit.isFailure(failure)) {

@@ -409,6 +409,27 @@ describe("Runner", () => {
     }).pipe(Effect.scoped),
   )
 
+  it.live("a provider error interrupts calls still in flight and fails the run with the model error", () =>
+    Effect.gen(function* () {
+      const failing = Layer.succeed(
+        Model.Service,
+        Model.Service.of({
+          stream: () =>
+            Stream.concat(
+              Stream.make(call("stuck", "hang")),
+              Stream.fail(new Model.ModelError({ message: "provider went away" })),
+            ),
+        }),
+      )
+      const layer = yield* setup([], undefined, { model: failing })
+      const { exit, rows } = yield* runOnce(layer, { hang: recordingTool([], Effect.never) }).pipe(
+        Effect.timeout("10 seconds"),
+      )
+      expect(Exit.isFailure(exit) && Cause.pretty(exit.cause)).toContain("provider went away")
+      expect(rows).toEqual([{ call_id: "stuck", status: "failed", error: Runner.INTERRUPTED }])
+    }).pipe(Effect.scoped),
+  )
+
   it.live("a provider-executed call without a result fails with Provider did not return a tool result", () =>
     Effect.gen(function* () {
       const log: Array<string> = []
