@@ -171,6 +171,21 @@ export const evaluate = (action: string, resource: string, ...rulesets: Readonly
 /** Concatenates rulesets in argument order. */
 export const merge = (...rulesets: ReadonlyArray<Ruleset>): Ruleset => rulesets.flat()
 
+/**
+ * The caller fields every leaf passes to `assert`, taken from its call context: session, agent and the tool call as
+ * `source`.
+ */
+export const fromToolCall = (context: {
+  readonly sessionID: string
+  readonly agent: string
+  readonly assistantMessageID: string
+  readonly toolCallID: string
+}) => ({
+  sessionID: context.sessionID,
+  agent: context.agent,
+  source: { type: "tool" as const, messageID: context.assistantMessageID, callID: context.toolCallID },
+})
+
 /** The model-visible failure for a blocked or corrected permission (P5). */
 export const toToolFailure = (error: BlockedError | CorrectedError): LLM.ToolFailure =>
   error._tag === "PermissionV2.CorrectedError"

@@ -148,11 +148,7 @@ export const tool = Effect.gen(function* () {
 
   const execute = (input: Input, context: Tool.Context): Effect.Effect<Output, LLM.ToolFailure> =>
     Effect.gen(function* () {
-      const identity = {
-        sessionID: context.sessionID,
-        agent: context.agent,
-        source: { type: "tool" as const, messageID: context.assistantMessageID, callID: context.toolCallID },
-      }
+      const identity = PermissionV2.fromToolCall(context)
       if (input.patchText.trim() === "") return yield* failure("patchText is required")
       const hunks = yield* Effect.try({
         try: () => Patch.parse(input.patchText),

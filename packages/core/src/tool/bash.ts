@@ -171,11 +171,7 @@ export const make = (services: Services) =>
     ],
     execute: (input, context) =>
       Effect.gen(function* () {
-        const base = {
-          sessionID: context.sessionID,
-          agent: context.agent,
-          source: { type: "tool" as const, messageID: context.assistantMessageID, callID: context.toolCallID },
-        }
+        const base = PermissionV2.fromToolCall(context)
         const target = yield* services.mutation.resolve({ path: input.workdir ?? ".", kind: "directory" })
         if (target.externalDirectory !== undefined) {
           yield* services.permission.assert({

@@ -104,11 +104,7 @@ export const tool = Effect.gen(function* () {
   const fs = yield* FileSystem.FileSystem
 
   const execute = (input: Input, context: Tool.Context): Effect.Effect<Output, LLM.ToolFailure> => {
-    const identity = {
-      sessionID: context.sessionID,
-      agent: context.agent,
-      source: { type: "tool" as const, messageID: context.assistantMessageID, callID: context.toolCallID },
-    }
+    const identity = PermissionV2.fromToolCall(context)
     return Effect.gen(function* () {
       if (input.oldString === input.newString) return yield* failure(messages.identical)
       if (input.oldString === "") return yield* failure(messages.empty)

@@ -54,9 +54,7 @@ export const tool = Effect.gen(function* () {
   const execute = (input: Input, context: Tool.Context): Effect.Effect<Output, LLM.ToolFailure> =>
     Effect.gen(function* () {
       yield* permission.assert({
-        sessionID: context.sessionID,
-        agent: context.agent,
-        source: { type: "tool", messageID: context.assistantMessageID, callID: context.toolCallID },
+        ...PermissionV2.fromToolCall(context),
         action: "glob",
         resources: [input.pattern],
         save: ["*"],

@@ -69,13 +69,7 @@ export const make = (services: {
       Effect.gen(function* () {
         const tool = { messageID: context.assistantMessageID, callID: context.toolCallID }
         yield* services.permission
-          .assert({
-            sessionID: context.sessionID,
-            agent: context.agent,
-            action: name,
-            resources: ["*"],
-            source: { type: "tool", ...tool },
-          })
+          .assert({ ...PermissionV2.fromToolCall(context), action: name, resources: ["*"] })
           .pipe(Effect.mapError(toFailure))
         // A dismissal is a user stop, not something the model should see.
         const answers = yield* Effect.orDie(

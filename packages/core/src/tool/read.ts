@@ -92,11 +92,7 @@ export const tool = Effect.gen(function* () {
   const image = yield* Image.Service
 
   const execute = (input: Input, context: Tool.Context): Effect.Effect<Output, LLM.ToolFailure> => {
-    const identity = {
-      sessionID: context.sessionID,
-      agent: context.agent,
-      source: { type: "tool" as const, messageID: context.assistantMessageID, callID: context.toolCallID },
-    }
+    const identity = PermissionV2.fromToolCall(context)
     const page = { offset: input.offset, limit: input.limit }
     return Effect.gen(function* () {
       const target = yield* mutation.resolve({ path: input.path, kind: "directory" })

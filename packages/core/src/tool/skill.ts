@@ -84,12 +84,10 @@ export const make = (services: {
         if (skill === undefined) return yield* unable()
         yield* services.permission
           .assert({
-            sessionID: context.sessionID,
-            agent: context.agent,
             action: name,
             resources: [skill.name],
             save: [skill.name],
-            source: { type: "tool", messageID: context.assistantMessageID, callID: context.toolCallID },
+            ...PermissionV2.fromToolCall(context),
           })
           .pipe(
             Effect.mapError((error) =>

@@ -39,12 +39,10 @@ export const make = (services: {
       Effect.gen(function* () {
         yield* services.permission
           .assert({
-            sessionID: context.sessionID,
-            agent: context.agent,
             action: name,
             resources: ["*"],
             save: ["*"],
-            source: { type: "tool", messageID: context.assistantMessageID, callID: context.toolCallID },
+            ...PermissionV2.fromToolCall(context),
           })
           .pipe(
             Effect.mapError((error) =>

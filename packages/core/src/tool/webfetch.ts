@@ -249,13 +249,11 @@ export const make = (http: HttpClient.HttpClient, permission: PermissionV2.Inter
       Effect.gen(function* () {
         yield* checkUrl(input.url)
         yield* permission.assert({
-          sessionID: context.sessionID,
-          agent: context.agent,
           action: name,
           resources: [input.url],
           save: ["*"],
           metadata: { ...input },
-          source: { type: "tool", messageID: context.assistantMessageID, callID: context.toolCallID },
+          ...PermissionV2.fromToolCall(context),
         })
         const { body, contentType } = yield* fetchText(client, input)
         const text = new TextDecoder().decode(body)

@@ -256,13 +256,11 @@ export const make = (http: HttpClient.HttpClient, config: Settings, permission: 
       const provider = selectProvider(context.sessionID, config, config.provider)
       return Effect.gen(function* () {
         yield* permission.assert({
-          sessionID: context.sessionID,
-          agent: context.agent,
           action: name,
           resources: [input.query],
           save: ["*"],
           metadata: { ...input, provider },
-          source: { type: "tool", messageID: context.assistantMessageID, callID: context.toolCallID },
+          ...PermissionV2.fromToolCall(context),
         })
         const text =
           provider === "exa"

@@ -62,11 +62,7 @@ export const tool = Effect.gen(function* () {
   const files = yield* FileMutation.Service
 
   const execute = (input: Input, context: Tool.Context): Effect.Effect<Output, LLM.ToolFailure> => {
-    const identity = {
-      sessionID: context.sessionID,
-      agent: context.agent,
-      source: { type: "tool" as const, messageID: context.assistantMessageID, callID: context.toolCallID },
-    }
+    const identity = PermissionV2.fromToolCall(context)
     return Effect.gen(function* () {
       const target = yield* mutation.resolve({ path: input.path, kind: "file" })
       if (target.externalDirectory !== undefined) {
