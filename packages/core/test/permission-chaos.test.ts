@@ -123,7 +123,8 @@ describe("PermissionV2 chaos", () => {
                       Effect.catchTag("PermissionV2.NotFoundError", () => Effect.void),
                     )
                 }
-                actions.push(yield* Effect.fork(action))
+                // Not a child of the driver: a child would be interrupted when the driver finishes first.
+                actions.push(yield* Effect.forkIn(action, scope))
                 if (random() < 0.3) yield* Effect.yieldNow()
               }
               yield* Effect.yieldNow()
