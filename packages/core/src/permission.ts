@@ -196,6 +196,18 @@ export const toToolFailure = (error: BlockedError | CorrectedError): LLM.ToolFai
         message: `Permission denied by configured rules for ${error.action}: ${error.resources.join(", ")}`,
       })
 
+/**
+ * The leaf error mapping (P5 first): a blocked or corrected permission becomes its model-visible failure, a
+ * `ToolFailure` passes through, and every other typed error becomes `otherwise(error)`.
+ */
+export const leafFailure =
+  (otherwise: (error: unknown) => LLM.ToolFailure) =>
+  (error: unknown): LLM.ToolFailure => {
+    if (error instanceof BlockedError || error instanceof CorrectedError) return toToolFailure(error)
+    if (error instanceof LLM.ToolFailure) return error
+    return otherwise(error)
+  }
+
 /** True iff the cause carries a `DeclinedError` defect (P6). */
 export const isDeclined = (cause: Cause.Cause<unknown>): boolean =>
   LLM.hasDefectTag(cause, "PermissionV2.DeclinedError")

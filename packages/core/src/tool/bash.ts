@@ -218,10 +218,10 @@ export const make = (services: Services) =>
           ...extra,
         } satisfies Output
       }).pipe(
-        Effect.mapError((error) =>
-          error._tag === "PermissionV2.BlockedError" || error._tag === "PermissionV2.CorrectedError"
-            ? PermissionV2.toToolFailure(error)
-            : new LLM.ToolFailure({ message: `Unable to execute command: ${input.command}`, error }),
+        Effect.mapError(
+          PermissionV2.leafFailure(
+            (error) => new LLM.ToolFailure({ message: `Unable to execute command: ${input.command}`, error }),
+          ),
         ),
       ),
   })

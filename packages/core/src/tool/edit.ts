@@ -137,16 +137,13 @@ export const tool = Effect.gen(function* () {
       const diff = FileDiff.make({ file: result.resource, before: text, after: replaced, status: "modified" })
       return { files: [diff], replacements: outcome.replacements } satisfies Output
     }).pipe(
-      Effect.catchTags({
-        "PermissionV2.BlockedError": (error) => Effect.fail(PermissionV2.toToolFailure(error)),
-        "PermissionV2.CorrectedError": (error) => Effect.fail(PermissionV2.toToolFailure(error)),
-      }),
-      Effect.mapError((error) => {
-        if (error._tag === "LLM.ToolFailure") return error
-        if (error._tag === "FileMutation.StaleContentError")
-          return new LLM.ToolFailure({ message: messages.stale, error })
-        return new LLM.ToolFailure({ message: `Unable to edit ${input.path}`, error })
-      }),
+      Effect.mapError(
+        PermissionV2.leafFailure((error) =>
+          error instanceof FileMutation.StaleContentError
+            ? new LLM.ToolFailure({ message: messages.stale, error })
+            : new LLM.ToolFailure({ message: `Unable to edit ${input.path}`, error }),
+        ),
+      ),
     )
   }
 

@@ -103,14 +103,10 @@ export const tool = Effect.gen(function* () {
         entry: { path: nodePath.relative(location.directory, nodePath.resolve(cwd, match.entry.path)), type: "file" },
       }))
     }).pipe(
-      Effect.catchTags({
-        "PermissionV2.BlockedError": (error) => Effect.fail(PermissionV2.toToolFailure(error)),
-        "PermissionV2.CorrectedError": (error) => Effect.fail(PermissionV2.toToolFailure(error)),
-      }),
-      Effect.mapError((error) =>
-        error._tag === "LLM.ToolFailure"
-          ? error
-          : new LLM.ToolFailure({ message: `Unable to grep for ${input.pattern}`, error }),
+      Effect.mapError(
+        PermissionV2.leafFailure(
+          (error) => new LLM.ToolFailure({ message: `Unable to grep for ${input.pattern}`, error }),
+        ),
       ),
     )
 

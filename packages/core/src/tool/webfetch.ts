@@ -263,10 +263,8 @@ export const make = (http: HttpClient.HttpClient, permission: PermissionV2.Inter
         })
         return { url: input.url, contentType, format: input.format, output } satisfies Output
       }).pipe(
-        Effect.mapError((error) =>
-          error instanceof PermissionV2.BlockedError || error instanceof PermissionV2.CorrectedError
-            ? PermissionV2.toToolFailure(error)
-            : new LLM.ToolFailure({ message: `Unable to fetch ${input.url}`, error }),
+        Effect.mapError(
+          PermissionV2.leafFailure((error) => new LLM.ToolFailure({ message: `Unable to fetch ${input.url}`, error })),
         ),
       ),
   })

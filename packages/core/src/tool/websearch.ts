@@ -292,10 +292,10 @@ export const make = (http: HttpClient.HttpClient, config: Settings, permission: 
         return { provider, text: text ?? NO_RESULTS } satisfies Output
       }).pipe(
         // The transport error may carry the keyed URL or headers, so no cause is attached to the failure.
-        Effect.mapError((error) =>
-          error instanceof PermissionV2.BlockedError || error instanceof PermissionV2.CorrectedError
-            ? PermissionV2.toToolFailure(error)
-            : new LLM.ToolFailure({ message: `Unable to search the web for ${input.query}` }),
+        Effect.mapError(
+          PermissionV2.leafFailure(
+            () => new LLM.ToolFailure({ message: `Unable to search the web for ${input.query}` }),
+          ),
         ),
       )
     },

@@ -74,14 +74,8 @@ export const tool = Effect.gen(function* () {
       yield* permission.assert({ action: "edit", resources: [target.resource], save: ["*"], ...identity })
       return yield* files.writeTextPreservingBom({ target, content: input.content })
     }).pipe(
-      Effect.catchTags({
-        "PermissionV2.BlockedError": (error) => Effect.fail(PermissionV2.toToolFailure(error)),
-        "PermissionV2.CorrectedError": (error) => Effect.fail(PermissionV2.toToolFailure(error)),
-      }),
-      Effect.mapError((error) =>
-        error._tag === "LLM.ToolFailure"
-          ? error
-          : new LLM.ToolFailure({ message: `Unable to write ${input.path}`, error }),
+      Effect.mapError(
+        PermissionV2.leafFailure((error) => new LLM.ToolFailure({ message: `Unable to write ${input.path}`, error })),
       ),
     )
   }

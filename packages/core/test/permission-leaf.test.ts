@@ -1,0 +1,30 @@
+import { describe, expect, it } from "@effect/vitest"
+import { LLM, PermissionV2 } from "../src/index.js"
+
+describe("PermissionV2 leaf helpers", () => {
+  const generic = PermissionV2.leafFailure((error) => new LLM.ToolFailure({ message: "Unable to act", error }))
+
+  it("leafFailure maps permission errors first (P5), passes ToolFailure through, and wraps the rest", () => {
+    const blocked = new PermissionV2.BlockedError({ rules: [], action: "read", resources: ["a", "b"] })
+    expect(generic(blocked).message).toBe("Permission denied by configured rules for read: a, b")
+    const corrected = new PermissionV2.CorrectedError({ feedback: "use src/" })
+    expect(generic(corrected).message).toBe(
+      "The user rejected permission to use this specific tool call with the following feedback: use src/",
+    )
+    const failure = new LLM.ToolFailure({ message: "specific" })
+    expect(generic(failure)).toBe(failure)
+    const other = new Error("disk")
+    expect(generic(other)).toMatchObject({ message: "Unable to act", error: other })
+  })
+
+  it("fromToolCall gives the caller fields of an assert", () => {
+    expect(
+      PermissionV2.fromToolCall({
+        sessionID: "ses_1",
+        agent: "build",
+        assistantMessageID: "msg_1",
+        toolCallID: "call_1",
+      }),
+    ).toEqual({ sessionID: "ses_1", agent: "build", source: { type: "tool", messageID: "msg_1", callID: "call_1" } })
+  })
+})
