@@ -1,65 +1,13 @@
-import { spawnSync } from "node:child_process"
-import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Ref } from "effect"
-import { ApplicationTools, GlobTool, Search, ToolOutputStore, ToolRegistry } from "../src/index.js"
-import { locationLayer, tempDir } from "./support/location.js"
+import { Effect, Ref } from "effect"
+import { GlobTool } from "../src/index.js"
+import { tempDir } from "./support/location.js"
 import * as FakePermission from "./support/permission.js"
+import { engines as searchEngines, searchTool, write } from "./support/search-tool.js"
 
-const hasRg = spawnSync("rg", ["--version"]).status === 0
-if (!hasRg) console.warn("tool-glob: `rg` is not on PATH; the ripgrep engine variant is skipped")
-
-const engines = [
-  { engine: "node", search: Search.layerNode, skip: false },
-  { engine: "ripgrep", search: Search.layerRipgrep("rg"), skip: !hasRg },
-] as const
-
-const write = (root: string, files: Record<string, string>) => {
-  for (const [file, content] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true })
-    fs.writeFileSync(path.join(root, file), content)
-  }
-}
-
-const harness = (directory: string, search: Layer.Layer<Search.Service>) =>
-  GlobTool.layer.pipe(
-    Layer.provideMerge(ToolRegistry.layer),
-    Layer.provideMerge(
-      Layer.mergeAll(
-        ApplicationTools.layer,
-        ToolOutputStore.layerPassthrough,
-        FakePermission.layer,
-        locationLayer(directory),
-        search,
-      ),
-    ),
-  )
-
-/** Materializes with no permissions and settles one glob call. */
-const settle = (input: Record<string, unknown>) =>
-  Effect.gen(function* () {
-    const registry = yield* ToolRegistry.Service
-    const turn = yield* registry.materialize()
-    return yield* turn.settle({
-      sessionID: "ses_tool",
-      agent: "build",
-      assistantMessageID: "msg_tool_test",
-      call: { id: "call-glob", name: "glob", input },
-    })
-  })
-
-/** Builds a Location in a fresh temp dir with `files`, then runs `body` against the glob tool. */
-const inLocation = <A, E, R>(
-  search: Layer.Layer<Search.Service>,
-  files: Record<string, string>,
-  body: (directory: string) => Effect.Effect<A, E, R>,
-) =>
-  Effect.gen(function* () {
-    const directory = yield* tempDir()
-    write(directory, files)
-    return yield* body(directory).pipe(Effect.provide(harness(directory, search)))
-  })
+const engines = searchEngines("tool-glob")
+const { settle, inLocation } = searchTool(GlobTool.name, GlobTool.layer)
 
 describe.each(engines)("glob ($engine engine)", ({ search, skip }) => {
   it.scoped.skipIf(skip)(

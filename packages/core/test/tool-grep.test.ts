@@ -1,64 +1,13 @@
-import { spawnSync } from "node:child_process"
-import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Ref } from "effect"
-import { ApplicationTools, GrepTool, Search, ToolOutputStore, ToolRegistry } from "../src/index.js"
-import { locationLayer, tempDir } from "./support/location.js"
+import { Effect, Ref } from "effect"
+import { GrepTool, type Search, type ToolRegistry } from "../src/index.js"
+import { tempDir } from "./support/location.js"
 import * as FakePermission from "./support/permission.js"
+import { engines as searchEngines, searchTool, write } from "./support/search-tool.js"
 
-const hasRg = spawnSync("rg", ["--version"]).status === 0
-if (!hasRg) console.warn("tool-grep: `rg` is not on PATH; the ripgrep engine variant is skipped")
-
-const engines = [
-  { engine: "node", search: Search.layerNode, skip: false },
-  { engine: "ripgrep", search: Search.layerRipgrep("rg"), skip: !hasRg },
-] as const
-
-const write = (root: string, files: Record<string, string>) => {
-  for (const [file, content] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true })
-    fs.writeFileSync(path.join(root, file), content)
-  }
-}
-
-const harness = (directory: string, search: Layer.Layer<Search.Service>) =>
-  GrepTool.layer.pipe(
-    Layer.provideMerge(ToolRegistry.layer),
-    Layer.provideMerge(
-      Layer.mergeAll(
-        ApplicationTools.layer,
-        ToolOutputStore.layerPassthrough,
-        FakePermission.layer,
-        locationLayer(directory),
-        search,
-      ),
-    ),
-  )
-
-/** Materializes with no permissions and settles one grep call. */
-const settle = (input: Record<string, unknown>) =>
-  Effect.gen(function* () {
-    const registry = yield* ToolRegistry.Service
-    const turn = yield* registry.materialize()
-    return yield* turn.settle({
-      sessionID: "ses_tool",
-      agent: "build",
-      assistantMessageID: "msg_tool_test",
-      call: { id: "call-grep", name: "grep", input },
-    })
-  })
-
-const inLocation = <A, E, R>(
-  search: Layer.Layer<Search.Service>,
-  files: Record<string, string>,
-  body: (directory: string) => Effect.Effect<A, E, R>,
-) =>
-  Effect.gen(function* () {
-    const directory = yield* tempDir()
-    write(directory, files)
-    return yield* body(directory).pipe(Effect.provide(harness(directory, search)))
-  })
+const engines = searchEngines("tool-grep")
+const { settle, inLocation } = searchTool(GrepTool.name, GrepTool.layer)
 
 const structured = (settled: ToolRegistry.Settlement) => settled.output?.structured as ReadonlyArray<Search.Match>
 const places = (settled: ToolRegistry.Settlement) =>
