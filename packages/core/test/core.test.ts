@@ -2,7 +2,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { Core, Location, PermissionV2, SessionV2, ToolRegistry } from "../src/index.js"
+import { BuiltInTools, Core, Location, PermissionV2, SessionV2, ToolRegistry } from "../src/index.js"
 
 const identity = (sessionID: string) => ({ sessionID, agent: "build", assistantMessageID: "msg_core" })
 
@@ -13,20 +13,7 @@ describe("Core", () => {
       fs.writeFileSync(path.join(location.directory, "hello.txt"), "hello\n")
       const session = yield* (yield* SessionV2.Service).create({ agent: "build" })
       const turn = yield* (yield* ToolRegistry.Service).materialize([])
-      expect(turn.definitions.map((definition) => definition.name)).toEqual([
-        "apply_patch",
-        "bash",
-        "edit",
-        "glob",
-        "grep",
-        "question",
-        "read",
-        "skill",
-        "todowrite",
-        "webfetch",
-        "websearch",
-        "write",
-      ])
+      expect(turn.definitions.map((definition) => definition.name)).toEqual([...BuiltInTools.names])
       const read = yield* turn.settle({
         ...identity(session.id),
         call: { id: "c1", name: "read", input: { path: "hello.txt" } },

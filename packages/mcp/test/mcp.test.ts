@@ -11,6 +11,7 @@ import {
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js"
 import { afterEach, describe, expect, it } from "@effect/vitest"
+import { BuiltInTools } from "@toolgate/core"
 import { McpServer } from "../src/index.js"
 
 const packageDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
@@ -82,20 +83,7 @@ describe("McpServer over stdio", () => {
     expect(client.getServerCapabilities()?.tools).toEqual({ listChanged: true })
 
     const listed = await client.listTools()
-    expect(listed.tools.map((tool) => tool.name)).toEqual([
-      "apply_patch",
-      "bash",
-      "edit",
-      "glob",
-      "grep",
-      "question",
-      "read",
-      "skill",
-      "todowrite",
-      "webfetch",
-      "websearch",
-      "write",
-    ])
+    expect(listed.tools.map((tool) => tool.name)).toEqual([...BuiltInTools.names])
     const read = listed.tools.find((tool) => tool.name === "read")!
     expect(read.inputSchema.type).toBe("object")
     expect(read.inputSchema.properties).toHaveProperty("path")
