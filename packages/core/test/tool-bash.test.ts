@@ -389,31 +389,6 @@ describe("bash tool", () => {
     // Reference order: `'/etc'|` is not unquoted (the quote is not at the end), so it is not an absolute argument.
     expect(BashTool.absoluteArguments("cat '/etc/passwd'| wc")).toEqual([])
   })
-
-  it.scoped("keeps locked deferred parity TODOs visible", () =>
-    Effect.sync(() => {
-      const source = fs.readFileSync(path.join(import.meta.dirname, "..", "src", "tool", "bash.ts"), "utf8")
-      for (const sentence of [
-        "Port tree-sitter bash / PowerShell parser-based approval reduction.",
-        "Port BashArity reusable command-prefix approvals.",
-        "Replace token-based command-argument external-directory advisories with parser-based detection.",
-        "Restore PowerShell and cmd-specific invocation/path handling on Windows.",
-        "Add plugin shell.env environment augmentation once V2 plugin hooks exist.",
-        "Add durable/live progress metadata streaming for long-running commands once V2 tool invocation progress context is wired.",
-        "Persist background job status and define restart recovery before exposing remote observation.",
-        "Re-add model-facing background launch only with owner-bound get/wait/cancel tools and completion delivery.",
-        "Add HTTP background-job observation only after durable status, restart recovery, and authorization are defined.",
-        "Revisit process-group cleanup and platform coverage with shell-specific tests if current AppProcess semantics do not fully cover it.",
-        "Revisit binary output handling if stdout/stderr decoding is text-only.",
-        "Stream full shell output into managed storage while retaining only a bounded in-memory preview.",
-      ]) {
-        expect(source).toContain(`TODO: ${sentence}`)
-      }
-      expect(source).toContain(
-        "Bash is not sandboxed: the spawned shell runs with the host user's filesystem, process, and network authority.",
-      )
-    }),
-  )
 })
 
 describe.skipIf(process.platform === "win32")("bash tool through the real AppProcess", () => {
