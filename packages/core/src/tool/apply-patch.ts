@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import { FileSystem } from "@effect/platform"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import * as FileDiff from "../file-diff.js"
 import * as FileMutation from "../file-mutation.js"
 import * as LLM from "../llm.js"
@@ -217,9 +217,4 @@ export const tool = Effect.gen(function* () {
 })
 
 /** Registers `{ apply_patch }` in the Location until its scope closes. */
-export const layer = Layer.scopedDiscard(
-  Effect.gen(function* () {
-    const tools = yield* Tools.Service
-    yield* tools.register({ [name]: yield* tool }).pipe(Effect.orDie)
-  }),
-)
+export const layer = Tools.layer(name, tool)

@@ -236,9 +236,9 @@ export const layer: Layer.Layer<
   | AppProcess.Service
   | Config.Service
   | FileSystem.FileSystem
-> = Layer.scopedDiscard(
+> = Tools.layer(
+  name,
   Effect.gen(function* () {
-    const tools = yield* Tools.Service
     const tool = make({
       permission: yield* PermissionV2.Service,
       mutation: yield* LocationMutation.Service,
@@ -246,6 +246,6 @@ export const layer: Layer.Layer<
       config: yield* Config.Service,
       fs: yield* FileSystem.FileSystem,
     })
-    yield* Effect.orDie(tools.register({ [name]: tool }))
+    return tool
   }),
 )

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import * as nodePath from "node:path"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import * as LLM from "../llm.js"
 import * as Location from "../location.js"
 import * as PermissionV2 from "../permission.js"
@@ -85,9 +85,4 @@ export const tool = Effect.gen(function* () {
 })
 
 /** Registers `glob` in the Location for the lifetime of the layer. */
-export const layer = Layer.scopedDiscard(
-  Effect.gen(function* () {
-    const tools = yield* Tools.Service
-    yield* tools.register({ [name]: yield* tool }).pipe(Effect.orDie)
-  }),
-)
+export const layer = Tools.layer(name, tool)

@@ -7,7 +7,7 @@
  */
 import * as fs from "node:fs"
 import * as nodePath from "node:path"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import * as LLM from "../llm.js"
 import * as Location from "../location.js"
 import * as PermissionV2 from "../permission.js"
@@ -120,9 +120,4 @@ export const tool = Effect.gen(function* () {
 })
 
 /** Registers `grep` in the Location for the lifetime of the layer. */
-export const layer = Layer.scopedDiscard(
-  Effect.gen(function* () {
-    const tools = yield* Tools.Service
-    yield* tools.register({ [name]: yield* tool }).pipe(Effect.orDie)
-  }),
-)
+export const layer = Tools.layer(name, tool)

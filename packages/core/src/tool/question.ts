@@ -80,11 +80,10 @@ export const make = (services: {
   })
 
 /** Registers `question` in the Location for the lifetime of the layer. */
-export const layer: Layer.Layer<never, never, Tools.Service | PermissionV2.Service | QuestionV2.Service> =
-  Layer.scopedDiscard(
-    Effect.gen(function* () {
-      const tools = yield* Tools.Service
-      const tool = make({ permission: yield* PermissionV2.Service, question: yield* QuestionV2.Service })
-      yield* Effect.orDie(tools.register({ [name]: tool }))
-    }),
-  )
+export const layer: Layer.Layer<never, never, Tools.Service | PermissionV2.Service | QuestionV2.Service> = Tools.layer(
+  name,
+  Effect.gen(function* () {
+    const tool = make({ permission: yield* PermissionV2.Service, question: yield* QuestionV2.Service })
+    return tool
+  }),
+)

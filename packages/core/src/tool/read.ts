@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import * as Image from "../image.js"
 import * as LLM from "../llm.js"
 import * as LocationMutation from "../location-mutation.js"
@@ -132,9 +132,4 @@ export const tool = Effect.gen(function* () {
 })
 
 /** Registers `{ read }` in the Location until its scope closes. */
-export const layer = Layer.scopedDiscard(
-  Effect.gen(function* () {
-    const tools = yield* Tools.Service
-    yield* tools.register({ [name]: yield* tool }).pipe(Effect.orDie)
-  }),
-)
+export const layer = Tools.layer(name, tool)

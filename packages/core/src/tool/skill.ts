@@ -107,14 +107,14 @@ export const layer: Layer.Layer<
   never,
   never,
   Tools.Service | PermissionV2.Service | SkillV2.Service | FileSystem.FileSystem
-> = Layer.scopedDiscard(
+> = Tools.layer(
+  name,
   Effect.gen(function* () {
-    const tools = yield* Tools.Service
     const tool = make({
       permission: yield* PermissionV2.Service,
       skills: yield* SkillV2.Service,
       fs: yield* FileSystem.FileSystem,
     })
-    yield* Effect.orDie(tools.register({ [name]: tool }))
+    return tool
   }),
 )

@@ -57,11 +57,10 @@ export const make = (services: {
   })
 
 /** Registers `todowrite` in the Location for the lifetime of the layer. */
-export const layer: Layer.Layer<never, never, Tools.Service | PermissionV2.Service | SessionTodo.Service> =
-  Layer.scopedDiscard(
-    Effect.gen(function* () {
-      const tools = yield* Tools.Service
-      const tool = make({ permission: yield* PermissionV2.Service, todos: yield* SessionTodo.Service })
-      yield* Effect.orDie(tools.register({ [name]: tool }))
-    }),
-  )
+export const layer: Layer.Layer<never, never, Tools.Service | PermissionV2.Service | SessionTodo.Service> = Tools.layer(
+  name,
+  Effect.gen(function* () {
+    const tool = make({ permission: yield* PermissionV2.Service, todos: yield* SessionTodo.Service })
+    return tool
+  }),
+)

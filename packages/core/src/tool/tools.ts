@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Context, type Effect, type Scope } from "effect"
+import { Context, Effect, Layer, type Scope } from "effect"
 import type * as Tool from "./tool.js"
 
 /** Narrow registration-only Location capability. */
@@ -17,3 +17,18 @@ export interface Interface {
 
 /** The Tools service. */
 export class Service extends Context.Tag("@toolgate/v2/Tools")<Service, Interface>() {}
+
+/**
+ * A layer that builds one tool (capturing its services) and registers it as `name` for the layer's lifetime.
+ * Registration errors are programming errors and become defects.
+ */
+export const layer = <R>(
+  name: string,
+  build: Effect.Effect<Tool.AnyTool, never, R>,
+): Layer.Layer<never, never, R | Service> =>
+  Layer.scopedDiscard(
+    Effect.gen(function* () {
+      const tools = yield* Service
+      yield* Effect.orDie(tools.register({ [name]: yield* build }))
+    }),
+  )

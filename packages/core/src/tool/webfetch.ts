@@ -275,11 +275,11 @@ export type WebFetch = ReturnType<typeof make>
 
 /** Registers `webfetch` in the Location for the layer's lifetime. */
 export const layer: Layer.Layer<never, never, HttpClient.HttpClient | PermissionV2.Service | Tools.Service> =
-  Layer.scopedDiscard(
+  Tools.layer(
+    name,
     Effect.gen(function* () {
       const http = yield* HttpClient.HttpClient
       const permission = yield* PermissionV2.Service
-      const tools = yield* Tools.Service
-      yield* tools.register({ [name]: make(http, permission) }).pipe(Effect.orDie)
+      return make(http, permission)
     }),
   )

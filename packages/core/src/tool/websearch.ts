@@ -303,12 +303,12 @@ export const make = (http: HttpClient.HttpClient, config: Settings, permission: 
 
 /** Registers `websearch` in the Location for the layer's lifetime. */
 export const layer: Layer.Layer<never, never, HttpClient.HttpClient | Config | PermissionV2.Service | Tools.Service> =
-  Layer.scopedDiscard(
+  Tools.layer(
+    name,
     Effect.gen(function* () {
       const http = yield* HttpClient.HttpClient
       const config = yield* Config
       const permission = yield* PermissionV2.Service
-      const tools = yield* Tools.Service
-      yield* tools.register({ [name]: make(http, config, permission) }).pipe(Effect.orDie)
+      return make(http, config, permission)
     }),
   )

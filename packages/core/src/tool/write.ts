@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import * as FileMutation from "../file-mutation.js"
 import * as LLM from "../llm.js"
 import * as LocationMutation from "../location-mutation.js"
@@ -93,9 +93,4 @@ export const tool = Effect.gen(function* () {
 })
 
 /** Registers `write` in the Location for the lifetime of the layer. */
-export const layer = Layer.scopedDiscard(
-  Effect.gen(function* () {
-    const tools = yield* Tools.Service
-    yield* tools.register({ [name]: yield* tool }).pipe(Effect.orDie)
-  }),
-)
+export const layer = Tools.layer(name, tool)
