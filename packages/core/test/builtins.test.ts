@@ -118,7 +118,7 @@ describe("BuiltInTools", () => {
   )
 
   it("keeps the still-to-port list as a comment, without the ported edit fuzzy parity", () => {
-    const source = readFileSync(new URL("../src/tool/builtins.ts", import.meta.url), "utf8")
+    const source = readFileSync(new URL("../src/builtin/built-in-tools.ts", import.meta.url), "utf8")
     expect(source).toContain(
       "task, LSP, repo_clone, repo_overview, plan_exit, and code mode. Keep MCP and plugin transforms separate from this static built-in list.",
     )

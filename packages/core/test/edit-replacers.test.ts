@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
 import { EditTool } from "../src/index.js"
-import * as Replacers from "../src/tool/edit/replacers.js"
+import * as Replacers from "../src/builtin/edit/replacers.js"
 
 const { replacers } = EditTool
 const run = (replacer: Replacers.Replacer, content: string, find: string) => [...replacer(content, find)]

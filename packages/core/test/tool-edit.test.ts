@@ -288,7 +288,7 @@ describe("edit", () => {
   )
 
   it("keeps the semantics docstring and deferred TODOs visible, without the fuzzy-correction TODO (P14)", () => {
-    const source = nodeFs.readFileSync(new URL("../src/tool/edit.ts", import.meta.url), "utf8")
+    const source = nodeFs.readFileSync(new URL("../src/builtin/edit-tool.ts", import.meta.url), "utf8")
     expect(source.replace(/\n \* /g, " ")).toContain(
       "Model-facing V2 exact-edit leaf. Relative paths resolve within the active Location. Absolute paths inside that Location are accepted, while explicit absolute external paths retain mutation capability through a separate external_directory approval before edit approval.",
     )

@@ -182,7 +182,7 @@ describe("write", () => {
   )
 
   it("keeps the locked write schema, semantics docstring, and deferred UX TODOs visible", () => {
-    const source = nodeFs.readFileSync(new URL("../src/tool/write.ts", import.meta.url), "utf8")
+    const source = nodeFs.readFileSync(new URL("../src/builtin/write-tool.ts", import.meta.url), "utf8")
     const prose = source.replace(/\n \* /g, " ")
     expect(prose).toContain(
       "absolute external paths retain mutation capability through a separate external_directory approval before edit approval.",

@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer, type Scope } from "effect"
-import * as State from "../state.js"
+import * as State from "../values/state.js"
 import * as Tool from "./tool.js"
 
 /** One effective registration: a fresh identity per (name, registration) plus the tool. */

@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import { type Cause, Effect, Either, JSONSchema, type ParseResult, Schema } from "effect"
-import * as LLM from "../llm.js"
+import * as LLM from "../values/llm.js"
 
 /** The invocation identity every execution receives; cancellation is interruption, permissions are the tool's own. */
 export interface Context {

@@ -1,0 +1,180 @@
+/**
+ * Embedding in one call. `layerProcess` builds what exists once per process (Global, the SQLite database, saved
+ * approvals, ApplicationTools, the tool-output cleanup job, processes, search, HTTP); `layerLocation` builds every
+ * service one Location needs on top of it, including the twelve built-in tools. `layer` is both for the common
+ * single-Location case; `layerTest` is what an embedder's unit tests use.
+ *
+ * @since 0.1.0
+ */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { NodeContext, NodeHttpClient } from "@effect/platform-node"
+import { Effect, Layer, Queue } from "effect"
+import * as AgentV2 from "../policy/agent.js"
+import * as EventV2 from "../place/event.js"
+import * as Config from "../place/config.js"
+import * as Database from "../system/database.js"
+import * as FileMutation from "../world/file-mutation.js"
+import * as Global from "../system/global.js"
+import * as Image from "../world/image.js"
+import * as Location from "../place/location.js"
+import * as LocationMutation from "../world/location-mutation.js"
+import * as PermissionSaved from "../policy/permission-saved.js"
+import * as PermissionV2 from "../policy/permission.js"
+import * as AppProcess from "../world/app-process.js"
+import * as QuestionV2 from "../policy/question.js"
+import * as Search from "../world/search/search.js"
+import * as SessionV2 from "../place/session.js"
+import * as SkillV2 from "../world/skill.js"
+import * as SessionTodo from "../world/session-todo.js"
+import * as ApplicationTools from "../tool/application-tools.js"
+import * as BuiltInTools from "../builtin/built-in-tools.js"
+import * as ReadToolFileSystem from "../builtin/read-tool-file-system.js"
+import * as ToolRegistry from "../tool/tool-registry.js"
+import * as WebSearchTool from "../builtin/web-search-tool.js"
+import * as ToolOutputStore from "../tool/tool-output-store.js"
+
+/** Options of the process-wide part. */
+export interface ProcessOptions {
+  /** The data directory (default `$XDG_DATA_HOME/toolgate`); the database lives at `<data>/toolgate.db`. */
+  readonly data?: string
+  /** Use a private in-memory database instead of `<data>/toolgate.db`. */
+  readonly memoryDatabase?: boolean
+}
+
+/** Options of one Location. */
+export interface LocationOptions {
+  /** The Location directory. */
+  readonly directory: string
+  /** A configuration document applied on top of the discovered files (highest priority). */
+  readonly config?: Config.Info
+  /** Skip file discovery and use only `config` (deterministic tests). */
+  readonly discover?: boolean
+}
+
+/** What `layerProcess` provides. */
+export type ProcessServices = Layer.Layer.Success<ReturnType<typeof layerProcess>>
+
+/** The process-wide services; build once per process and share between Locations. */
+export const layerProcess = (options: ProcessOptions = {}) => {
+  const global = options.data === undefined ? Global.layer : Global.layerWith({ data: options.data })
+  const database = options.memoryDatabase === true ? Database.layerMemory : Database.layer
+  const base = Layer.mergeAll(global, NodeContext.layer)
+  return Layer.mergeAll(
+    PermissionSaved.layer,
+    ApplicationTools.layer,
+    ToolOutputStore.cleanupLayer,
+    AppProcess.layer,
+    Search.layer,
+    NodeHttpClient.layerUndici,
+    WebSearchTool.defaultConfigLayer,
+  ).pipe(Layer.provideMerge(database), Layer.provideMerge(base))
+}
+
+const configLayer = (options: LocationOptions) => {
+  const extra: ReadonlyArray<Config.Entry> =
+    options.config === undefined ? [] : [{ type: "document", info: options.config }]
+  if (options.discover === false) return Config.layerFromEntries(extra)
+  return Layer.effect(
+    Config.Service,
+    Effect.map(Config.Service, (discovered) =>
+      Config.Service.of({ entries: () => Effect.map(discovered.entries(), (entries) => [...entries, ...extra]) }),
+    ),
+  ).pipe(Layer.provide(Config.layer))
+}
+
+/** Every Location service on top of the process services, with the built-in tools registered. */
+export const layerLocation = (options: LocationOptions) => {
+  const place = Layer.mergeAll(Location.layer({ directory: options.directory }))
+  const configured = configLayer(options).pipe(Layer.provideMerge(place))
+  const policy = Layer.mergeAll(EventV2.layer, SessionV2.layer, AgentV2.layer, ToolOutputStore.layer, Image.layer)
+  const services = Layer.mergeAll(
+    PermissionV2.layer,
+    ToolRegistry.layer,
+    LocationMutation.layer,
+    FileMutation.layer,
+    QuestionV2.layer,
+    SessionTodo.layer,
+    SkillV2.layer,
+    ReadToolFileSystem.layer,
+  ).pipe(Layer.provideMerge(policy))
+  return BuiltInTools.layer.pipe(Layer.provideMerge(services), Layer.provideMerge(configured))
+}
+
+/** One Location with its own process services: the simplest embedding. */
+export const layer = (options: LocationOptions & ProcessOptions) =>
+  layerLocation(options).pipe(Layer.provideMerge(layerProcess(options)))
+
+/** How `layerTest` answers permission asks: a fixed reply, or a function of the request. */
+export type PermissionScript =
+  | PermissionV2.Reply
+  | ((request: PermissionV2.Request) => { readonly reply: PermissionV2.Reply; readonly message?: string })
+
+/** Options of `layerTest`. */
+export interface TestOptions {
+  /** The Location directory (default: a fresh temp directory). */
+  readonly directory?: string
+  readonly config?: Config.Info
+  /** Answer every permission ask automatically; leave unset to answer in the test. */
+  readonly permission?: PermissionScript
+  /** Answer every question automatically (labels per question); leave unset to answer in the test. */
+  readonly question?: (request: QuestionV2.Request) => ReadonlyArray<ReadonlyArray<string>>
+}
+
+const tempDirectory = (prefix: string) =>
+  Effect.acquireRelease(
+    Effect.sync(() => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)))),
+    (directory) => Effect.sync(() => fs.rmSync(directory, { recursive: true, force: true })),
+  )
+
+/**
+ * Answers asks as they are published. Subscribes before returning, so no ask published after the layer is built is
+ * missed.
+ */
+const responders = (options: TestOptions) =>
+  Layer.scopedDiscard(
+    Effect.gen(function* () {
+      const events = yield* EventV2.Service
+      const permission = yield* PermissionV2.Service
+      const questions = yield* QuestionV2.Service
+      const queue = yield* events.queue()
+      const answer = (envelope: EventV2.Envelope) => {
+        if (envelope.type === "permission.v2.asked" && options.permission !== undefined) {
+          const request = envelope.data as PermissionV2.Request
+          const decision =
+            typeof options.permission === "function" ? options.permission(request) : { reply: options.permission }
+          return Effect.ignore(permission.reply({ requestID: request.id, ...decision }))
+        }
+        if (envelope.type === "question.v2.asked" && options.question !== undefined) {
+          const request = envelope.data as QuestionV2.Request
+          return Effect.ignore(
+            questions.reply({ requestID: request.id, answers: options.question(request).map((labels) => [...labels]) }),
+          )
+        }
+        return Effect.void
+      }
+      yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(queue), answer)))
+    }),
+  )
+
+/**
+ * A complete Location for tests: a temp data directory (removed afterwards), an in-memory database, configuration
+ * only from `options.config`, and optional scripted permission and question replies.
+ */
+export const layerTest = (options: TestOptions = {}) =>
+  Layer.unwrapScoped(
+    Effect.gen(function* () {
+      const data = yield* tempDirectory("toolgate-data-")
+      const directory = options.directory ?? (yield* tempDirectory("toolgate-location-"))
+      const location = layerLocation({
+        directory,
+        discover: false,
+        ...(options.config === undefined ? {} : { config: options.config }),
+      })
+      return responders(options).pipe(
+        Layer.provideMerge(location),
+        Layer.provideMerge(layerProcess({ data, memoryDatabase: true })),
+      )
+    }),
+  )

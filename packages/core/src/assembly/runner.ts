@@ -1,0 +1,348 @@
+/**
+ * The reference turn loop. Each provider turn materializes the catalogue once, streams one model request, records
+ * and publishes every tool call before any side effect, settles local calls eagerly in their own fibers, publishes
+ * each result uninterruptibly, and waits for all settlements after the stream. A declined permission or dismissed
+ * question stops the loop; every unsettled call is then failed durably.
+ *
+ * @since 0.1.0
+ */
+import { SqlClient } from "@effect/sql"
+import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Option, Schema, Scope, Stream } from "effect"
+import * as AgentV2 from "../policy/agent.js"
+import * as EventV2 from "../place/event.js"
+import * as Identifier from "../values/identifier.js"
+import * as LLM from "../values/llm.js"
+import * as Model from "./model.js"
+import * as SessionV2 from "../place/session.js"
+import * as Tool from "../tool/tool.js"
+import type * as ToolOutputStore from "../tool/tool-output-store.js"
+import * as ToolRegistry from "../tool/tool-registry.js"
+
+/** Provider turns allowed per run. */
+export const STEP_LIMIT = 25
+
+/** Failure text for calls cut off by interruption or a user stop. */
+export const INTERRUPTED = "Tool execution interrupted"
+/** Failure text for local calls on the turn where tools are disabled. */
+export const TOOLS_DISABLED = "Tools are disabled after the maximum agent steps"
+
+/** The run needed more provider turns than allowed. */
+export class StepLimitExceeded extends Schema.TaggedError<StepLimitExceeded>()("Runner.StepLimitExceeded", {
+  steps: Schema.Number,
+}) {}
+
+const Identity = {
+  sessionID: Schema.String,
+  assistantMessageID: Schema.String,
+  callID: Schema.String,
+  tool: Schema.String,
+}
+
+/** Events published by the runner. */
+export const Event = {
+  Called: EventV2.define(
+    "session.next.tool.called",
+    Schema.Struct({
+      ...Identity,
+      input: Schema.Unknown,
+      provider: Schema.Struct({ executed: Schema.Boolean, metadata: Schema.optional(Schema.Unknown) }),
+    }),
+  ),
+  Success: EventV2.define(
+    "session.next.tool.success",
+    Schema.Struct({
+      ...Identity,
+      result: Schema.Unknown,
+      output: Schema.optional(Schema.Unknown),
+      outputPaths: Schema.optional(Schema.Array(Schema.String)),
+    }),
+  ),
+  Failed: EventV2.define("session.next.tool.failed", Schema.Struct({ ...Identity, result: Schema.Unknown })),
+} as const
+
+/** What `run` takes. */
+export interface RunInput {
+  readonly sessionID: string
+  readonly prompt: string
+  /** History to continue from (defaults to none). */
+  readonly messages?: ReadonlyArray<Model.Message>
+}
+
+/** What `run` returns. `stopped: "user"` means a declined permission or dismissed question ended the loop. */
+export interface RunResult {
+  readonly steps: number
+  readonly stopped?: "user"
+  readonly messages: ReadonlyArray<Model.Message>
+}
+
+/** The runner. */
+export interface Interface {
+  readonly run: (
+    input: RunInput,
+  ) => Effect.Effect<RunResult, StepLimitExceeded | Model.ModelError | SessionV2.NotFoundError | ToolOutputStore.Error>
+  /** Marks calls left pending or running by a previous process as failed; returns how many. Runs at layer start. */
+  readonly recover: () => Effect.Effect<number>
+}
+
+/** The Runner service (Location-scoped). */
+export class Service extends Context.Tag("@toolgate/v2/Runner")<Service, Interface>() {}
+
+interface CallState {
+  readonly id: string
+  readonly name: string
+  readonly input: unknown
+  readonly providerExecuted: boolean
+  settled: boolean
+  result?: LLM.ToolResultValue
+}
+
+const errorMessage = (cause: Cause.Cause<unknown>): string => {
+  const failure = Cause.failureOption(cause).pipe(Option.orElse(() => Cause.dieOption(cause)))
+  if (Option.isNone(failure)) return Cause.pretty(cause)
+  const value = failure.value
+  return value instanceof Error
+    ? value.message
+    : typeof value === "object" && value !== null && "message" in value
+      ? String(value.message)
+      : String(value)
+}
+
+/** Builds the runner for the current Location. */
+export const make = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const events = yield* EventV2.Service
+  const registry = yield* ToolRegistry.Service
+  const agents = yield* AgentV2.Service
+  const sessions = yield* SessionV2.Service
+  const model = yield* Model.Service
+
+  const recover = Effect.fn("Runner.recover")(function* () {
+    const rows = yield* sql<{
+      count: number
+    }>`SELECT COUNT(*) AS count FROM tool_call WHERE status IN ('pending', 'running')`
+    yield* sql`UPDATE tool_call SET status = 'failed', error = ${INTERRUPTED}, time_updated = ${Date.now()}
+      WHERE status IN ('pending', 'running')`
+    return rows[0]?.count ?? 0
+  }, Effect.orDie)
+
+  const turn = (input: {
+    readonly sessionID: string
+    readonly agent: string
+    readonly permissions: ReadonlyArray<ToolRegistry.VisibilityRule>
+    readonly system?: string
+    readonly toolsEnabled: boolean
+    readonly messages: ReadonlyArray<Model.Message>
+  }) =>
+    Effect.gen(function* () {
+      const assistantMessageID = Identifier.create("msg")
+      const materialization = input.toolsEnabled ? yield* registry.materialize(input.permissions) : undefined
+      const calls: Array<CallState> = []
+      const fibers: Array<Fiber.RuntimeFiber<void, ToolOutputStore.Error>> = []
+      const stop = yield* Deferred.make<void>()
+      const scope = yield* Effect.scope
+      let text = ""
+      let ranLocalTool = false
+      const identity = (call: CallState) => ({
+        sessionID: input.sessionID,
+        assistantMessageID,
+        callID: call.id,
+        tool: call.name,
+      })
+
+      const finish = (
+        call: CallState,
+        result: LLM.ToolResultValue,
+        extra: { output?: LLM.ToolOutput; outputPaths?: ReadonlyArray<string> } = {},
+      ) =>
+        Effect.uninterruptible(
+          Effect.suspend(() => {
+            if (call.settled) return Effect.void
+            call.settled = true
+            call.result = result
+            const failed = result.type === "error"
+            return sql`UPDATE tool_call SET status = ${failed ? "failed" : "completed"}, result = ${JSON.stringify(result)},
+                error = ${failed ? String(result.value) : null}, time_updated = ${Date.now()}
+                WHERE session_id = ${input.sessionID} AND assistant_message_id = ${assistantMessageID} AND call_id = ${call.id}`.pipe(
+              Effect.orDie,
+              Effect.zipRight(
+                failed
+                  ? events.publish(Event.Failed, { ...identity(call), result })
+                  : events.publish(Event.Success, { ...identity(call), result, ...extra }),
+              ),
+              Effect.orDie,
+            )
+          }),
+        )
+
+      const failUnsettled = (message: string) =>
+        Effect.forEach(calls, (call) => finish(call, { type: "error", value: message }), { discard: true })
+
+      const onToolCall = (event: Extract<Model.Event, { type: "tool-call" }>) =>
+        Effect.gen(function* () {
+          const executed = event.providerExecuted === true
+          const call: CallState = {
+            id: event.id,
+            name: event.name,
+            input: event.input,
+            providerExecuted: executed,
+            settled: false,
+          }
+          // The durable record and the called event come before any side effect of the call.
+          yield* sql`INSERT INTO tool_call (session_id, assistant_message_id, call_id, name, input, provider_executed, status, time_created, time_updated)
+            VALUES (${input.sessionID}, ${assistantMessageID}, ${event.id}, ${event.name}, ${JSON.stringify(event.input ?? null)},
+              ${executed ? 1 : 0}, 'running', ${Date.now()}, ${Date.now()})`.pipe(Effect.orDie)
+          yield* events
+            .publish(Event.Called, {
+              ...identity(call),
+              input: event.input,
+              provider: event.metadata === undefined ? { executed } : { executed, metadata: event.metadata },
+            })
+            .pipe(Effect.orDie)
+          calls.push(call)
+          if (executed) return
+          if (materialization === undefined) return yield* finish(call, { type: "error", value: TOOLS_DISABLED })
+          ranLocalTool = true
+          // Settling is interruptible; once a settlement exists, publishing it is not.
+          const settle = Effect.uninterruptibleMask((restore) =>
+            restore(
+              materialization.settle({
+                sessionID: input.sessionID,
+                agent: input.agent,
+                assistantMessageID,
+                call: { id: event.id, name: event.name, input: event.input },
+              }),
+            ).pipe(
+              Effect.flatMap((settlement) =>
+                finish(call, settlement.result, {
+                  ...(settlement.output === undefined ? {} : { output: settlement.output }),
+                  ...(settlement.outputPaths === undefined ? {} : { outputPaths: settlement.outputPaths }),
+                }),
+              ),
+            ),
+          ).pipe(
+            Effect.onExit((exit) =>
+              Exit.isFailure(exit) && Tool.isUserStop(exit.cause) ? Deferred.succeed(stop, undefined) : Effect.void,
+            ),
+          )
+          fibers.push(yield* Effect.forkIn(settle, scope))
+        })
+
+      const drive = Effect.gen(function* () {
+        const streamed = yield* model
+          .stream({
+            sessionID: input.sessionID,
+            agent: input.agent,
+            ...(input.system === undefined ? {} : { system: input.system }),
+            messages: input.messages,
+            tools: materialization?.definitions ?? [],
+          })
+          .pipe(
+            Stream.runForEach((event) => {
+              switch (event.type) {
+                case "text":
+                  return Effect.sync(() => void (text += event.text))
+                case "tool-call":
+                  return onToolCall(event)
+                case "tool-result": {
+                  const call = calls.find((candidate) => candidate.id === event.id)
+                  if (call === undefined) return Effect.dieMessage(`Tool result before call: ${event.id}`)
+                  if (call.name !== event.name)
+                    return Effect.dieMessage(`Tool result name changed for ${event.id}: ${call.name} -> ${event.name}`)
+                  // A late error for a settled call is ignored; a second success is a provider protocol violation.
+                  if (call.settled && event.result.type !== "error")
+                    return Effect.dieMessage(`Duplicate tool result: ${event.id}`)
+                  return finish(call, event.result)
+                }
+                case "finish":
+                  return Effect.void
+              }
+            }),
+            Effect.exit,
+          )
+        // A provider error (or a protocol violation) ends the turn: calls still in flight are interrupted, not awaited.
+        if (Exit.isFailure(streamed)) {
+          yield* Fiber.interruptAll(fibers)
+          yield* failUnsettled(INTERRUPTED)
+          return yield* Effect.failCause(streamed.cause)
+        }
+
+        const exits = yield* Effect.raceFirst(
+          Effect.forEach(fibers, Fiber.await),
+          Effect.as(Deferred.await(stop), undefined),
+        )
+        const userStop =
+          exits === undefined || exits.some((exit) => Exit.isFailure(exit) && Tool.isUserStop(exit.cause))
+        const assistant: Model.Message = {
+          role: "assistant",
+          id: assistantMessageID,
+          text,
+          toolCalls: calls.map((call) => ({ id: call.id, name: call.name, input: call.input })),
+        }
+        const results = () =>
+          calls.map((call): Model.Message => ({
+            role: "tool",
+            assistantMessageID,
+            callID: call.id,
+            name: call.name,
+            result: call.result ?? { type: "error", value: INTERRUPTED },
+          }))
+
+        if (userStop) {
+          yield* Fiber.interruptAll(fibers)
+          yield* failUnsettled(INTERRUPTED)
+          return { stopped: true, needsContinuation: false, messages: [assistant, ...results()] } as const
+        }
+        const failure = exits.find((exit) => Exit.isFailure(exit) && !Exit.isInterrupted(exit))
+        if (failure !== undefined && Exit.isFailure(failure)) {
+          yield* failUnsettled(`Tool execution failed: ${errorMessage(failure.cause)}`)
+          return yield* Effect.failCause(failure.cause)
+        }
+        yield* Effect.forEach(
+          calls,
+          (call) =>
+            finish(call, {
+              type: "error",
+              value: call.providerExecuted ? "Provider did not return a tool result" : INTERRUPTED,
+            }),
+          { discard: true },
+        )
+        return { stopped: false, needsContinuation: ranLocalTool, messages: [assistant, ...results()] } as const
+      })
+      // Settlements already produced are published before the remaining calls are marked interrupted.
+      return yield* drive.pipe(
+        Effect.onInterrupt(() => Effect.zipRight(Fiber.interruptAll(fibers), failUnsettled(INTERRUPTED))),
+      )
+    }).pipe(Effect.scoped)
+
+  const run = Effect.fn("Runner.run")(function* (input: RunInput) {
+    const session = yield* sessions.get(input.sessionID)
+    if (session === undefined) return yield* new SessionV2.NotFoundError({ sessionID: input.sessionID })
+    const selection = yield* agents.select(session.agent)
+    const permissions: ReadonlyArray<ToolRegistry.VisibilityRule> = selection.info?.permissions ?? [
+      { action: "*", resource: "*", effect: "deny" },
+    ]
+    // The agent's own last step disables tools; the runner limit is separate and fails the run.
+    const lastStep = selection.info?.steps
+    let messages: ReadonlyArray<Model.Message> = [...(input.messages ?? []), { role: "user", content: input.prompt }]
+    for (let step = 1; ; step++) {
+      if (step > STEP_LIMIT) return yield* new StepLimitExceeded({ steps: step - 1 })
+      const outcome = yield* turn({
+        sessionID: input.sessionID,
+        agent: selection.id,
+        permissions,
+        ...(selection.info?.system === undefined ? {} : { system: selection.info.system }),
+        toolsEnabled: lastStep === undefined || step < lastStep,
+        messages,
+      })
+      messages = [...messages, ...outcome.messages]
+      if (outcome.stopped) return { steps: step, stopped: "user", messages } satisfies RunResult
+      if (!outcome.needsContinuation) return { steps: step, messages } satisfies RunResult
+    }
+  })
+
+  yield* recover()
+  return Service.of({ run, recover })
+})
+
+/** The Location-scoped runner; marks leftovers of a previous process as interrupted when built. */
+export const layer = Layer.effect(Service, make)

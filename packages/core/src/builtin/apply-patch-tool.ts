@@ -1,0 +1,220 @@
+/**
+ * The `apply_patch` leaf. Every hunk target is resolved and approved (external directories first, then one `edit`
+ * request for the whole batch) before any target is read; every hunk is prepared before anything is written; then
+ * the hunks commit one by one through FileMutation. There is no rollback: a later failure reports what was already
+ * applied. Moves are refused up front.
+ *
+ * @since 0.1.0
+ */
+import { FileSystem } from "@effect/platform"
+import { Effect, Schema } from "effect"
+import * as FileDiff from "../values/file-diff.js"
+import * as FileMutation from "../world/file-mutation.js"
+import * as LLM from "../values/llm.js"
+import * as LocationMutation from "../world/location-mutation.js"
+import * as PermissionV2 from "../policy/permission.js"
+import * as Patch from "./patch.js"
+import * as Tool from "../tool/tool.js"
+import * as Tools from "../tool/tools.js"
+
+/** The registered tool name; its permission action is `edit`. */
+export const name = "apply_patch"
+
+/** What the model is told about `apply_patch`. */
+export const DESCRIPTION =
+  "Apply a single patch made of add, update and delete file operations. Every target is resolved and approved before any target file is read. Operations run one after another; when a later one fails, the earlier ones stay applied and the failure names them. Moving files and atomic rollback are not supported yet."
+
+/** The tool input. */
+export const Input = Schema.Struct({
+  patchText: Schema.String.annotations({
+    description: "The complete patch text, with its add, update and delete operations",
+  }),
+})
+/** @see Input */
+export type Input = typeof Input.Type
+
+/** One applied operation. */
+export const Applied = Schema.Struct({
+  type: Schema.Literal("add", "update", "delete"),
+  resource: Schema.String,
+  target: Schema.String,
+})
+/** @see Applied */
+export type Applied = typeof Applied.Type
+
+/** The tool output (also its structured output). */
+export const Output = Schema.Struct({
+  applied: Schema.Array(Applied),
+  files: Schema.Array(FileDiff.Info),
+})
+/** @see Output */
+export type Output = typeof Output.Type
+
+/** The model text: a header, then `A`/`M`/`D <resource>` per applied operation. */
+export const toModelText = (output: Output): string =>
+  [
+    "Applied patch sequentially:",
+    ...output.applied.map(
+      (item) => `${item.type === "add" ? "A" : item.type === "delete" ? "D" : "M"} ${item.resource}`,
+    ),
+  ].join("\n")
+
+type Prepared =
+  | { readonly type: "add"; readonly path: string; readonly target: LocationMutation.Target; readonly after: string }
+  | {
+      readonly type: "delete"
+      readonly path: string
+      readonly target: LocationMutation.Target
+      readonly before: string
+    }
+  | {
+      readonly type: "update"
+      readonly path: string
+      readonly target: LocationMutation.Target
+      readonly source: Uint8Array
+      readonly before: string
+      readonly after: string
+      readonly content: string
+    }
+
+const failure = (message: string, error?: unknown) =>
+  new LLM.ToolFailure(error === undefined ? { message } : { message, error })
+
+const isPermission = (error: unknown): error is PermissionV2.BlockedError | PermissionV2.CorrectedError =>
+  error instanceof PermissionV2.BlockedError || error instanceof PermissionV2.CorrectedError
+
+const diffOf = (change: Prepared): FileDiff.Info => {
+  const file = change.target.resource
+  switch (change.type) {
+    case "add":
+      return FileDiff.make({ file, before: "", after: change.after, status: "added" })
+    case "delete":
+      return FileDiff.make({ file, before: change.before, after: "", status: "deleted" })
+    case "update":
+      return FileDiff.make({ file, before: change.before, after: change.after, status: "modified" })
+  }
+}
+
+/** Builds the `apply_patch` tool (already decorated with the `edit` action) from the Location's services. */
+export const tool = Effect.gen(function* () {
+  const mutation = yield* LocationMutation.Service
+  const files = yield* FileMutation.Service
+  const permission = yield* PermissionV2.Service
+  const fs = yield* FileSystem.FileSystem
+
+  const prepare = (hunk: Patch.Hunk, target: LocationMutation.Target) =>
+    Effect.gen(function* () {
+      if (hunk.type === "add") {
+        const after = hunk.contents === "" || hunk.contents.endsWith("\n") ? hunk.contents : `${hunk.contents}\n`
+        return { type: "add", path: hunk.path, target, after } satisfies Prepared as Prepared
+      }
+      const info = yield* fs.stat(target.canonical)
+      if (info.type !== "File") return yield* failure(`Unable to apply patch at ${hunk.path}`)
+      const source = yield* fs.readFile(target.canonical)
+      const original = new TextDecoder("utf-8", { ignoreBOM: true }).decode(source)
+      const before = original.replace(/^\uFEFF/, "")
+      if (hunk.type === "delete")
+        return { type: "delete", path: hunk.path, target, before } satisfies Prepared as Prepared
+      const update = yield* Effect.try(() => Patch.derive(hunk.path, hunk.chunks, original))
+      return {
+        type: "update",
+        path: hunk.path,
+        target,
+        source,
+        before,
+        after: update.content,
+        content: Patch.joinBom(update.content, update.bom),
+      } satisfies Prepared as Prepared
+    }).pipe(Effect.mapError((error) => failure(`Unable to apply patch at ${hunk.path}`, error)))
+
+  const commit = (change: Prepared): Effect.Effect<Applied, unknown> => {
+    const done = (result: FileMutation.WriteResult | FileMutation.RemoveResult): Applied => ({
+      type: change.type,
+      resource: result.resource,
+      target: result.target,
+    })
+    switch (change.type) {
+      case "add":
+        return Effect.map(files.create({ target: change.target, content: change.after }), done)
+      case "delete":
+        return Effect.map(files.remove({ target: change.target }), done)
+      case "update":
+        return Effect.map(
+          files.writeIfUnchanged({ target: change.target, expected: change.source, content: change.content }),
+          done,
+        )
+    }
+  }
+
+  const execute = (input: Input, context: Tool.Context): Effect.Effect<Output, LLM.ToolFailure> =>
+    Effect.gen(function* () {
+      const identity = PermissionV2.fromToolCall(context)
+      if (input.patchText.trim() === "") return yield* failure("patchText is required")
+      const hunks = yield* Effect.try({
+        try: () => Patch.parse(input.patchText),
+        catch: (error) => failure(`apply_patch verification failed: ${String(error)}`, error),
+      })
+      if (hunks.length === 0) return yield* failure("patch rejected: empty patch")
+      if (hunks.some((hunk) => hunk.type === "update" && hunk.movePath !== undefined)) {
+        return yield* failure("apply_patch moves are not supported yet")
+      }
+
+      const targets = yield* Effect.gen(function* () {
+        const resolved: Array<LocationMutation.Target> = []
+        for (const hunk of hunks) resolved.push(yield* mutation.resolve({ path: hunk.path, kind: "file" }))
+        const external = new Map<string, LocationMutation.ExternalDirectoryAuthorization>()
+        for (const target of resolved) {
+          if (target.externalDirectory !== undefined && !external.has(target.externalDirectory.resource)) {
+            external.set(target.externalDirectory.resource, target.externalDirectory)
+          }
+        }
+        for (const auth of external.values()) {
+          yield* permission.assert({ ...LocationMutation.externalDirectoryPermission(auth), ...identity })
+        }
+        yield* permission.assert({
+          action: "edit",
+          resources: [...new Set(resolved.map((target) => target.resource))],
+          save: ["*"],
+          ...identity,
+        })
+        return resolved
+      }).pipe(
+        Effect.mapError((error) =>
+          isPermission(error) ? PermissionV2.toToolFailure(error) : failure("Unable to apply patch at patch", error),
+        ),
+      )
+
+      const prepared: Array<Prepared> = []
+      for (const [index, hunk] of hunks.entries()) prepared.push(yield* prepare(hunk, targets[index]!))
+
+      const applied: Array<Applied> = []
+      for (const change of prepared) {
+        const result = yield* commit(change).pipe(
+          Effect.mapError((error) =>
+            applied.length === 0
+              ? failure(`Unable to apply patch at ${change.path}`, error)
+              : failure(
+                  `Patch partially applied before failing at ${change.path}. Applied: ${applied.map((item) => item.resource).join(", ")}`,
+                  error,
+                ),
+          ),
+        )
+        applied.push(result)
+      }
+      return { applied, files: prepared.map(diffOf) } satisfies Output
+    })
+
+  return Tool.withPermission(
+    Tool.make({
+      description: DESCRIPTION,
+      input: Input,
+      output: Output,
+      execute,
+      toModelOutput: ({ output }) => [{ type: "text", text: toModelText(output) }],
+    }),
+    "edit",
+  )
+})
+
+/** Registers `{ apply_patch }` in the Location until its scope closes. */
+export const layer = Tools.layer(name, tool)

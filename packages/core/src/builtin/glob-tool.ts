@@ -1,0 +1,88 @@
+/**
+ * Model-facing V2 glob leaf: lists files matching a glob under the active Location (or under `path`, which is not
+ * confined to the Location, as in the reference). Results are in path order and relative to the Location.
+ *
+ * @since 0.1.0
+ */
+import * as nodePath from "node:path"
+import { Effect, Schema } from "effect"
+import * as LLM from "../values/llm.js"
+import * as Location from "../place/location.js"
+import * as PermissionV2 from "../policy/permission.js"
+import * as Search from "../world/search/search.js"
+import * as Tool from "../tool/tool.js"
+import * as Tools from "../tool/tools.js"
+
+/** The registered tool name. */
+export const name = "glob"
+
+/** The model-facing description. */
+export const description =
+  "List files whose paths match a glob pattern inside the active Location, as short relative file resources. " +
+  "Give a relative path to search a narrower directory, and a limit to cap how many results come back."
+
+/** The input. */
+export const Input = Schema.Struct({
+  pattern: Schema.String.annotations({ description: "The glob pattern file paths are matched against" }),
+  path: Schema.optional(
+    Schema.String.annotations({
+      description: "A relative directory to search in. When omitted, the active Location is searched.",
+    }),
+  ),
+  limit: Schema.optional(
+    Schema.Int.pipe(Schema.positive()).annotations({ description: "The largest number of results to return" }),
+  ),
+})
+/** @see Input */
+export type Input = typeof Input.Type
+
+/** The output, which is also the structured output: entries relative to the Location directory. */
+export const Output = Schema.Array(Search.Entry)
+/** @see Output */
+export type Output = typeof Output.Type
+
+/** The model text: one absolute path per line, or `No files found`. */
+export const toModelText = (directory: string, output: ReadonlyArray<Search.Entry>): string =>
+  output.length === 0 ? "No files found" : output.map((entry) => nodePath.resolve(directory, entry.path)).join("\n")
+
+/** Builds the `glob` tool over the current Location's services. */
+export const tool = Effect.gen(function* () {
+  const permission = yield* PermissionV2.Service
+  const location = yield* Location.Service
+  const search = yield* Search.Service
+
+  const execute = (input: Input, context: Tool.Context): Effect.Effect<Output, LLM.ToolFailure> =>
+    Effect.gen(function* () {
+      yield* permission.assert({
+        ...PermissionV2.fromToolCall(context),
+        action: "glob",
+        resources: [input.pattern],
+        save: ["*"],
+        // Keys stay present even when undefined, as in the reference.
+        metadata: { root: input.path ?? ".", path: input.path, limit: input.limit },
+      })
+      const cwd = nodePath.resolve(location.directory, input.path ?? ".")
+      const entries = yield* search.glob({ cwd, pattern: input.pattern, limit: input.limit ?? Number.MAX_SAFE_INTEGER })
+      return entries.map((entry): Search.Entry => ({
+        path: nodePath.relative(location.directory, nodePath.resolve(cwd, entry.path)),
+        type: "file",
+      }))
+    }).pipe(
+      Effect.mapError(
+        PermissionV2.leafFailure(
+          (error) => new LLM.ToolFailure({ message: `Unable to find files matching ${input.pattern}`, error }),
+        ),
+      ),
+    )
+
+  return Tool.make({
+    description,
+    input: Input,
+    output: Output,
+    execute,
+    toModelOutput: ({ output }) => [{ type: "text", text: toModelText(location.directory, output) }],
+  })
+})
+
+/** Registers `glob` in the Location for the lifetime of the layer. */
+export const layer = Tools.layer(name, tool)

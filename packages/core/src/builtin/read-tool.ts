@@ -1,0 +1,135 @@
+/**
+ * The `read` leaf: reads a text file (whole or by line pages), returns supported images as media, or lists a
+ * directory page. Order: resolve → external_directory assert (external targets) → inspect → `read` assert → act.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Schema } from "effect"
+import * as Image from "../world/image.js"
+import * as LLM from "../values/llm.js"
+import * as LocationMutation from "../world/location-mutation.js"
+import * as PermissionV2 from "../policy/permission.js"
+import type * as SessionV2 from "../place/session.js"
+import * as ReadToolFileSystem from "./read-tool-file-system.js"
+import * as Tool from "../tool/tool.js"
+import * as Tools from "../tool/tools.js"
+
+export {
+  BinaryFileError,
+  MalformedUtf8Error,
+  MediaIngestLimitError,
+  OffsetOutOfRangeError,
+  PathKindError,
+} from "./read-tool-file-system.js"
+
+/** The registered tool name (also its permission action). */
+export const name = "read"
+
+/** Image mimes returned to the model as media. */
+export const SUPPORTED_IMAGE_MIMES: ReadonlySet<string> = new Set([
+  "image/jpeg",
+  "image/png",
+  "image/gif",
+  "image/webp",
+])
+
+/** What the model is told about `read`. */
+export const DESCRIPTION =
+  "Read one text file or supported image, read a large UTF-8 text file in pages by line offset, or list one page of a directory. Relative paths are taken from the current location; absolute paths inside it work too, and absolute paths outside it need external_directory approval."
+
+const PositiveInt = Schema.Int.pipe(Schema.positive())
+
+/** The tool input. */
+export const Input = Schema.Struct({
+  path: Schema.String.annotations({ description: "Path of the file or directory to read" }),
+  offset: Schema.optional(
+    PositiveInt.annotations({ description: "Where to begin: the 1-based text line or directory entry number" }),
+  ),
+  limit: Schema.optional(
+    PositiveInt.pipe(Schema.lessThanOrEqualTo(ReadToolFileSystem.MAX_READ_LINES)).annotations({
+      description: "How many text lines or directory entries to return at most",
+    }),
+  ),
+})
+/** @see Input */
+export type Input = typeof Input.Type
+
+/** The tool output: a whole file, a text page or a directory page. */
+export const Output = Schema.Union(ReadToolFileSystem.Content, ReadToolFileSystem.TextPage, ReadToolFileSystem.ListPage)
+/** @see Output */
+export type Output = typeof Output.Type
+
+type Failure =
+  | ReadToolFileSystem.ReadError
+  | ReadToolFileSystem.InspectError
+  | Image.DecodeError
+  | Image.SizeError
+  | LocationMutation.PathError
+  | PermissionV2.BlockedError
+  | PermissionV2.CorrectedError
+  | SessionV2.NotFoundError
+
+const toFailure = (input: Input, error: Failure): LLM.ToolFailure => {
+  switch (error._tag) {
+    case "PermissionV2.BlockedError":
+    case "PermissionV2.CorrectedError":
+      return PermissionV2.toToolFailure(error)
+    case "ReadTool.BinaryFileError":
+    case "ReadTool.MediaIngestLimitError":
+    case "Image.DecodeError":
+    case "Image.SizeError":
+      return new LLM.ToolFailure({ message: error.message, error })
+    default:
+      return new LLM.ToolFailure({ message: `Unable to read ${input.path}`, error })
+  }
+}
+
+/** Builds the `read` tool from the Location's services (captured now; the tool value holds no requirements). */
+export const tool = Effect.gen(function* () {
+  const mutation = yield* LocationMutation.Service
+  const files = yield* ReadToolFileSystem.Service
+  const permission = yield* PermissionV2.Service
+  const image = yield* Image.Service
+
+  const execute = (input: Input, context: Tool.Context): Effect.Effect<Output, LLM.ToolFailure> => {
+    const identity = PermissionV2.fromToolCall(context)
+    const page = { offset: input.offset, limit: input.limit }
+    return Effect.gen(function* () {
+      const target = yield* mutation.resolve({ path: input.path, kind: "directory" })
+      if (target.externalDirectory !== undefined) {
+        yield* permission.assert({
+          ...LocationMutation.externalDirectoryPermission(target.externalDirectory),
+          ...identity,
+        })
+      }
+      const kind = yield* files.inspect(target.canonical)
+      yield* permission.assert({ action: name, resources: [target.resource], save: ["*"], ...identity })
+      if (kind === "directory") return yield* files.list(target.canonical, page)
+      const result = yield* files.read(target.canonical, target.resource, page)
+      if (!("encoding" in result) || result.encoding !== "base64") return result
+      if (!SUPPORTED_IMAGE_MIMES.has(result.mime)) {
+        return yield* new ReadToolFileSystem.BinaryFileError({ resource: target.resource })
+      }
+      return yield* image
+        .normalize(target.resource, result)
+        .pipe(Effect.catchTag("Image.ResizerUnavailableError", () => Effect.succeed(result)))
+    }).pipe(Effect.mapError((error) => toFailure(input, error)))
+  }
+
+  return Tool.make({
+    description: DESCRIPTION,
+    input: Input,
+    output: Output,
+    execute,
+    toModelOutput: ({ input, output }) => {
+      if (!("encoding" in output) || output.encoding !== "base64" || !SUPPORTED_IMAGE_MIMES.has(output.mime)) return []
+      return [
+        { type: "text", text: "Image read successfully" },
+        { type: "file", data: output.content, mime: output.mime, name: input.path },
+      ]
+    },
+  })
+})
+
+/** Registers `{ read }` in the Location until its scope closes. */
+export const layer = Tools.layer(name, tool)

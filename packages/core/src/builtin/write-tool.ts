@@ -1,0 +1,96 @@
+/**
+ * Model-facing V2 file-write leaf. Relative paths resolve within the active Location. Absolute paths inside that
+ * Location are accepted, while explicit absolute external paths retain mutation capability through a separate
+ * external_directory approval before edit approval.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Schema } from "effect"
+import * as FileMutation from "../world/file-mutation.js"
+import * as LLM from "../values/llm.js"
+import * as LocationMutation from "../world/location-mutation.js"
+import * as PermissionV2 from "../policy/permission.js"
+import * as Tool from "../tool/tool.js"
+import * as Tools from "../tool/tools.js"
+
+/** The registered tool name. */
+export const name = "write"
+
+/** The model-facing description. */
+export const description =
+  "Create or overwrite a single file with the given content. A relative path is resolved inside the active Location, " +
+  "and an absolute path that points inside the Location is accepted as well. An absolute path outside the Location " +
+  "needs external_directory approval first, and edit approval after it."
+
+// TODO: Revisit whether model-facing mutation schemas should prefer absolute `filePath` naming for trained-in compatibility after evaluating model behavior.
+/** The input: exactly `path` and `content`. */
+export const Input = Schema.Struct({
+  path: Schema.String.annotations({
+    description:
+      "Where to write. A relative path is resolved inside the active Location; an absolute path inside that " +
+      "Location is fine too, and an absolute path outside it needs external_directory approval.",
+  }),
+  content: Schema.String.annotations({ description: "The full text the file should contain" }),
+})
+/** @see Input */
+export type Input = typeof Input.Type
+
+/** The output, which is also the structured output. */
+export const Output = Schema.Struct({
+  operation: Schema.Literal("write"),
+  target: Schema.String,
+  resource: Schema.String,
+  existed: Schema.Boolean,
+})
+/** @see Output */
+export type Output = typeof Output.Type
+
+/** The model text: `Wrote file successfully: <resource>` or `Created file successfully: <resource>`. */
+export const toModelText = (output: Output): string =>
+  `${output.existed ? "Wrote" : "Created"} file successfully: ${output.resource}`
+
+// Deferred V2 write integrations, kept visible where the model meets the tool:
+// TODO: Add formatter integration after V2 formatter runtime exists.
+// TODO: Publish watcher/file-edit events after V2 watcher integration exists.
+// TODO: Add snapshots / undo after design exists.
+// TODO: Add LSP notification and diagnostics after V2 LSP runtime exists.
+
+/** Builds the `write` tool (catalogue action `edit`) over the current Location's services. */
+export const tool = Effect.gen(function* () {
+  const permission = yield* PermissionV2.Service
+  const mutation = yield* LocationMutation.Service
+  const files = yield* FileMutation.Service
+
+  const execute = (input: Input, context: Tool.Context): Effect.Effect<Output, LLM.ToolFailure> => {
+    const identity = PermissionV2.fromToolCall(context)
+    return Effect.gen(function* () {
+      const target = yield* mutation.resolve({ path: input.path, kind: "file" })
+      if (target.externalDirectory !== undefined) {
+        yield* permission.assert({
+          ...LocationMutation.externalDirectoryPermission(target.externalDirectory),
+          ...identity,
+        })
+      }
+      yield* permission.assert({ action: "edit", resources: [target.resource], save: ["*"], ...identity })
+      return yield* files.writeTextPreservingBom({ target, content: input.content })
+    }).pipe(
+      Effect.mapError(
+        PermissionV2.leafFailure((error) => new LLM.ToolFailure({ message: `Unable to write ${input.path}`, error })),
+      ),
+    )
+  }
+
+  return Tool.withPermission(
+    Tool.make({
+      description,
+      input: Input,
+      output: Output,
+      execute,
+      toModelOutput: ({ output }) => [{ type: "text", text: toModelText(output) }],
+    }),
+    "edit",
+  )
+})
+
+/** Registers `write` in the Location for the lifetime of the layer. */
+export const layer = Tools.layer(name, tool)

@@ -1,0 +1,256 @@
+/**
+ * The configuration entries the library reads, lowest to highest priority. Documents are schema-validated
+ * `toolgate.json(c)` files; directory entries point at `.toolgate`-style folders (agents, skills).
+ *
+ * @since 0.1.0
+ */
+import * as path from "node:path"
+import { FileSystem } from "@effect/platform"
+import { Context, Effect, Either, Layer, ParseResult, Schema } from "effect"
+import * as jsonc from "jsonc-parser"
+import * as Global from "../system/global.js"
+import * as Location from "./location.js"
+
+/** A permission rule as configured (the same shape as `PermissionV2.Rule`). */
+export const PermissionRule = Schema.Struct({
+  action: Schema.String,
+  resource: Schema.String,
+  effect: Schema.Literal("allow", "deny", "ask"),
+})
+
+const PositiveInt = Schema.Int.pipe(Schema.positive())
+
+/** Tool output truncation thresholds. */
+export const ToolOutput = Schema.Struct({
+  max_lines: Schema.optional(PositiveInt),
+  max_bytes: Schema.optional(PositiveInt),
+}).annotations({ description: "Tool output truncation thresholds" })
+
+/** Image attachment limits used by `read`. */
+export const ImageAttachments = Schema.Struct({
+  auto_resize: Schema.optional(Schema.Boolean),
+  max_width: Schema.optional(PositiveInt),
+  max_height: Schema.optional(PositiveInt),
+  max_base64_bytes: Schema.optional(PositiveInt),
+})
+
+/** One `agents.<id>` entry. */
+export const Agent = Schema.Struct({
+  model: Schema.optional(Schema.String),
+  variant: Schema.optional(Schema.String),
+  request: Schema.optional(
+    Schema.Struct({
+      headers: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
+      body: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+    }),
+  ),
+  system: Schema.optional(Schema.String),
+  description: Schema.optional(Schema.String),
+  mode: Schema.optional(Schema.Literal("subagent", "primary", "all")),
+  hidden: Schema.optional(Schema.Boolean),
+  color: Schema.optional(Schema.String),
+  steps: Schema.optional(PositiveInt),
+  disabled: Schema.optional(Schema.Boolean),
+  permissions: Schema.optional(Schema.Array(PermissionRule)),
+})
+
+/** A configuration document; unknown keys are ignored on decode. */
+export const Info = Schema.Struct({
+  permissions: Schema.optional(Schema.Array(PermissionRule)),
+  agents: Schema.optional(Schema.Record({ key: Schema.String, value: Agent })),
+  default_agent: Schema.optional(Schema.String),
+  tool_output: Schema.optional(ToolOutput),
+  shell: Schema.optional(Schema.String),
+  attachments: Schema.optional(Schema.Struct({ image: Schema.optional(ImageAttachments) })),
+})
+/** @see Info */
+export type Info = typeof Info.Type
+
+/** A parsed configuration document. */
+export interface Document {
+  readonly type: "document"
+  readonly path?: string
+  readonly info: Info
+}
+
+/** A configuration directory (e.g. `.toolgate/`), for agent markdown files and skills. */
+export interface Directory {
+  readonly type: "directory"
+  readonly path: string
+}
+
+/** One configuration entry. */
+export type Entry = Document | Directory
+
+/** The Config service: entries from lowest to highest priority. */
+export interface Interface {
+  readonly entries: () => Effect.Effect<ReadonlyArray<Entry>>
+}
+
+/** The Config service tag. */
+export class Service extends Context.Tag("@toolgate/v2/Config")<Service, Interface>() {}
+
+/** The documents among `entries`, in priority order. */
+export const documents = (entries: ReadonlyArray<Entry>): ReadonlyArray<Document> =>
+  entries.filter((entry): entry is Document => entry.type === "document")
+
+/** The value of `key` from the last document that defines it. */
+export const latest = <K extends keyof Info>(entries: ReadonlyArray<Entry>, key: K): Info[K] | undefined => {
+  let value: Info[K] | undefined
+  for (const document of documents(entries)) if (document.info[key] !== undefined) value = document.info[key]
+  return value
+}
+
+/** A fixed configuration, for tests and embedders. */
+export const layerFromEntries = (entries: ReadonlyArray<Entry>): Layer.Layer<Service> =>
+  Layer.succeed(Service, Service.of({ entries: () => Effect.succeed(entries) }))
+
+/** A configuration with no entries. */
+export const layerEmpty: Layer.Layer<Service> = layerFromEntries([])
+
+/** A configuration file that exists but cannot be read, parsed as JSONC, or decoded as `Info`. */
+export class InvalidError extends Schema.TaggedError<InvalidError>()("Config.InvalidError", {
+  path: Schema.String,
+  message: Schema.String,
+}) {}
+
+/** The document file names, in priority order within one directory. */
+export const FILE_NAMES = ["toolgate.json", "toolgate.jsonc"] as const
+/** The per-directory configuration folder. */
+export const DIRECTORY_NAME = ".toolgate"
+
+const lineAndColumn = (text: string, offset: number): { readonly line: number; readonly column: number } => {
+  let line = 1
+  let start = 0
+  for (let at = text.indexOf("\n"); at !== -1 && at < offset; at = text.indexOf("\n", at + 1)) {
+    line++
+    start = at + 1
+  }
+  return { line, column: offset - start + 1 }
+}
+
+const fieldPath = (segments: ReadonlyArray<PropertyKey>): string =>
+  segments.length === 0 ? "(root)" : segments.map((segment) => String(segment)).join(".")
+
+/**
+ * Parses and decodes one document's text. JSONC: comments and trailing commas are allowed. The error message names
+ * the file and either the syntax error position or every offending field path.
+ */
+export const parseDocument = (file: string, text: string): Either.Either<Document, InvalidError> => {
+  const errors: Array<jsonc.ParseError> = []
+  const value: unknown = jsonc.parse(text, errors, { allowTrailingComma: true, disallowComments: false })
+  const syntax = errors[0]
+  if (syntax !== undefined) {
+    const { line, column } = lineAndColumn(text, syntax.offset)
+    return Either.left(
+      new InvalidError({
+        path: file,
+        message: `Invalid JSONC in ${file} at line ${line}, column ${column} (offset ${syntax.offset}): ${jsonc.printParseErrorCode(syntax.error)}`,
+      }),
+    )
+  }
+  return Schema.decodeUnknownEither(Info)(value, { errors: "all", onExcessProperty: "ignore" }).pipe(
+    Either.map((info): Document => ({ type: "document", path: file, info })),
+    Either.mapLeft((error) => {
+      const all = ParseResult.ArrayFormatter.formatErrorSync(error)
+      // `Schema.optional` adds an `undefined` member to each field's union; its "Expected undefined" issue is noise.
+      const meaningful = all.filter((issue) => !issue.message.startsWith("Expected undefined"))
+      const issues = (meaningful.length > 0 ? meaningful : all)
+        .map((issue) => `${fieldPath(issue.path)}: ${issue.message}`)
+        .join("; ")
+      return new InvalidError({ path: file, message: `Invalid config in ${file} at ${issues}` })
+    }),
+  )
+}
+
+/** How discovery treats a file that cannot be read, parsed or decoded. */
+type Mode = "strict" | "lenient"
+
+const discover = (mode: Mode) =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const global = yield* Global.Service
+    const location = yield* Location.Service
+
+    const realOrResolved = (target: string) =>
+      fs.realPath(target).pipe(Effect.orElseSucceed(() => path.resolve(target)))
+    const isType = (target: string, type: "File" | "Directory") =>
+      fs.stat(target).pipe(
+        Effect.map((info) => info.type === type),
+        Effect.orElseSucceed(() => false),
+      )
+
+    // One file may be reachable twice (the walk crossing the global directory); it is read once, first wins.
+    const seen = new Set<string>()
+    const entries: Array<Entry> = []
+
+    const readDocument = (file: string) =>
+      Effect.gen(function* () {
+        if (!(yield* isType(file, "File"))) return
+        const real = yield* realOrResolved(file)
+        if (seen.has(real)) return
+        seen.add(real)
+        const text = yield* fs.readFileString(file).pipe(
+          Effect.mapError(
+            (cause) => new InvalidError({ path: file, message: `Unable to read ${file}: ${cause.message}` }),
+          ),
+          Effect.either,
+        )
+        const parsed = Either.flatMap(text, (content) => parseDocument(file, content))
+        if (Either.isRight(parsed)) entries.push(parsed.right)
+        else if (mode === "strict") return yield* parsed.left
+      })
+
+    const addDirectory = (directory: string) =>
+      Effect.gen(function* () {
+        const real = yield* realOrResolved(directory)
+        if (seen.has(real)) return
+        seen.add(real)
+        entries.push({ type: "directory", path: directory })
+      })
+
+    const globalDirectory = path.resolve(global.config)
+    for (const name of FILE_NAMES) yield* readDocument(path.join(globalDirectory, name))
+    yield* addDirectory(globalDirectory)
+
+    const here = yield* realOrResolved(location.directory)
+    if (here === (yield* realOrResolved(globalDirectory))) return entries as ReadonlyArray<Entry>
+
+    // From the Location up to the project directory (inclusive), then reversed: farthest first.
+    const walk: Array<string> = []
+    const stop = path.resolve(location.project.directory)
+    for (let current = path.resolve(location.directory); ;) {
+      walk.push(current)
+      const parent = path.dirname(current)
+      if (current === stop || parent === current) break
+      current = parent
+    }
+    walk.reverse()
+
+    for (const directory of walk) for (const name of FILE_NAMES) yield* readDocument(path.join(directory, name))
+    for (const directory of walk) {
+      const folder = path.join(directory, DIRECTORY_NAME)
+      if (!(yield* isType(folder, "Directory"))) continue
+      for (const name of FILE_NAMES) yield* readDocument(path.join(folder, name))
+      yield* addDirectory(folder)
+    }
+    return entries as ReadonlyArray<Entry>
+  })
+
+/**
+ * The Location-scoped configuration discovered on disk (02 §12.2), read once when the layer is built: the global
+ * directory, then `toolgate.json(c)` files farthest-first, then `.toolgate/` directories farthest-first.
+ * A file that does not parse or decode fails the layer with `InvalidError` naming the file and the field.
+ */
+export const layer: Layer.Layer<Service, InvalidError, FileSystem.FileSystem | Global.Service | Location.Service> =
+  Layer.effect(
+    Service,
+    Effect.map(discover("strict"), (entries) => Service.of({ entries: () => Effect.succeed(entries) })),
+  )
+
+/** Like `layer`, but unreadable, unparsable or undecodable files are skipped silently, as the reference does. */
+export const layerLenient: Layer.Layer<Service, never, FileSystem.FileSystem | Global.Service | Location.Service> =
+  Layer.effect(
+    Service,
+    Effect.map(Effect.orDie(discover("lenient")), (entries) => Service.of({ entries: () => Effect.succeed(entries) })),
+  )

@@ -1,0 +1,309 @@
+/**
+ * The built-in agents with their default permission rules, and the configuration layering that runs on top of them
+ * (top-level rules for every agent, per-agent entries, markdown agent files, home expansion of path rules).
+ *
+ * @since 0.1.0
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { Effect, Option, Schema } from "effect"
+import * as YAML from "yaml"
+import type { Draft, MutableInfo } from "./agent-info.js"
+import * as Config from "../place/config.js"
+import * as Global from "../system/global.js"
+
+type Rule = typeof Config.PermissionRule.Type
+
+const rule = (action: string, resource: string, effect: Rule["effect"]): Rule => ({ action, resource, effect })
+
+/** External directories every agent may read: ask by default, but managed tool output and tmp are allowed. */
+export const readonlyExternalDirectory = (global: Global.Interface): ReadonlyArray<Rule> => [
+  rule("external_directory", "*", "ask"),
+  rule("external_directory", path.join(Global.toolOutput(global), "*"), "allow"),
+  rule("external_directory", path.join(global.tmp, "*"), "allow"),
+]
+
+/** The rules every built-in agent starts with. */
+export const defaults = (global: Global.Interface): ReadonlyArray<Rule> => [
+  rule("*", "*", "allow"),
+  ...readonlyExternalDirectory(global),
+  rule("question", "*", "deny"),
+  rule("plan_enter", "*", "deny"),
+  rule("plan_exit", "*", "deny"),
+  rule("read", "*", "allow"),
+  rule("read", "*.env", "ask"),
+  rule("read", "*.env.*", "ask"),
+  rule("read", "*.env.example", "allow"),
+]
+
+/** One built-in agent: its flags, description and the rules that follow `defaults`. */
+export interface Builtin {
+  readonly id: string
+  readonly mode: "primary" | "subagent"
+  readonly hidden: boolean
+  readonly description?: string
+  readonly rules: ReadonlyArray<Rule>
+}
+
+/** The seven built-in agents, in installation order. `worktree` is the Location directory. */
+export const agents = (global: Global.Interface, worktree: string): ReadonlyArray<Builtin> => {
+  const plans = path.join(global.data, "plans")
+  const denyAll = [rule("*", "*", "deny")]
+  return [
+    {
+      id: "build",
+      mode: "primary",
+      hidden: false,
+      description: "The default agent. Executes tools based on configured permissions.",
+      rules: [rule("question", "*", "allow"), rule("plan_enter", "*", "allow")],
+    },
+    {
+      id: "plan",
+      mode: "primary",
+      hidden: false,
+      description: "Plan mode. Disallows all edit tools.",
+      rules: [
+        rule("question", "*", "allow"),
+        rule("plan_exit", "*", "allow"),
+        rule("external_directory", path.join(plans, "*"), "allow"),
+        rule("edit", "*", "deny"),
+        rule("edit", ".toolgate/plans/*.md", "allow"),
+        rule("edit", path.relative(worktree, path.join(plans, "*.md")), "allow"),
+      ],
+    },
+    {
+      id: "general",
+      mode: "subagent",
+      hidden: false,
+      description:
+        "General-purpose agent for researching complex questions and executing multi-step tasks. Use this agent to execute multiple units of work in parallel.",
+      rules: [rule("todowrite", "*", "deny")],
+    },
+    {
+      id: "explore",
+      mode: "subagent",
+      hidden: false,
+      description:
+        'Fast agent specialized for exploring codebases. Use this when you need to quickly find files by patterns (eg. "src/components/**/*.tsx"), search code for keywords (eg. "API endpoints"), or answer questions about the codebase (eg. "how do API endpoints work?"). When calling this agent, specify the desired thoroughness level: "quick" for basic searches, "medium" for moderate exploration, or "very thorough" for comprehensive analysis across multiple locations and naming conventions.',
+      rules: [
+        ...denyAll,
+        rule("grep", "*", "allow"),
+        rule("glob", "*", "allow"),
+        rule("webfetch", "*", "allow"),
+        rule("websearch", "*", "allow"),
+        rule("read", "*", "allow"),
+        ...readonlyExternalDirectory(global),
+      ],
+    },
+    { id: "compaction", mode: "primary", hidden: true, rules: denyAll },
+    { id: "title", mode: "primary", hidden: true, rules: denyAll },
+    { id: "summary", mode: "primary", hidden: true, rules: denyAll },
+  ]
+}
+
+/** The transform that installs the built-in agents; rules are pushed onto whatever an agent already has. */
+export const builtins = (global: Global.Interface, worktree: string) => {
+  const base = defaults(global)
+  const list = agents(global, worktree)
+  return (draft: Draft): void => {
+    for (const builtin of list) {
+      draft.update(builtin.id, (agent) => {
+        agent.mode = builtin.mode
+        if (builtin.hidden) agent.hidden = true
+        if (builtin.description !== undefined) agent.description = builtin.description
+        agent.permissions.push(...base.map((r) => ({ ...r })), ...builtin.rules.map((r) => ({ ...r })))
+      })
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Home expansion
+
+const PATH_ACTIONS: ReadonlySet<string> = new Set(["external_directory", "read", "edit"])
+
+/** Expands a leading `~`, `~/`, `$HOME`, `$HOME/` or `$HOME\` to `home`; nothing in the middle of a path. */
+export const expandHome = (resource: string, home: string): string => {
+  if (resource === "~" || resource === "$HOME") return home
+  if (resource.startsWith("~/")) return home + resource.slice(1)
+  if (resource.startsWith("$HOME/") || resource.startsWith("$HOME\\")) return home + resource.slice(5)
+  return resource
+}
+
+/** Home-expands the resources of `external_directory`, `read` and `edit` rules; other rules (bash) stay raw. */
+export const expandPermissions = (rules: ReadonlyArray<Rule>, home: string): Array<Rule> =>
+  rules.map((r) => (PATH_ACTIONS.has(r.action) ? { ...r, resource: expandHome(r.resource, home) } : { ...r }))
+
+// ---------------------------------------------------------------------------------------------------------------
+// Markdown agent files
+
+const SOURCES = [
+  { roots: ["agent", "agents"], recursive: true, primary: false },
+  { roots: ["mode", "modes"], recursive: false, primary: true },
+] as const
+
+const listMarkdown = (directory: string, recursive: boolean): Array<string> => {
+  const out: Array<string> = []
+  const seen = new Set<string>()
+  const walk = (dir: string) => {
+    let real: string
+    try {
+      real = fs.realpathSync(dir)
+    } catch {
+      return
+    }
+    if (seen.has(real)) return
+    seen.add(real)
+    let entries: Array<fs.Dirent>
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true })
+    } catch {
+      return
+    }
+    for (const entry of entries) {
+      const full = path.join(dir, entry.name)
+      let stat: fs.Stats
+      try {
+        stat = fs.statSync(full)
+      } catch {
+        continue
+      }
+      if (stat.isDirectory()) {
+        if (recursive) walk(full)
+      } else if (stat.isFile() && entry.name.endsWith(".md")) out.push(full)
+    }
+  }
+  walk(directory)
+  return out
+}
+
+/** Splits `---` front matter from the body; `undefined` when the front matter is unterminated or not YAML. */
+const parseMarkdown = (
+  content: string,
+): { readonly data: Record<string, unknown>; readonly body: string } | undefined => {
+  const text = content.replace(/^\uFEFF/, "")
+  const open = /^---[ \t]*\r?\n/.exec(text)
+  if (open === null) return { data: {}, body: text }
+  const rest = text.slice(open[0].length)
+  const close = /^---[ \t]*(?:\r?\n|$)/m.exec(rest)
+  if (close === null) return undefined
+  let data: unknown
+  try {
+    data = YAML.parse(rest.slice(0, close.index))
+  } catch {
+    return undefined
+  }
+  if (data === null || data === undefined) data = {}
+  if (typeof data !== "object" || Array.isArray(data)) return undefined
+  return { data: data as Record<string, unknown>, body: rest.slice(close.index + close[0].length) }
+}
+
+const decodeAgent = Schema.decodeUnknownOption(Config.Agent)
+
+/** Reads one markdown agent file into a configuration document, or `undefined` when it cannot be used. */
+const markdownDocument = (directory: string, file: string, primary: boolean): Config.Document | undefined => {
+  let content: string
+  try {
+    content = fs.readFileSync(file, "utf8")
+  } catch {
+    return undefined
+  }
+  const markdown = parseMarkdown(content)
+  if (markdown === undefined) return undefined
+  const id = path
+    .relative(directory, file)
+    .replaceAll("\\", "/")
+    .replace(/^(agent|agents|mode|modes)\//, "")
+    .replace(/\.md$/, "")
+  const agent = Option.getOrUndefined(decodeAgent({ ...markdown.data, system: markdown.body.trim() }))
+  if (agent === undefined) return undefined
+  return { type: "document", path: file, info: { agents: { [id]: primary ? { ...agent, mode: "primary" } : agent } } }
+}
+
+/** The markdown agent files of one configuration directory, as documents (each source pattern sorted). */
+export const directoryDocuments = (directory: string): ReadonlyArray<Config.Document> =>
+  SOURCES.flatMap((source) =>
+    source.roots
+      .flatMap((root) => listMarkdown(path.join(directory, root), source.recursive))
+      .sort()
+      .flatMap((file) => markdownDocument(directory, file, source.primary) ?? []),
+  )
+
+/** The configuration documents in priority order, each Directory entry replaced by its markdown agents. */
+export const loadDocuments = (entries: ReadonlyArray<Config.Entry>): Effect.Effect<ReadonlyArray<Config.Document>> =>
+  Effect.sync(() => entries.flatMap((entry) => (entry.type === "document" ? [entry] : directoryDocuments(entry.path))))
+
+// ---------------------------------------------------------------------------------------------------------------
+// Config layering
+
+const parseModel = (model: string, variant: string | undefined): MutableInfo["model"] => {
+  const slash = model.indexOf("/")
+  if (slash <= 0 || slash === model.length - 1) return undefined
+  return {
+    providerID: model.slice(0, slash),
+    id: model.slice(slash + 1),
+    ...(variant === undefined ? {} : { variant }),
+  }
+}
+
+const COLOR = /^#[0-9a-fA-F]{6}$/
+const COLOR_NAMES: ReadonlySet<string> = new Set([
+  "primary",
+  "secondary",
+  "accent",
+  "success",
+  "warning",
+  "error",
+  "info",
+])
+
+const applyEntry = (agent: MutableInfo, entry: typeof Config.Agent.Type, home: string): void => {
+  if (entry.model !== undefined) {
+    const model = parseModel(entry.model, entry.variant)
+    if (model !== undefined) agent.model = model
+  } else if (entry.variant !== undefined && agent.model !== undefined) agent.model.variant = entry.variant
+  if (entry.request !== undefined) {
+    Object.assign(agent.request.headers, entry.request.headers ?? {})
+    Object.assign(agent.request.body, entry.request.body ?? {})
+  }
+  if (entry.system !== undefined) agent.system = entry.system
+  if (entry.description !== undefined) agent.description = entry.description
+  if (entry.mode !== undefined) agent.mode = entry.mode
+  if (entry.hidden !== undefined) agent.hidden = entry.hidden
+  if (entry.color !== undefined && (COLOR.test(entry.color) || COLOR_NAMES.has(entry.color))) agent.color = entry.color
+  if (entry.steps !== undefined) agent.steps = entry.steps
+  if (entry.permissions !== undefined) agent.permissions.push(...expandPermissions(entry.permissions, home))
+}
+
+/**
+ * The configuration transform: top-level rules (home-expanded) appended to every agent, `default_agent`, then each
+ * document's `agents.<id>` entries in order (`disabled` removes; a new agent first gets the top-level rules).
+ */
+export const configure = (documents: ReadonlyArray<Config.Document>, home: string) => {
+  const permissions = expandPermissions(
+    documents.flatMap((document) => document.info.permissions ?? []),
+    home,
+  )
+  const defaultAgent = Config.latest(documents, "default_agent")
+  return (draft: Draft): void => {
+    if (defaultAgent !== undefined) draft.default(defaultAgent)
+    for (const agent of draft.list()) {
+      draft.update(agent.id, (info) => {
+        info.permissions.push(...permissions.map((r) => ({ ...r })))
+      })
+    }
+    for (const document of documents) {
+      for (const [id, entry] of Object.entries(document.info.agents ?? {})) {
+        if (entry.disabled === true) {
+          draft.remove(id)
+          continue
+        }
+        const existed = draft.get(id) !== undefined
+        draft.update(id, (agent) => {
+          if (!existed) agent.permissions.push(...permissions.map((r) => ({ ...r })))
+          applyEntry(agent, entry, home)
+        })
+      }
+    }
+  }
+}

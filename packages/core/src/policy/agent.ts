@@ -1,0 +1,130 @@
+/**
+ * AgentV2: the agents of a Location (their mode, model settings and configured permission rules) and the rule that
+ * picks the default agent. Agents live in a replayable `State` container: built-ins and configuration install
+ * transforms, and every rebuild replays them onto an empty map.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer, Schema, type Scope, type Types } from "effect"
+import * as Config from "../place/config.js"
+import * as Global from "../system/global.js"
+import * as Location from "../place/location.js"
+import * as State from "../values/state.js"
+import * as Builtins from "./agent-builtins.js"
+
+export * from "./agent-info.js"
+import { type Data, type Draft, ID, type Info, type MutableInfo, defaultID, empty } from "./agent-info.js"
+
+/** An agent id with the agent it names, if any. */
+export interface Selection {
+  readonly id: ID
+  readonly info: Info | undefined
+}
+
+/** The AgentV2 operations. */
+export interface Interface {
+  /** Installs a transform until the caller's Scope closes. */
+  readonly transform: (fn: State.Transform<Draft>) => Effect.Effect<State.Registration, never, Scope.Scope>
+  /** Rebuilds the agents by replaying every active transform. */
+  readonly reload: () => Effect.Effect<void>
+  /** Exact lookup. */
+  readonly get: (id: string) => Effect.Effect<Info | undefined>
+  /** The selected default agent (configured default, else `build`, else the first selectable one). */
+  readonly default: () => Effect.Effect<Info | undefined>
+  /** With an id: exact lookup; without: the default. `undefined` means the caller must deny everything. */
+  readonly resolve: (id?: string) => Effect.Effect<Info | undefined>
+  /** Like `resolve`, but always names an id (the default's, else `build`). */
+  readonly select: (id?: string) => Effect.Effect<Selection>
+  /** Every agent, in insertion order. */
+  readonly all: () => Effect.Effect<ReadonlyArray<Info>>
+}
+
+/** The AgentV2 service (Location-scoped). */
+export class Service extends Context.Tag("@toolgate/v2/Agent")<Service, Interface>() {}
+
+const makeDraft = (data: Data): Draft => ({
+  list: () => Array.from(data.agents.values()),
+  get: (id) => data.agents.get(ID.make(id)),
+  default: (id) => {
+    if (id === undefined) delete data.default
+    else data.default = ID.make(id)
+  },
+  update: (id, fn) => {
+    const key = ID.make(id)
+    let agent = data.agents.get(key)
+    if (agent === undefined) {
+      agent = empty(key)
+      data.agents.set(key, agent)
+    }
+    fn(agent)
+    agent.id = key
+  },
+  remove: (id) => {
+    data.agents.delete(ID.make(id))
+  },
+})
+
+/** Selectable as a default: not a subagent and not hidden. */
+const selectable = (agent: Info | undefined): Info | undefined =>
+  agent !== undefined && agent.mode !== "subagent" && !agent.hidden ? agent : undefined
+
+const selectDefault = (data: Data): Info | undefined => {
+  const configured = data.default === undefined ? undefined : selectable(data.agents.get(data.default))
+  if (configured !== undefined) return configured
+  const build = selectable(data.agents.get(defaultID))
+  if (build !== undefined) return build
+  for (const agent of data.agents.values()) if (selectable(agent) !== undefined) return agent
+  return undefined
+}
+
+/** Builds a service with no agents. */
+export const make: Effect.Effect<Interface> = Effect.gen(function* () {
+  const state = yield* State.create<Data, Draft>({ initial: () => ({ agents: new Map() }), draft: makeDraft })
+  const current = () => state.get()
+
+  return Service.of({
+    transform: (fn) => state.transform(fn),
+    reload: Effect.fn("AgentV2.reload")(function* () {
+      yield* state.reload
+    }),
+    get: Effect.fn("AgentV2.get")(function* (id: string) {
+      return current().agents.get(ID.make(id))
+    }),
+    default: Effect.fn("AgentV2.default")(function* () {
+      return selectDefault(current())
+    }),
+    resolve: Effect.fn("AgentV2.resolve")(function* (id?: string) {
+      if (id !== undefined) return current().agents.get(ID.make(id))
+      return selectDefault(current())
+    }),
+    select: Effect.fn("AgentV2.select")(function* (id?: string) {
+      if (id !== undefined) return { id: ID.make(id), info: current().agents.get(ID.make(id)) } satisfies Selection
+      const info = selectDefault(current())
+      return { id: info?.id ?? defaultID, info } satisfies Selection
+    }),
+    all: Effect.fn("AgentV2.all")(function* () {
+      return Array.from(current().agents.values())
+    }),
+  })
+})
+
+/** No agents at all (every omitted-agent evaluation then denies); for tests and embedders that bring their own. */
+export const layerEmpty: Layer.Layer<Service> = Layer.effect(Service, make)
+
+/**
+ * The seven built-in agents, then the configuration's agents and rules on top (both as transforms that live as
+ * long as the Location).
+ */
+export const layer: Layer.Layer<Service, never, Global.Service | Config.Service | Location.Service> = Layer.scoped(
+  Service,
+  Effect.gen(function* () {
+    const service = yield* make
+    const global = yield* Global.Service
+    const location = yield* Location.Service
+    const config = yield* Config.Service
+    yield* service.transform(Builtins.builtins(global, location.directory))
+    const documents = yield* Builtins.loadDocuments(yield* config.entries())
+    yield* service.transform(Builtins.configure(documents, global.home))
+    return service
+  }),
+)

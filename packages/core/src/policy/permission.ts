@@ -1,0 +1,439 @@
+/**
+ * PermissionV2: allow / deny / ask rules where the last match wins and no match means ask. Tools assert their own
+ * permissions; asks suspend on a Deferred until a client replies once, always or reject. "always" approvals are
+ * saved per project and read on every evaluation, but never lift a configured deny.
+ *
+ * @since 0.1.0
+ */
+import { Context, type Cause, Deferred, Layer, Schema } from "effect"
+import * as Fx from "effect/Effect"
+import * as AgentV2 from "./agent.js"
+import * as Config from "../place/config.js"
+import * as Identifier from "../values/identifier.js"
+import * as LLM from "../values/llm.js"
+import * as EventV2 from "../place/event.js"
+import * as Location from "../place/location.js"
+import * as PermissionSaved from "./permission-saved.js"
+import * as SessionV2 from "../place/session.js"
+import * as Wildcard from "../values/wildcard.js"
+
+/** A rule's effect. */
+export const Effect = Schema.Literal("allow", "deny", "ask")
+/** @see Effect */
+export type Effect = typeof Effect.Type
+
+/** `{ action, resource, effect }`; both patterns are Wildcard patterns. */
+export const Rule = Config.PermissionRule
+/** @see Rule */
+export type Rule = typeof Rule.Type
+
+/** An ordered list of rules; the last match wins. */
+export const Ruleset = Schema.Array(Rule)
+/** @see Ruleset */
+export type Ruleset = ReadonlyArray<Rule>
+
+/** A permission request id (`per…`). */
+export const ID = Schema.String.pipe(Schema.startsWith("per"))
+/** @see ID */
+export type ID = typeof ID.Type
+
+/** Returns `id` (validated) or a fresh `per_…` id. */
+export const createID = (id?: string): ID => {
+  if (id === undefined) return Identifier.create("per")
+  return Schema.decodeSync(ID)(id)
+}
+
+/** Where a request came from. */
+export const Source = Schema.Struct({
+  type: Schema.Literal("tool"),
+  messageID: Schema.String,
+  callID: Schema.String,
+})
+/** @see Source */
+export type Source = typeof Source.Type
+
+/** A pending request as clients see it (there is deliberately no `agent` field). */
+export const Request = Schema.Struct({
+  id: ID,
+  sessionID: Schema.String,
+  action: Schema.String,
+  resources: Schema.Array(Schema.String),
+  save: Schema.optional(Schema.Array(Schema.String)),
+  metadata: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  source: Schema.optional(Source),
+})
+/** @see Request */
+export type Request = typeof Request.Type
+
+/** The input of `ask` and `assert`. `resources` are evaluated now; `save` is persisted on an `always` reply. */
+export const AssertInput = Schema.Struct({
+  id: Schema.optional(ID),
+  sessionID: Schema.String,
+  action: Schema.String,
+  resources: Schema.Array(Schema.String),
+  save: Schema.optional(Schema.Array(Schema.String)),
+  metadata: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  source: Schema.optional(Source),
+  agent: Schema.optional(Schema.String),
+})
+/** @see AssertInput */
+export type AssertInput = typeof AssertInput.Type
+
+/** A client's answer. */
+export const Reply = Schema.Literal("once", "always", "reject")
+/** @see Reply */
+export type Reply = typeof Reply.Type
+
+/** The input of `reply`. */
+export const ReplyInput = Schema.Struct({
+  requestID: ID,
+  reply: Reply,
+  message: Schema.optional(Schema.String),
+})
+/** @see ReplyInput */
+export type ReplyInput = typeof ReplyInput.Type
+
+/** What `ask` returns. */
+export interface AskResult {
+  readonly id: ID
+  readonly effect: Effect
+}
+
+/** The user rejected without a message (or a same-session cascade, or shutdown). Always delivered as a defect. */
+export class DeclinedError extends Schema.TaggedError<DeclinedError>()("PermissionV2.DeclinedError", {}) {}
+
+/** The user rejected with a message; the model sees the feedback. */
+export class CorrectedError extends Schema.TaggedError<CorrectedError>()("PermissionV2.CorrectedError", {
+  feedback: Schema.String,
+}) {}
+
+/** Configured rules deny the request; `resources` are the denied ones, in request order. */
+export class BlockedError extends Schema.TaggedError<BlockedError>()("PermissionV2.BlockedError", {
+  rules: Ruleset,
+  action: Schema.String,
+  resources: Schema.Array(Schema.String),
+}) {}
+
+/** A reply names no pending request. */
+export class NotFoundError extends Schema.TaggedError<NotFoundError>()("PermissionV2.NotFoundError", {
+  requestID: Schema.String,
+}) {}
+
+/** The typed failures of `assert`. */
+export type Error = BlockedError | CorrectedError
+
+const Asked = EventV2.define("permission.v2.asked", Request)
+const Replied = EventV2.define(
+  "permission.v2.replied",
+  Schema.Struct({ sessionID: Schema.String, requestID: Schema.String, reply: Reply }),
+)
+
+/** Events (live only); `Event.Definitions` lists both. */
+export const Event = { Asked, Replied, Definitions: [Asked, Replied] as const } as const
+
+/** Every event this module publishes (the same list as `Event.Definitions`). */
+export const Definitions = Event.Definitions
+
+/** The permission service, one per Location. */
+export interface Interface {
+  /** Evaluates and, on ask, queues a prompt without waiting. */
+  readonly ask: (input: AssertInput) => Fx.Effect<AskResult, SessionV2.NotFoundError>
+  /** Blocks until allowed; a reject without message arrives as a `DeclinedError` defect. */
+  readonly assert: (input: AssertInput) => Fx.Effect<void, BlockedError | CorrectedError | SessionV2.NotFoundError>
+  readonly reply: (input: ReplyInput) => Fx.Effect<void, NotFoundError>
+  readonly get: (id: string) => Fx.Effect<Request | undefined>
+  readonly forSession: (sessionID: string) => Fx.Effect<ReadonlyArray<Request>>
+  readonly list: () => Fx.Effect<ReadonlyArray<Request>>
+}
+
+/** The PermissionV2 service tag. */
+export class Service extends Context.Tag("@toolgate/v2/Permission")<Service, Interface>() {}
+
+/** Last match wins; no match gives `{ action, resource: "*", effect: "ask" }`. */
+export const evaluate = (action: string, resource: string, ...rulesets: ReadonlyArray<Ruleset>): Rule => {
+  // Rulesets repeat a few action patterns many times: match each distinct one once per call.
+  const actionMatches = new Map<string, boolean>()
+  for (let set = rulesets.length - 1; set >= 0; set--) {
+    const rules = rulesets[set]!
+    for (let i = rules.length - 1; i >= 0; i--) {
+      const rule = rules[i]!
+      let matches = actionMatches.get(rule.action)
+      if (matches === undefined) {
+        matches = Wildcard.match(action, rule.action)
+        actionMatches.set(rule.action, matches)
+      }
+      if (matches && Wildcard.match(resource, rule.resource)) return rule
+    }
+  }
+  return { action, resource: "*", effect: "ask" }
+}
+
+/** Concatenates rulesets in argument order. */
+export const merge = (...rulesets: ReadonlyArray<Ruleset>): Ruleset => rulesets.flat()
+
+/**
+ * The caller fields every leaf passes to `assert`, taken from its call context: session, agent and the tool call as
+ * `source`.
+ */
+export const fromToolCall = (context: {
+  readonly sessionID: string
+  readonly agent: string
+  readonly assistantMessageID: string
+  readonly toolCallID: string
+}) => ({
+  sessionID: context.sessionID,
+  agent: context.agent,
+  source: { type: "tool" as const, messageID: context.assistantMessageID, callID: context.toolCallID },
+})
+
+/** The model-visible failure for a blocked or corrected permission (P5). */
+export const toToolFailure = (error: BlockedError | CorrectedError): LLM.ToolFailure =>
+  error._tag === "PermissionV2.CorrectedError"
+    ? new LLM.ToolFailure({
+        message: `The user rejected permission to use this specific tool call with the following feedback: ${error.feedback}`,
+      })
+    : new LLM.ToolFailure({
+        message: `Permission denied by configured rules for ${error.action}: ${error.resources.join(", ")}`,
+      })
+
+/**
+ * The leaf error mapping (P5 first): a blocked or corrected permission becomes its model-visible failure, a
+ * `ToolFailure` passes through, and every other typed error becomes `otherwise(error)`.
+ */
+export const leafFailure =
+  (otherwise: (error: unknown) => LLM.ToolFailure) =>
+  (error: unknown): LLM.ToolFailure => {
+    if (error instanceof BlockedError || error instanceof CorrectedError) return toToolFailure(error)
+    if (error instanceof LLM.ToolFailure) return error
+    return otherwise(error)
+  }
+
+/** True iff the cause carries a `DeclinedError` defect (P6). */
+export const isDeclined = (cause: Cause.Cause<unknown>): boolean =>
+  LLM.hasDefectTag(cause, "PermissionV2.DeclinedError")
+
+/** All rules, in order, whose action pattern matches `action` (the `rules` payload of `BlockedError`). */
+export const relevant = (action: string, rules: Ruleset): Ruleset =>
+  rules.filter((rule) => Wildcard.match(action, rule.action))
+
+/** The configured rules used when no agent resolves: everything is denied. */
+export const denyAll: Ruleset = [{ action: "*", resource: "*", effect: "deny" }]
+
+/** A pending request; the agent it was evaluated for stays private (clients never see it). */
+interface Pending {
+  readonly request: Request
+  readonly agent: string | undefined
+  readonly deferred: Deferred.Deferred<void, CorrectedError>
+}
+
+type Decision =
+  | { readonly effect: "deny"; readonly rules: Ruleset; readonly denied: ReadonlyArray<string> }
+  | { readonly effect: "allow" | "ask" }
+
+const declined = () => new DeclinedError()
+
+/**
+ * Aggregates per resource against the configured rules followed by the saved allows (§4 step 4), for requests the
+ * configured rules alone do not deny: allow when every resource evaluates to allow, else ask.
+ */
+const aggregate = (
+  action: string,
+  resources: ReadonlyArray<string>,
+  configured: Ruleset,
+  saved: Ruleset,
+): "allow" | "ask" => {
+  for (const resource of resources) {
+    if (evaluate(action, resource, configured, saved).effect !== "allow") return "ask"
+  }
+  return "allow"
+}
+
+/** Builds the permission service of the current Location. */
+export const make = Fx.gen(function* () {
+  const events = yield* EventV2.Service
+  const location = yield* Location.Service
+  const agents = yield* AgentV2.Service
+  const sessions = yield* SessionV2.Service
+  const saved = yield* PermissionSaved.Service
+  const projectID = location.project.id
+  const pending = new Map<ID, Pending>()
+  let closed = false
+
+  const savedRules = Fx.map(saved.list({ projectID }), (rows): Ruleset =>
+    rows.map((row) => ({ action: row.action, resource: row.resource, effect: "allow" as const })),
+  )
+
+  /** The configured rules of `agent ?? session.agent` (deny-all when no agent resolves). */
+  const rulesOf = (session: SessionV2.Info, agent: string | undefined) =>
+    Fx.map(agents.resolve(agent ?? session.agent), (info) => (info === undefined ? denyAll : info.permissions))
+
+  /** The configured rules for a request; `undefined` when the session does not exist. */
+  const configuredFor = (sessionID: string, agent: string | undefined) =>
+    Fx.flatMap(sessions.get(sessionID), (session) =>
+      session === undefined ? Fx.succeed(undefined) : rulesOf(session, agent),
+    )
+
+  const evaluateInput = (input: AssertInput) =>
+    Fx.gen(function* () {
+      if (input.resources.length === 0) {
+        return yield* Fx.die(
+          new globalThis.Error(`Permission request for ${input.action} must name at least one resource`),
+        )
+      }
+      const configured = yield* configuredFor(input.sessionID, input.agent)
+      if (configured === undefined) return yield* new SessionV2.NotFoundError({ sessionID: input.sessionID })
+      const denied = input.resources.filter(
+        (resource) => evaluate(input.action, resource, configured).effect === "deny",
+      )
+      if (denied.length > 0) {
+        return { effect: "deny", rules: relevant(input.action, configured), denied } satisfies Decision as Decision
+      }
+      const approvals = yield* savedRules
+      return { effect: aggregate(input.action, input.resources, configured, approvals) } satisfies Decision as Decision
+    })
+
+  const toRequest = (input: AssertInput): Request => ({
+    id: createID(input.id),
+    sessionID: input.sessionID,
+    action: input.action,
+    resources: input.resources,
+    ...(input.save === undefined ? {} : { save: input.save }),
+    ...(input.metadata === undefined ? {} : { metadata: input.metadata }),
+    ...(input.source === undefined ? {} : { source: input.source }),
+  })
+
+  const drop = (entry: Pending) => {
+    if (pending.get(entry.request.id) === entry) pending.delete(entry.request.id)
+  }
+
+  /** Inserts a pending entry and publishes Asked; a failed publish removes the entry again (as a defect). */
+  const create = (request: Request, agent: string | undefined) =>
+    Fx.uninterruptible(
+      Fx.gen(function* () {
+        if (closed) return yield* Fx.die(declined())
+        const deferred = yield* Deferred.make<void, CorrectedError>()
+        if (pending.has(request.id)) {
+          return yield* Fx.die(new globalThis.Error(`Duplicate pending permission ID: ${request.id}`))
+        }
+        const entry: Pending = { request, agent, deferred }
+        pending.set(request.id, entry)
+        yield* events.publish(Event.Asked, request).pipe(
+          Fx.onError(() => Fx.sync(() => drop(entry))),
+          Fx.orDie,
+        )
+        return entry
+      }),
+    )
+
+  const publishReplied = (entry: Pending, reply: Reply) =>
+    Fx.orDie(events.publish(Event.Replied, { sessionID: entry.request.sessionID, requestID: entry.request.id, reply }))
+
+  const ask = Fx.fn("PermissionV2.ask")(function* (input: AssertInput) {
+    const decision = yield* evaluateInput(input)
+    const request = toRequest(input)
+    if (decision.effect === "ask") yield* create(request, input.agent)
+    return { id: request.id, effect: decision.effect } satisfies AskResult
+  })
+
+  const assert = Fx.fn("PermissionV2.assert")(function* (input: AssertInput) {
+    yield* Fx.uninterruptibleMask((restore) =>
+      Fx.gen(function* () {
+        const decision = yield* evaluateInput(input)
+        if (decision.effect === "deny") {
+          return yield* new BlockedError({ rules: decision.rules, action: input.action, resources: decision.denied })
+        }
+        if (decision.effect === "allow") return
+        const entry = yield* create(toRequest(input), input.agent)
+        yield* restore(Deferred.await(entry.deferred)).pipe(Fx.ensuring(Fx.sync(() => drop(entry))))
+      }),
+    )
+  })
+
+  /** Releases every other pending entry that now evaluates to allow (any session of this Location). */
+  const autoResolve = Fx.gen(function* () {
+    const approvals = yield* savedRules
+    // One session lookup per session and one agent resolution per (agent, session) pair, for this reply only.
+    const sessionCache = new Map<string, SessionV2.Info | undefined>()
+    const rulesCache = new Map<string, Ruleset>()
+    for (const entry of Array.from(pending.values())) {
+      if (pending.get(entry.request.id) !== entry) continue
+      const { action, resources, sessionID } = entry.request
+      let session: SessionV2.Info | undefined
+      if (sessionCache.has(sessionID)) session = sessionCache.get(sessionID)
+      else {
+        session = yield* sessions.get(sessionID)
+        sessionCache.set(sessionID, session)
+      }
+      if (session === undefined) continue
+      const key = `${entry.agent ?? ""}\u0000${sessionID}`
+      let configured = rulesCache.get(key)
+      if (configured === undefined) {
+        configured = yield* rulesOf(session, entry.agent)
+        rulesCache.set(key, configured)
+      }
+      if (resources.some((resource) => evaluate(action, resource, configured).effect === "deny")) continue
+      if (aggregate(action, resources, configured, approvals) !== "allow") continue
+      yield* publishReplied(entry, "always")
+      drop(entry)
+      yield* Deferred.succeed(entry.deferred, undefined)
+    }
+  })
+
+  const reply = Fx.fn("PermissionV2.reply")(function* (input: ReplyInput) {
+    yield* Fx.uninterruptible(
+      Fx.gen(function* () {
+        const entry = pending.get(input.requestID)
+        if (entry === undefined) return yield* new NotFoundError({ requestID: input.requestID })
+        yield* publishReplied(entry, input.reply)
+        if (input.reply === "reject") {
+          drop(entry)
+          if (input.message) yield* Deferred.fail(entry.deferred, new CorrectedError({ feedback: input.message }))
+          else yield* Deferred.die(entry.deferred, declined())
+          for (const other of Array.from(pending.values())) {
+            if (other.request.sessionID !== entry.request.sessionID || pending.get(other.request.id) !== other) continue
+            yield* publishReplied(other, "reject")
+            drop(other)
+            yield* Deferred.die(other.deferred, declined())
+          }
+          return
+        }
+        const save = entry.request.save
+        const persist = input.reply === "always" && save !== undefined && save.length > 0
+        if (persist) yield* saved.add({ projectID, action: entry.request.action, resources: save })
+        drop(entry)
+        yield* Deferred.succeed(entry.deferred, undefined)
+        if (persist) yield* autoResolve
+      }),
+    )
+  })
+
+  const get = Fx.fn("PermissionV2.get")(function* (id: string) {
+    return pending.get(id as ID)?.request
+  })
+  const list = Fx.fn("PermissionV2.list")(function* () {
+    return Array.from(pending.values(), (entry) => entry.request)
+  })
+  const forSession = Fx.fn("PermissionV2.forSession")(function* (sessionID: string) {
+    return Array.from(pending.values())
+      .filter((entry) => entry.request.sessionID === sessionID)
+      .map((entry) => entry.request)
+  })
+
+  yield* Fx.addFinalizer(() =>
+    Fx.gen(function* () {
+      closed = true
+      const entries = Array.from(pending.values())
+      pending.clear()
+      for (const entry of entries) yield* Deferred.die(entry.deferred, declined())
+    }),
+  )
+
+  return Service.of({ ask, assert, reply, get, forSession, list })
+})
+
+/** The Location-scoped layer; closing the Location declines every pending request (no events). */
+export const layer: Layer.Layer<
+  Service,
+  never,
+  EventV2.Service | Location.Service | AgentV2.Service | SessionV2.Service | PermissionSaved.Service
+> = Layer.scoped(Service, make)

@@ -1,0 +1,347 @@
+/**
+ * The single model-output bounding boundary. The registry calls `bound` exactly once per successful settlement;
+ * within limits the output passes through untouched, over a limit the full text is kept in a managed file and the
+ * model receives a head+tail preview naming it.
+ *
+ * @since 0.1.0
+ */
+import * as path from "node:path"
+import { FileSystem } from "@effect/platform"
+import { Clock, Context, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
+import * as Config from "../place/config.js"
+import * as Global from "../system/global.js"
+import * as Identifier from "../values/identifier.js"
+import type * as LLM from "../values/llm.js"
+
+/** Default line limit. */
+export const MAX_LINES = 2000
+/** Default byte limit (50 KiB). */
+export const MAX_BYTES = 50 * 1024
+/** How long managed files are kept. */
+export const RETENTION = Duration.days(7)
+/** The managed directory under the data directory. */
+export const MANAGED_DIRECTORY = "tool-output"
+
+/** What `bound` receives. */
+export interface BoundInput {
+  readonly sessionID: string
+  readonly toolCallID: string
+  readonly output: LLM.ToolOutput
+}
+
+/** What `bound` returns; `outputPaths` lists the managed file when the output was cut. */
+export interface BoundResult {
+  readonly output: LLM.ToolOutput
+  readonly outputPaths: ReadonlyArray<string>
+}
+
+/** The effective limits. */
+export interface Limits {
+  readonly maxLines: number
+  readonly maxBytes: number
+}
+
+/** Keeping the complete output failed, so the settlement fails instead of producing a lossy success. */
+export class StorageError extends Schema.TaggedError<StorageError>()("ToolOutputStore.StorageError", {
+  operation: Schema.Literal("encode", "write"),
+  cause: Schema.Unknown,
+}) {
+  override get message(): string {
+    const detail = this.cause instanceof globalThis.Error ? this.cause.message : String(this.cause)
+    return detail === ""
+      ? `Failed to ${this.operation} tool output`
+      : `Failed to ${this.operation} tool output: ${detail}`
+  }
+}
+
+/** The module's only error. */
+export type Error = StorageError
+
+/** The store's operations. */
+export interface Interface {
+  readonly limits: () => Effect.Effect<Limits>
+  readonly bound: (input: BoundInput) => Effect.Effect<BoundResult, StorageError>
+  readonly cleanup: () => Effect.Effect<void>
+}
+
+/** The ToolOutputStore service. */
+export class Service extends Context.Tag("@toolgate/v2/ToolOutputStore")<Service, Interface>() {}
+
+/** A store that never bounds; for registry tests that are not about bounding. */
+export const layerPassthrough: Layer.Layer<Service> = Layer.succeed(
+  Service,
+  Service.of({
+    limits: () => Effect.succeed({ maxLines: MAX_LINES, maxBytes: MAX_BYTES }),
+    bound: (input) => Effect.succeed({ output: input.output, outputPaths: [] }),
+    cleanup: () => Effect.void,
+  }),
+)
+
+// ---------------------------------------------------------------------------------------------------------------
+// Measurement and preview. Texts may be hundreds of megabytes: nothing here splits a text into an array of lines or
+// code points, and cuts are made by scanning only as far as the budget requires.
+
+/** 1 + the number of `"\n"` in `text`, counting no further than `stopAbove` (returns `stopAbove + 1` past it). */
+const countLines = (text: string, stopAbove = Number.POSITIVE_INFINITY): number => {
+  let lines = 1
+  for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) {
+    if (++lines > stopAbove) return lines
+  }
+  return lines
+}
+
+const isHigh = (code: number) => code >= 0xd800 && code <= 0xdbff
+const isLow = (code: number) => code >= 0xdc00 && code <= 0xdfff
+/** UTF-8 size of one UTF-16 unit outside a surrogate pair; a lone surrogate encodes as U+FFFD (3 bytes). */
+const unitBytes = (code: number) => (code < 0x80 ? 1 : code < 0x800 ? 2 : 3)
+
+/** True iff `text` has at most `maxLines` lines and `maxBytes` UTF-8 bytes (both inclusive). */
+export const withinLimits = (text: string, maxLines: number, maxBytes: number): boolean => {
+  // Every UTF-16 unit takes 1 to 3 UTF-8 bytes, so the length alone often decides the byte bound.
+  if (text.length > maxBytes) return false
+  if (text.length * 3 > maxBytes && Buffer.byteLength(text, "utf8") > maxBytes) return false
+  return countLines(text, maxLines) <= maxLines
+}
+
+/** Below this many UTF-16 units a cut proceeds one code point at a time. */
+const CHUNK = 16
+
+/**
+ * How many units from `from` (forward, or backward when `backward`) fit in `room` bytes, taking whole chunks when
+ * they fit (one native `Buffer.byteLength` each, halving the chunk on a miss) and single code points near the edge.
+ * Returns the units taken and their bytes. A surrogate pair is never split.
+ */
+const fit = (
+  piece: string,
+  from: number,
+  room: number,
+  backward: boolean,
+): { readonly units: number; readonly bytes: number } => {
+  let units = 0
+  let bytes = 0
+  let available = backward ? from : piece.length - from
+  let chunk = Math.min(room, available)
+  while (available > 0 && bytes < room) {
+    chunk = Math.min(chunk, room - bytes, available)
+    if (chunk >= CHUNK) {
+      let start = backward ? from - units - chunk : from + units
+      let stop = start + chunk
+      // Never end a forward chunk between the halves of a pair, nor start a backward one there.
+      if (!backward && isHigh(piece.charCodeAt(stop - 1)) && isLow(piece.charCodeAt(stop))) stop--
+      if (backward && isLow(piece.charCodeAt(start)) && isHigh(piece.charCodeAt(start - 1))) start++
+      const size = Buffer.byteLength(piece.slice(start, stop), "utf8")
+      if (bytes + size <= room) {
+        units += stop - start
+        bytes += size
+        available -= stop - start
+      } else chunk = chunk >> 1
+      continue
+    }
+    const at = backward ? from - units - 1 : from + units
+    const code = piece.charCodeAt(at)
+    const pair = backward
+      ? isLow(code) && at - 1 >= 0 && isHigh(piece.charCodeAt(at - 1))
+      : isHigh(code) && at + 1 < piece.length && isLow(piece.charCodeAt(at + 1))
+    const size = pair ? 4 : unitBytes(code)
+    if (bytes + size > room) break
+    units += pair ? 2 : 1
+    bytes += size
+    available -= pair ? 2 : 1
+  }
+  return { units, bytes }
+}
+
+/** The longest prefix of the concatenated `pieces` within `budget` UTF-8 bytes, cut on whole code points. */
+const takePrefix = (pieces: ReadonlyArray<string>, budget: number): string => {
+  let result = ""
+  let used = 0
+  for (const piece of pieces) {
+    const taken = fit(piece, 0, budget - used, false)
+    if (taken.units < piece.length) return result + piece.slice(0, taken.units)
+    result += piece
+    used += taken.bytes
+  }
+  return result
+}
+
+/** The longest suffix of the concatenated `pieces` within `budget` UTF-8 bytes, cut on whole code points. */
+const takeSuffix = (pieces: ReadonlyArray<string>, budget: number): string => {
+  let result = ""
+  let used = 0
+  for (let p = pieces.length - 1; p >= 0; p--) {
+    const piece = pieces[p]!
+    const taken = fit(piece, piece.length, budget - used, true)
+    if (taken.units < piece.length) return piece.slice(piece.length - taken.units) + result
+    result = piece + result
+    used += taken.bytes
+  }
+  return result
+}
+
+/** Offset of the `count`-th `"\n"` from the start (count >= 1); the text has at least that many. */
+const nthNewline = (text: string, count: number): number => {
+  let at = -1
+  for (let i = 0; i < count; i++) at = text.indexOf("\n", at + 1)
+  return at
+}
+
+/** Offset of the `count`-th `"\n"` from the end (count >= 1); the text has at least that many. */
+const nthNewlineFromEnd = (text: string, count: number): number => {
+  let at = text.length
+  for (let i = 0; i < count; i++) at = text.lastIndexOf("\n", at - 1)
+  return at
+}
+
+/**
+ * The head and tail of `text` within `maxLines` lines and `maxBytes` bytes (03 §6.2): line-sample the first
+ * `ceil(L/2)` and last `floor(L/2)` lines; if that is still too large, cut it half and half by bytes on whole code
+ * points.
+ */
+export const preview = (
+  text: string,
+  maxLines: number,
+  maxBytes: number,
+): { readonly head: string; readonly tail: string } => {
+  const headLines = Math.ceil(maxLines / 2)
+  const tailLines = Math.floor(maxLines / 2)
+  const lines = countLines(text, maxLines)
+  // `pieces` concatenated is the sampled text; kept apart so a huge sample is never copied into one string.
+  let head = text
+  let tail = ""
+  let pieces: ReadonlyArray<string> = [text]
+  if (lines > maxLines) {
+    head = text.slice(0, nthNewline(text, headLines))
+    tail = tailLines > 0 ? text.slice(nthNewlineFromEnd(text, tailLines) + 1) : ""
+    pieces = tailLines > 0 ? [head, "\n", tail] : [head]
+  }
+  // Bytes >= UTF-16 units, so a sample longer than the budget in units cannot fit; skip measuring it.
+  let sampledUnits = 0
+  for (const piece of pieces) sampledUnits += piece.length
+  let sampledBytes = sampledUnits
+  if (sampledUnits <= maxBytes) {
+    sampledBytes = 0
+    for (const piece of pieces) sampledBytes += Buffer.byteLength(piece, "utf8")
+  }
+  if (sampledBytes <= maxBytes) return { head, tail }
+  return { head: takePrefix(pieces, Math.ceil(maxBytes / 2)), tail: takeSuffix(pieces, Math.floor(maxBytes / 2)) }
+}
+
+/** The marker line naming the managed file that keeps the complete text. */
+export const marker = (file: string): string => `... output truncated; full content saved to ${file} ...`
+
+/**
+ * The model-facing preview of an over-limit `text` (03 §6.1): head, a blank line, the marker, a blank line, tail.
+ * It never exceeds `maxLines` lines or `maxBytes` bytes; when even the frame does not fit, only the (cut) marker.
+ */
+export const boundedPreview = (text: string, markerLine: string, maxLines: number, maxBytes: number): string => {
+  const markerBytes = Buffer.byteLength(markerLine, "utf8")
+  if (maxLines <= 4 || maxBytes <= markerBytes + 4) {
+    const cut = takePrefix([markerLine], maxBytes)
+    return cut.split("\n").slice(0, maxLines).join("\n")
+  }
+  const { head, tail } = preview(text, maxLines - 4, maxBytes - markerBytes - 4)
+  return tail !== "" ? `${head}\n\n${markerLine}\n\n${tail}` : `${head}\n\n${markerLine}`
+}
+
+/** The text the model reads (03 §4): the text parts joined, or the pretty JSON of `structured` when content is empty. */
+const contextualText = (output: LLM.ToolOutput): Effect.Effect<string, StorageError> => {
+  if (output.content.length === 0) {
+    return Effect.try({
+      try: () => JSON.stringify(output.structured, null, 2) ?? String(output.structured),
+      catch: (cause) => new StorageError({ operation: "encode", cause }),
+    })
+  }
+  // A lone text part is measured and written as is, never copied.
+  const texts = output.content.filter((part): part is LLM.ToolTextContent => part.type === "text")
+  if (texts.length === 1) return Effect.succeed(texts[0]!.text)
+  let text = ""
+  for (const part of texts) text += part.text
+  return Effect.succeed(text)
+}
+
+const defaults: Limits = { maxLines: MAX_LINES, maxBytes: MAX_BYTES }
+
+/** Builds a store; without `config` the limits are always the defaults. */
+export const make = (
+  config: Option.Option<Config.Interface>,
+): Effect.Effect<Interface, never, FileSystem.FileSystem | Global.Service> =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const directory = Global.toolOutput(yield* Global.Service)
+
+    // Untraced so `bound` pays for one span, not two.
+    const readLimits: Effect.Effect<Limits> = Option.match(config, {
+      onNone: () => Effect.succeed(defaults),
+      onSome: (service) =>
+        Effect.map(
+          Effect.suspend(() => service.entries()),
+          (entries): Limits => {
+            const merged: { max_lines?: number | undefined; max_bytes?: number | undefined } = {}
+            for (const document of Config.documents(entries)) Object.assign(merged, document.info.tool_output ?? {})
+            return { maxLines: merged.max_lines ?? MAX_LINES, maxBytes: merged.max_bytes ?? MAX_BYTES }
+          },
+        ),
+    })
+
+    const limits = Effect.fn("ToolOutputStore.limits")(function* () {
+      return yield* readLimits
+    })
+
+    const retain = (text: string) =>
+      Effect.gen(function* () {
+        const file = path.join(directory, `tool_${Identifier.ascending()}`)
+        yield* fs.makeDirectory(directory, { recursive: true })
+        yield* fs.writeFileString(file, text, { flag: "wx" })
+        return file
+      }).pipe(Effect.mapError((cause) => new StorageError({ operation: "write", cause })))
+
+    const bound = Effect.fn("ToolOutputStore.bound")(function* (input: BoundInput) {
+      const { maxLines, maxBytes } = yield* readLimits
+      const text = yield* contextualText(input.output)
+      if (withinLimits(text, maxLines, maxBytes)) return { output: input.output, outputPaths: [] } satisfies BoundResult
+      const file = yield* retain(text)
+      const content: Array<LLM.ToolContent> = [
+        { type: "text", text: boundedPreview(text, marker(file), maxLines, maxBytes) },
+      ]
+      for (const part of input.output.content) if (part.type === "file") content.push(part)
+      return { output: { structured: input.output.structured, content }, outputPaths: [file] } satisfies BoundResult
+    })
+
+    const cleanup = Effect.fn("ToolOutputStore.cleanup")(function* () {
+      const names = yield* fs.readDirectory(directory).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => []))
+      const cutoff = (yield* Clock.currentTimeMillis) - Duration.toMillis(RETENTION)
+      for (const name of names) {
+        if (!name.startsWith("tool_")) continue
+        const file = path.join(directory, name)
+        const info = yield* Effect.option(fs.stat(file))
+        if (Option.isNone(info)) continue
+        const modified = Option.match(info.value.mtime, { onNone: () => 0, onSome: (date) => date.getTime() })
+        if (modified < cutoff) yield* Effect.ignore(fs.remove(file))
+      }
+    })
+
+    return Service.of({ limits, bound, cleanup })
+  })
+
+/** The Location store with limits from `Config` (re-read on every call). */
+export const layer: Layer.Layer<Service, never, FileSystem.FileSystem | Global.Service | Config.Service> = Layer.effect(
+  Service,
+  Effect.flatMap(Config.Service, (config) => make(Option.some(config))),
+)
+
+/** The Location store with the default limits. */
+export const layerWithoutConfig: Layer.Layer<Service, never, FileSystem.FileSystem | Global.Service> = Layer.effect(
+  Service,
+  make(Option.none()),
+)
+
+/**
+ * The process-wide retention job: `cleanup()` now, then every hour, in a fiber owned by the layer's scope. Build it
+ * once per process, not once per Location.
+ */
+export const cleanupLayer: Layer.Layer<never, never, FileSystem.FileSystem | Global.Service> = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const store = yield* make(Option.none())
+    yield* Effect.forkScoped(Effect.repeat(store.cleanup(), Schedule.spaced("1 hour")))
+  }),
+)

@@ -1,0 +1,155 @@
+/**
+ * Path resolution against the Location for every tool that reads or writes files. Relative paths may not escape
+ * the Location (never promoted to external authority); symlink escapes are refused for existing and prospective
+ * targets; external absolute targets carry an `external_directory` authorization the caller must assert first.
+ * `resolve` never asks for permission itself.
+ *
+ * @since 0.1.0
+ */
+import * as path from "node:path"
+import { FileSystem } from "@effect/platform"
+import type { PlatformError } from "@effect/platform/Error"
+import { Context, Effect, Layer, Schema } from "effect"
+import * as Location from "../place/location.js"
+
+/** What to resolve. Unknown fields (such as `reference`) are dropped on decode. */
+export const ResolveInput = Schema.Struct({
+  path: Schema.String,
+  kind: Schema.optional(Schema.Literal("file", "directory")),
+})
+/** @see ResolveInput */
+export type ResolveInput = typeof ResolveInput.Type
+
+/**
+ * The path cannot be used. `invalid_path` (our addition) covers paths the OS cannot represent, such as a NUL byte.
+ */
+export class PathError extends Schema.TaggedError<PathError>()("LocationMutation.PathError", {
+  path: Schema.String,
+  reason: Schema.Literal("relative_escape", "location_escape", "non_directory_ancestor", "invalid_path"),
+}) {}
+
+/** The external-directory authority a caller must assert before its own action. */
+export interface ExternalDirectoryAuthorization {
+  readonly action: "external_directory"
+  readonly directory: string
+  readonly resource: string
+  readonly save: string
+}
+
+/** A resolved target: the canonical path, the permission resource, and external authority when needed. */
+export interface Target {
+  readonly canonical: string
+  readonly resource: string
+  readonly externalDirectory?: ExternalDirectoryAuthorization
+}
+
+/** The fields to spread into `PermissionV2.assert` for an external directory. */
+export const externalDirectoryPermission = (auth: ExternalDirectoryAuthorization) => ({
+  action: auth.action,
+  resources: [auth.resource],
+  save: [auth.save],
+})
+
+/** The LocationMutation operations. */
+export interface Interface {
+  /** The realpath of the Location directory. */
+  readonly root: string
+  readonly resolve: (input: ResolveInput) => Effect.Effect<Target, PathError | PlatformError>
+  /** True iff `canonical` is the Location root or below it. */
+  readonly contains: (canonical: string) => boolean
+}
+
+/** The LocationMutation service. */
+export class Service extends Context.Tag("@toolgate/v2/LocationMutation")<Service, Interface>() {}
+
+const slashes = (value: string): string => value.replaceAll("\\", "/")
+
+/** True iff `child` is `parent` or lexically below it. */
+export const isWithin = (parent: string, child: string): boolean => {
+  const relative = path.relative(parent, child)
+  return relative === "" || (!path.isAbsolute(relative) && relative !== ".." && !relative.startsWith(`..${path.sep}`))
+}
+
+const boundaryResource = (directory: string): string => {
+  const normalized = slashes(directory)
+  return normalized.endsWith("/") ? `${normalized}*` : `${normalized}/*`
+}
+
+const isMissing = (error: PlatformError | PathError): boolean => {
+  if (error._tag === "LocationMutation.PathError") return false
+  if (error._tag === "SystemError" && error.reason === "NotFound") return true
+  const code = (error as { readonly cause?: { readonly code?: unknown } }).cause?.code
+  return code === "ENOTDIR" || code === "ENOENT"
+}
+
+/** Builds the service for the current Location. */
+export const make: Effect.Effect<Interface, never, Location.Service | FileSystem.FileSystem> = Effect.gen(function* () {
+  const location = yield* Location.Service
+  const fs = yield* FileSystem.FileSystem
+  const root = yield* Effect.orDie(fs.realPath(location.directory))
+  const contains = (canonical: string) => isWithin(root, canonical)
+
+  /** The realpath of `absolute`, or of its nearest existing ancestor joined with the missing tail. */
+  const physical = (absolute: string) =>
+    fs.realPath(absolute).pipe(
+      Effect.flatMap((canonical) =>
+        Effect.map(fs.stat(canonical), (info) => ({
+          canonical,
+          isDirectory: info.type === "Directory",
+          directory: info.type === "Directory" ? canonical : path.dirname(canonical),
+        })),
+      ),
+      Effect.catchIf(isMissing, () => ancestor(absolute, path.dirname(absolute))),
+    )
+
+  const ancestor = (
+    absolute: string,
+    current: string,
+  ): Effect.Effect<{ canonical: string; isDirectory: boolean; directory: string }, PathError | PlatformError> =>
+    fs.realPath(current).pipe(
+      Effect.flatMap((real) =>
+        Effect.flatMap(fs.stat(real), (info) =>
+          info.type === "Directory"
+            ? Effect.succeed({
+                canonical: path.join(real, path.relative(current, absolute)),
+                isDirectory: false,
+                directory: real,
+              })
+            : Effect.fail(new PathError({ path: absolute, reason: "non_directory_ancestor" })),
+        ),
+      ),
+      Effect.catchIf(isMissing, () =>
+        path.dirname(current) === current
+          ? Effect.fail(new PathError({ path: absolute, reason: "non_directory_ancestor" }))
+          : ancestor(absolute, path.dirname(current)),
+      ),
+    )
+
+  const resolve = Effect.fn("LocationMutation.resolve")(function* (input: ResolveInput) {
+    if (input.path.includes("\0")) return yield* new PathError({ path: input.path, reason: "invalid_path" })
+    const relative = !path.isAbsolute(input.path)
+    const absolute = path.resolve(location.directory, input.path)
+    const lexicallyInternal = isWithin(location.directory, absolute)
+    if (relative && !lexicallyInternal) return yield* new PathError({ path: input.path, reason: "relative_escape" })
+    const resolved = yield* physical(absolute)
+    if (lexicallyInternal && !contains(resolved.canonical)) {
+      return yield* new PathError({ path: input.path, reason: "location_escape" })
+    }
+    if (lexicallyInternal) {
+      const inside = slashes(path.relative(root, resolved.canonical))
+      return { canonical: resolved.canonical, resource: inside === "" ? "." : inside } satisfies Target
+    }
+    const boundary = input.kind === "directory" && resolved.isDirectory ? resolved.canonical : resolved.directory
+    const resource = boundaryResource(boundary)
+    return {
+      canonical: resolved.canonical,
+      resource: slashes(resolved.canonical),
+      externalDirectory: { action: "external_directory", directory: boundary, resource, save: resource },
+    } satisfies Target
+  })
+
+  return Service.of({ root, resolve, contains })
+})
+
+/** The Location-scoped layer. */
+export const layer: Layer.Layer<Service, never, Location.Service | FileSystem.FileSystem> = Layer.effect(Service, make)

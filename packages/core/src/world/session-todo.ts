@@ -1,0 +1,81 @@
+/**
+ * SessionTodo: a session's todo list in the SQLite `todo` table, one row per position. `update` replaces the whole
+ * list in one transaction and then announces it with `todo.updated`. Database errors are defects.
+ *
+ * @since 0.1.0
+ */
+import { SqlClient } from "@effect/sql"
+import { Context, Effect, Layer, Schema } from "effect"
+import * as EventV2 from "../place/event.js"
+
+/** One todo item. Status and priority are free strings (conventionally pending/in_progress/completed/cancelled and high/medium/low). */
+export const Todo = Schema.Struct({
+  content: Schema.String.annotations({ description: "A short statement of the task" }),
+  status: Schema.String.annotations({
+    description: "Where the task stands: pending, in_progress, completed or cancelled",
+  }),
+  priority: Schema.String.annotations({ description: "How important the task is: high, medium or low" }),
+})
+/** @see Todo */
+export type Todo = typeof Todo.Type
+
+/** Events (live only). */
+export const Event = {
+  Updated: EventV2.define("todo.updated", Schema.Struct({ sessionID: Schema.String, todos: Schema.Array(Todo) })),
+} as const
+
+/** The input of `update`. */
+export interface UpdateInput {
+  readonly sessionID: string
+  readonly todos: ReadonlyArray<Todo>
+}
+
+/** The todo store, one per Location. */
+export interface Interface {
+  /** Replaces the session's list (positions follow array order), then publishes `todo.updated`. */
+  readonly update: (input: UpdateInput) => Effect.Effect<void>
+  /** The session's list, ordered by position. */
+  readonly get: (sessionID: string) => Effect.Effect<ReadonlyArray<Todo>>
+}
+
+/** The SessionTodo service tag. */
+export class Service extends Context.Tag("@toolgate/v2/SessionTodo")<Service, Interface>() {}
+
+/** Builds the store over the current SQL client and bus. */
+export const make: Effect.Effect<Interface, never, SqlClient.SqlClient | EventV2.Service> = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const events = yield* EventV2.Service
+
+  const update = Effect.fn("SessionTodo.update")(function* (input: UpdateInput) {
+    const now = Date.now()
+    const rows = input.todos.map((todo, position) => ({
+      session_id: input.sessionID,
+      content: todo.content,
+      status: todo.status,
+      priority: todo.priority,
+      position,
+      time_created: now,
+      time_updated: now,
+    }))
+    yield* sql
+      .withTransaction(
+        Effect.gen(function* () {
+          yield* sql`DELETE FROM todo WHERE session_id = ${input.sessionID}`
+          if (rows.length > 0) yield* sql`INSERT INTO todo ${sql.insert(rows)}`
+        }),
+      )
+      .pipe(Effect.orDie)
+    yield* Effect.orDie(events.publish(Event.Updated, { sessionID: input.sessionID, todos: input.todos }))
+  })
+
+  const get = Effect.fn("SessionTodo.get")(function* (sessionID: string) {
+    const rows = yield* sql<Todo>`SELECT content, status, priority FROM todo
+      WHERE session_id = ${sessionID} ORDER BY position`.pipe(Effect.orDie)
+    return rows.map((row): Todo => ({ content: row.content, status: row.status, priority: row.priority }))
+  })
+
+  return Service.of({ update, get })
+})
+
+/** The Location-scoped layer. */
+export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventV2.Service> = Layer.effect(Service, make)

@@ -1,0 +1,219 @@
+/**
+ * SkillV2: markdown skills (`SKILL.md` with YAML front matter) discovered in the global config directory and in the
+ * `.claude`, `.agents` and `.toolgate` folders from the project root down to the Location. Each source directory is
+ * scanned once per Location; a later skill with the same name replaces an earlier one but keeps its position.
+ *
+ * @since 0.1.0
+ */
+import * as path from "node:path"
+import { FileSystem } from "@effect/platform"
+import type { PlatformError } from "@effect/platform/Error"
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import * as YAML from "yaml"
+import * as Global from "../system/global.js"
+import * as Location from "../place/location.js"
+import * as PermissionV2 from "../policy/permission.js"
+
+/** A loaded skill. `location` is the absolute path of its file; `content` is the markdown body. */
+export const Info = Schema.Struct({
+  name: Schema.String,
+  description: Schema.optional(Schema.String),
+  slash: Schema.optional(Schema.Boolean),
+  location: Schema.String,
+  content: Schema.String,
+})
+/** @see Info */
+export type Info = typeof Info.Type
+
+/** A directory scanned for `**\/SKILL.md`. */
+export interface Source {
+  readonly type: "directory"
+  readonly path: string
+}
+
+/** The skill service, one per Location. */
+export interface Interface {
+  /** Every skill, later sources winning on equal names. */
+  readonly list: () => Effect.Effect<ReadonlyArray<Info>>
+  /** The scanned directories, lowest priority first. */
+  readonly sources: () => Effect.Effect<ReadonlyArray<Source>>
+}
+
+/** The SkillV2 service tag. */
+export class Service extends Context.Tag("@toolgate/v2/Skill")<Service, Interface>() {}
+
+/** The skill file name inside a skill directory. */
+export const SKILL_FILE = "SKILL.md"
+
+/** The folders, in priority order, that hold a `skills` directory in each directory from the project root down. */
+export const PROJECT_FOLDERS = [".claude", ".agents", ".toolgate"] as const
+
+/** The skills an agent may see: those whose `skill` permission does not evaluate to deny. */
+export const available = (
+  skills: ReadonlyArray<Info>,
+  agent: { readonly permissions: PermissionV2.Ruleset },
+): ReadonlyArray<Info> =>
+  skills.filter((skill) => PermissionV2.evaluate("skill", skill.name, agent.permissions).effect !== "deny")
+
+const Frontmatter = Schema.Struct({
+  name: Schema.optional(Schema.String),
+  description: Schema.optional(Schema.String),
+  slash: Schema.optional(Schema.Boolean),
+})
+const decodeFrontmatter = Schema.decodeUnknownOption(Frontmatter)
+
+/**
+ * Splits `---` front matter from the markdown body. A file without front matter has empty data; an unterminated
+ * block or invalid YAML gives `None`.
+ */
+export const splitFrontmatter = (text: string): Option.Option<{ readonly data: unknown; readonly content: string }> => {
+  const fence = /^---[ \t]*(?:\r?\n|$)/gm
+  const open = fence.exec(text)
+  if (open === null || open.index !== 0) return Option.some({ data: {}, content: text })
+  const close = fence.exec(text)
+  if (close === null) return Option.none()
+  try {
+    const data: unknown = YAML.parse(text.slice(open[0].length, close.index))
+    return Option.some({ data: data ?? {}, content: text.slice(close.index + close[0].length) })
+  } catch {
+    return Option.none()
+  }
+}
+
+/**
+ * Parses one skill file found in `source`. Without a front-matter `name`, the file's basename (minus `.md`) names it,
+ * but only when the file sits directly in `source`. Empty, unparsable or undecodable files give `None`.
+ */
+export const parse = (file: string, text: string, source: string): Option.Option<Info> => {
+  if (text.trim() === "") return Option.none()
+  return Option.flatMap(splitFrontmatter(text), (markdown) =>
+    Option.flatMap(decodeFrontmatter(markdown.data), (front) => {
+      const name = front.name ?? (path.dirname(file) === source ? path.basename(file, ".md") : undefined)
+      if (name === undefined || name === "") return Option.none()
+      return Option.some({
+        name,
+        ...(front.description === undefined ? {} : { description: front.description }),
+        ...(front.slash === undefined ? {} : { slash: front.slash }),
+        location: file,
+        content: markdown.content,
+      })
+    }),
+  )
+}
+
+/**
+ * Every file below `directory` (absolute paths, dotfiles included, symlinks followed once, sorted). A directory that
+ * cannot be read fails the walk unless `lenient`; entries that vanish or cannot be stat'ed are skipped.
+ */
+export const walk = (
+  directory: string,
+  options: { readonly lenient?: boolean } = {},
+): Effect.Effect<ReadonlyArray<string>, PlatformError, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const found: Array<string> = []
+    const visited = new Set<string>()
+    const visit = (current: string): Effect.Effect<void, PlatformError> =>
+      Effect.gen(function* () {
+        const real = yield* fs.realPath(current)
+        if (visited.has(real)) return
+        visited.add(real)
+        const names = yield* fs.readDirectory(current)
+        for (const name of names) {
+          const entry = path.join(current, name)
+          const info = yield* Effect.option(fs.stat(entry))
+          if (Option.isNone(info)) continue
+          if (info.value.type === "Directory") {
+            yield* options.lenient === true ? Effect.ignore(visit(entry)) : visit(entry)
+          } else if (info.value.type === "File") found.push(entry)
+        }
+      })
+    yield* visit(directory)
+    return found.sort()
+  })
+
+/** Loads one source directory; a missing or unreadable directory contributes nothing. */
+const load = (source: Source): Effect.Effect<ReadonlyArray<Info>, never, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const files = yield* walk(source.path, { lenient: true }).pipe(
+      Effect.orElseSucceed((): ReadonlyArray<string> => []),
+    )
+    const skills: Array<Info> = []
+    for (const file of files) {
+      if (path.basename(file) !== SKILL_FILE) continue
+      const text = yield* Effect.option(fs.readFileString(file))
+      if (Option.isNone(text)) continue
+      const info = parse(file, text.value, source.path)
+      if (Option.isSome(info)) skills.push(info.value)
+    }
+    return skills
+  })
+
+/** Later names replace earlier ones in place. */
+const merge = (groups: ReadonlyArray<ReadonlyArray<Info>>): ReadonlyArray<Info> => {
+  const byName = new Map<string, Info>()
+  for (const group of groups) for (const skill of group) byName.set(skill.name, skill)
+  return Array.from(byName.values())
+}
+
+/** The directories from `root` down to `directory` (just `directory` when it is not below `root`). */
+const chain = (root: string, directory: string): ReadonlyArray<string> => {
+  const relative = path.relative(root, directory)
+  if (relative === "") return [directory]
+  if (relative.startsWith("..") || path.isAbsolute(relative)) return [directory]
+  const out = [root]
+  let current = root
+  for (const part of relative.split(path.sep)) {
+    current = path.join(current, part)
+    out.push(current)
+  }
+  return out
+}
+
+/** Our skill sources for a Location, lowest priority first (04 §11.1 "Our skill locations"). */
+export const locations = (global: Global.Interface, location: Location.Interface): ReadonlyArray<Source> => [
+  { type: "directory", path: path.join(global.config, "skills") },
+  ...chain(path.resolve(location.project.directory), path.resolve(location.directory)).flatMap((directory) =>
+    PROJECT_FOLDERS.map((folder): Source => ({ type: "directory", path: path.join(directory, folder, "skills") })),
+  ),
+]
+
+/** Builds the service over `sources`; each source is scanned at most once (on first `list`). */
+export const make = (sources: ReadonlyArray<Source>): Effect.Effect<Interface, never, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const cache = new Map<string, Effect.Effect<ReadonlyArray<Info>>>()
+    for (const source of sources) {
+      if (cache.has(source.path)) continue
+      cache.set(source.path, yield* Effect.cached(Effect.provideService(load(source), FileSystem.FileSystem, fs)))
+    }
+    const list = Effect.fn("SkillV2.list")(function* () {
+      const groups: Array<ReadonlyArray<Info>> = []
+      for (const source of sources) groups.push(yield* cache.get(source.path)!)
+      return merge(groups)
+    })
+    const listSources = Effect.fn("SkillV2.sources")(function* () {
+      return sources
+    })
+    return Service.of({ list, sources: listSources })
+  })
+
+/** The Location-scoped layer over our skill locations. */
+export const layer: Layer.Layer<Service, never, FileSystem.FileSystem | Global.Service | Location.Service> =
+  Layer.effect(
+    Service,
+    Effect.gen(function* () {
+      const global = yield* Global.Service
+      const location = yield* Location.Service
+      return yield* make(locations(global, location))
+    }),
+  )
+
+/** A layer over explicit source directories, for embedders and tests. */
+export const layerFromSources = (sources: ReadonlyArray<Source>): Layer.Layer<Service, never, FileSystem.FileSystem> =>
+  Layer.effect(Service, make(sources))
+
+/** A fixed skill list, for embedders and tests. */
+export const layerWith = (skills: ReadonlyArray<Info>): Layer.Layer<Service> =>
+  Layer.succeed(Service, Service.of({ list: () => Effect.succeed(skills), sources: () => Effect.succeed([]) }))
