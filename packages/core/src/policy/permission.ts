@@ -93,6 +93,18 @@ export const ReplyInput = Schema.Struct({
 /** @see ReplyInput */
 export type ReplyInput = typeof ReplyInput.Type
 
+/**
+ * The input of `check`: the caller, an action and the resources to evaluate. Nothing is asked or saved.
+ *
+ * @since 0.2.0
+ */
+export interface CheckInput {
+  readonly sessionID: string
+  readonly agent?: string | undefined
+  readonly action: string
+  readonly resources: ReadonlyArray<string>
+}
+
 /** What `ask` returns. */
 export interface AskResult {
   readonly id: ID
@@ -141,6 +153,13 @@ export interface Interface {
   /** Blocks until allowed; a reject without message arrives as a `DeclinedError` defect. */
   readonly assert: (input: AssertInput) => Fx.Effect<void, BlockedError | CorrectedError | SessionV2.NotFoundError>
   readonly reply: (input: ReplyInput) => Fx.Effect<void, NotFoundError>
+  /**
+   * Evaluates each resource as `assert` would (configured deny first, then configured rules plus saved allows),
+   * without asking: one effect per resource, in order. An empty list gives an empty answer.
+   *
+   * @since 0.2.0
+   */
+  readonly check: (input: CheckInput) => Fx.Effect<ReadonlyArray<Effect>, SessionV2.NotFoundError>
   readonly get: (id: string) => Fx.Effect<Request | undefined>
   readonly forSession: (sessionID: string) => Fx.Effect<ReadonlyArray<Request>>
   readonly list: () => Fx.Effect<ReadonlyArray<Request>>
@@ -407,6 +426,18 @@ export const make = Fx.gen(function* () {
     )
   })
 
+  const check = Fx.fn("PermissionV2.check")(function* (input: CheckInput) {
+    if (input.resources.length === 0) return [] as ReadonlyArray<Effect>
+    const configured = yield* configuredFor(input.sessionID, input.agent)
+    if (configured === undefined) return yield* new SessionV2.NotFoundError({ sessionID: input.sessionID })
+    const approvals = yield* savedRules
+    return input.resources.map((resource): Effect =>
+      evaluate(input.action, resource, configured).effect === "deny"
+        ? "deny"
+        : aggregate(input.action, [resource], configured, approvals),
+    )
+  })
+
   const get = Fx.fn("PermissionV2.get")(function* (id: string) {
     return pending.get(id as ID)?.request
   })
@@ -428,7 +459,7 @@ export const make = Fx.gen(function* () {
     }),
   )
 
-  return Service.of({ ask, assert, reply, get, forSession, list })
+  return Service.of({ ask, assert, reply, check, get, forSession, list })
 })
 
 /** The Location-scoped layer; closing the Location declines every pending request (no events). */

@@ -40,6 +40,11 @@ export const makeFake = Effect.gen(function* () {
     ask: (input) =>
       Effect.as(assert(input).pipe(Effect.orDie), { id: PermissionV2.createID(input.id), effect: "allow" as const }),
     reply: () => Effect.void,
+    // Denied actions evaluate to deny; everything else to allow.
+    check: (input) =>
+      Effect.map(Ref.get(fake.denied), (denied) =>
+        input.resources.map((): PermissionV2.Effect => (denied.has(input.action) ? "deny" : "allow")),
+      ),
     get: () => Effect.succeed(undefined),
     forSession: () => Effect.succeed([]),
     list: () => Effect.succeed([]),
