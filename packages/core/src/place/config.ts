@@ -34,6 +34,32 @@ export const ImageAttachments = Schema.Struct({
   max_base64_bytes: Schema.optional(PositiveInt),
 })
 
+/** `bash.sandbox`: opt-in containment of the bash tool's child processes (see docs/sandbox.md). */
+export const BashSandbox = Schema.Struct({
+  mode: Schema.Literal("none", "bubblewrap"),
+  network: Schema.optional(Schema.Boolean),
+  writable: Schema.optional(Schema.Array(Schema.String)),
+  readOnly: Schema.optional(Schema.Array(Schema.String)),
+  failIfUnavailable: Schema.optional(Schema.Boolean),
+})
+
+/** `bash.env`: which variables of the runner's environment a bash child sees (see docs/sandbox.md). */
+export const BashEnv = Schema.Union(
+  Schema.Literal("inherit", "scrub"),
+  Schema.Struct({
+    mode: Schema.optional(Schema.Literal("inherit", "scrub")),
+    scrub: Schema.optional(Schema.Array(Schema.String)),
+    allow: Schema.optional(Schema.Array(Schema.String)),
+    set: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
+  }),
+)
+
+/** The `bash` section: settings of the bash tool. */
+export const Bash = Schema.Struct({
+  sandbox: Schema.optional(BashSandbox),
+  env: Schema.optional(BashEnv),
+})
+
 /** One `agents.<id>` entry. */
 export const Agent = Schema.Struct({
   model: Schema.optional(Schema.String),
@@ -61,6 +87,7 @@ export const Info = Schema.Struct({
   default_agent: Schema.optional(Schema.String),
   tool_output: Schema.optional(ToolOutput),
   shell: Schema.optional(Schema.String),
+  bash: Schema.optional(Bash),
   attachments: Schema.optional(Schema.Struct({ image: Schema.optional(ImageAttachments) })),
 })
 /** @see Info */
