@@ -259,3 +259,107 @@ describe("Wildcard: cache and complexity (P8)", () => {
     expect(posix.match(long, "*a".repeat(30))).toBe(true)
   })
 })
+
+/** The reference's regex for a pattern built from literal pieces joined by wildcards (pieces regex-escaped). */
+const referenceComposed = (input: string, pieces: ReadonlyArray<string>, joiner: "*" | "?"): boolean => {
+  const escape = (text: string) => text.replace(/\\/g, "/").replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+  const source = pieces.map(escape).join(joiner === "*" ? ".*" : ".")
+  return new RegExp(`^${source}$`, "s").test(input.replace(/\\/g, "/"))
+}
+
+describe("Wildcard: literal escapes (saved approvals are exactly as broad as shown)", () => {
+  const literalChar = FastCheck.constantFrom(...ALPHABET, Wildcard.ESCAPE, " ")
+  const literalText = text(literalChar, 12)
+
+  it("`du -sh *` saved literally does not match a different command", () => {
+    const saved = Wildcard.literal("du -sh *")
+    expect(posix.match("du -sh *", saved)).toBe(true)
+    expect(posix.match("du -sh ; rm -f ../x", saved)).toBe(false)
+    expect(posix.match("du -sh", saved)).toBe(false)
+    expect(posix.match("du -sh x", saved)).toBe(false)
+    // the unescaped pattern is the reference's wildcard and still means what it always meant
+    expect(posix.match("du -sh ; rm -f ../x", "du -sh *")).toBe(true)
+  })
+
+  it("`?` and the escape character itself are literal after escaping", () => {
+    expect(posix.match("a?b", Wildcard.literal("a?b"))).toBe(true)
+    expect(posix.match("axb", Wildcard.literal("a?b"))).toBe(false)
+    expect(posix.match("a\u0000b", Wildcard.literal("a\u0000b"))).toBe(true)
+    expect(posix.match("ab", Wildcard.literal("a\u0000b"))).toBe(false)
+    // a lone trailing escape stands for itself
+    expect(posix.match("a\u0000", "a\u0000")).toBe(true)
+  })
+
+  it("a literal prefix composes with a wildcard suffix: `git commit *` keeps its optional trailing arguments", () => {
+    const prefix = Wildcard.literal("git commit") + " *"
+    expect(posix.match("git commit", prefix)).toBe(true)
+    expect(posix.match("git commit -m x", prefix)).toBe(true)
+    expect(posix.match("git commitx", prefix)).toBe(false)
+    const starry = Wildcard.literal("ls a*") + " *"
+    expect(posix.match("ls a* -l", starry)).toBe(true)
+    expect(posix.match("ls ab -l", starry)).toBe(false)
+    const directory = Wildcard.literal("/tmp/we?rd*/") + "*"
+    expect(posix.match("/tmp/we?rd*/file", directory)).toBe(true)
+    expect(posix.match("/tmp/weird-other/file", directory)).toBe(false)
+  })
+
+  for (const [name, matcher, caseInsensitive] of [
+    ["POSIX", posix, false],
+    ["win32", win32, true],
+  ] as const) {
+    it(`${name}: literal(t) matches t and nothing else (same backslash and case rules)`, () => {
+      const normal = (value: string) => {
+        const slashed = value.replace(/\\/g, "/")
+        return caseInsensitive ? slashed.toUpperCase() : slashed
+      }
+      FastCheck.assert(
+        FastCheck.property(literalText, literalText, (t, other) => {
+          expect(matcher.match(t, Wildcard.literal(t))).toBe(true)
+          if (normal(other) !== normal(t) && !caseInsensitive) {
+            expect(matcher.match(other, Wildcard.literal(t))).toBe(false)
+          }
+        }),
+        { numRuns: 3000 },
+      )
+    })
+  }
+
+  it("escaped pieces joined by `*` or `?` agree with the reference regex of the same pieces", () => {
+    const pieces = FastCheck.array(literalText, { minLength: 1, maxLength: 4 })
+    FastCheck.assert(
+      FastCheck.property(
+        pieces,
+        FastCheck.constantFrom("*" as const, "?" as const),
+        literalText,
+        (parts, joiner, noise) => {
+          const p = parts.map(Wildcard.literal).join(joiner)
+          for (const input of [parts.join(noise.slice(0, joiner === "?" ? 1 : noise.length)), noise, parts.join("")]) {
+            // the optional trailing " *" is a property of the written pattern; keep it out of this comparison
+            if (p.endsWith(" *")) continue
+            expect(posix.match(input, p)).toBe(referenceComposed(input, parts, joiner))
+          }
+        },
+      ),
+      { numRuns: 2000 },
+    )
+  })
+
+  it("isLiteral, unescape and display", () => {
+    expect(Wildcard.isLiteral(Wildcard.literal("du -sh *"))).toBe(true)
+    expect(Wildcard.isLiteral("du -sh *")).toBe(false)
+    expect(Wildcard.unescape(Wildcard.literal("a*b?c\u0000"))).toBe("a*b?c\u0000")
+    expect(Wildcard.display(Wildcard.literal("du -sh *"))).toBe("du -sh *")
+    expect(Wildcard.display(Wildcard.literal("ls a*") + " *")).toBe("ls a[*] *")
+    expect(Wildcard.display("src/*")).toBe("src/*")
+    FastCheck.assert(
+      FastCheck.property(literalText, (t) => {
+        expect(Wildcard.isLiteral(Wildcard.literal(t))).toBe(true)
+        expect(Wildcard.unescape(Wildcard.literal(t))).toBe(t)
+      }),
+    )
+  })
+
+  it("patterns without the escape character are unchanged: the differential test above never generates it", () => {
+    expect(ALPHABET).not.toContain(Wildcard.ESCAPE)
+  })
+})
