@@ -1,6 +1,8 @@
 import { defineConfig } from "vitest/config"
+import { sourceResolution } from "../../vitest.shared.js"
 
 export default defineConfig({
+  ...sourceResolution,
   test: {
     name: "effect-ai",
     include: ["test/**/*.test.ts"],

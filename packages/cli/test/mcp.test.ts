@@ -16,7 +16,7 @@ describe("toolgate mcp", () => {
       await client.connect(
         new StdioClientTransport({
           command: process.execPath,
-          args: [BIN, "mcp", "--dir", directory, "--data", data],
+          args: [...BIN, "mcp", "--dir", directory, "--data", data],
           stderr: "pipe",
         }),
       )

@@ -3,9 +3,16 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { SOURCE_NODE_ARGS } from "../../../vitest.shared.js"
 
-/** `bin/toolgate.js`. */
-export const BIN = fileURLToPath(new URL("../bin/toolgate.js", import.meta.url))
+/**
+ * How tests start `toolgate`: `src/main.ts` through tsx with `@toolgate/*` resolved to sources, so no build is
+ * needed (the published `bin/toolgate.js` runs `dist/main.js`; scripts/pack-check.mjs runs that one).
+ */
+export const BIN: ReadonlyArray<string> = [
+  ...SOURCE_NODE_ARGS,
+  fileURLToPath(new URL("../src/main.ts", import.meta.url)),
+]
 
 /** A fresh real temp directory. */
 export const tempDir = (prefix = "toolgate-cli-"): string =>
@@ -19,7 +26,7 @@ export interface Run {
 }
 
 /**
- * Runs `node bin/toolgate.js ...args` as a real child process with its own XDG directories under `home` (so no
+ * Runs `toolgate ...args` (see `BIN`) as a real child process with its own XDG directories under `home` (so no
  * user configuration or data is read), feeding `input` on stdin (closed right away when absent).
  */
 export const toolgate = (
@@ -27,7 +34,7 @@ export const toolgate = (
   options: { readonly home: string; readonly input?: string },
 ): Promise<Run> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
+    const child = spawn(process.execPath, [...BIN, ...args], {
       env: {
         ...process.env,
         XDG_DATA_HOME: path.join(options.home, "data"),

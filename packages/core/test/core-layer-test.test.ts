@@ -10,7 +10,6 @@ import {
   AgentV2,
   ApplicationTools,
   Config,
-  Core,
   EventV2,
   FileMutation,
   Global,
@@ -27,6 +26,7 @@ import {
   ToolRegistry,
   Tools,
 } from "../src/index.js"
+import { Core } from "../src/entry/testing.js"
 
 const testLayer = Core.layerTest({
   config: {

@@ -2,7 +2,8 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { BuiltInTools, Core, Location, PermissionV2, SessionV2, ToolRegistry } from "../src/index.js"
+import { Core } from "../src/entry/testing.js"
+import { BuiltInTools, Location, PermissionV2, SessionV2, ToolRegistry } from "../src/index.js"
 
 const identity = (sessionID: string) => ({ sessionID, agent: "build", assistantMessageID: "msg_core" })
 

@@ -1,7 +1,8 @@
 /** The README's embedder test, verbatim apart from the import path, so the README stays true. */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { Core, SessionV2, ToolRegistry } from "../src/index.js"
+import { SessionV2, ToolRegistry } from "../src/index.js"
+import { Core } from "../src/entry/testing.js"
 
 layer(
   Core.layerTest({ config: { permissions: [{ action: "edit", resource: "*", effect: "ask" }] }, permission: "once" }),

@@ -1,6 +1,3 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly through tsx's ESM loader: there is no build step.
-import { register } from "tsx/esm/api"
-
-register()
-await import("../src/main.ts")
+// Runs the built JavaScript (`tsc -b` writes dist/; the repository's `prepare` script builds it on install).
+await import("../dist/main.js")

@@ -13,6 +13,7 @@ import {
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import { BuiltInTools } from "@toolgate/core"
 import { McpServer } from "../src/index.js"
+import { SOURCE_NODE_ARGS } from "../../../vitest.shared.js"
 
 const packageDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const entry = path.join(packageDir, "test", "support", "entry.ts")
@@ -40,7 +41,7 @@ const connect = async (
     fs.writeFileSync(path.join(directory, "toolgate.json"), JSON.stringify(options.config))
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: ["--import", "tsx", entry],
+    args: [...SOURCE_NODE_ARGS, entry],
     cwd: packageDir,
     env: { ...(process.env as Record<string, string>), TOOLGATE_MCP_DIR: directory, TOOLGATE_MCP_DATA: data },
     stderr: "pipe",

@@ -1,0 +1,8 @@
+/**
+ * `@toolgate/core/testing`: what an embedder's unit tests use. `Core` here is the full `Core` plus `layerTest` (a
+ * throw-away Location with scripted permission and question replies); `ScriptedModel` replays fixed model turns.
+ *
+ * @since 0.2.0
+ */
+export * as Core from "../testing/core.js"
+export * as ScriptedModel from "../assembly/scripted-model.js"

@@ -1,0 +1,91 @@
+/**
+ * `Core` with its test harness: everything `Core` has, plus `layerTest`, a complete throw-away Location for an
+ * embedder's unit tests (temp directories, an in-memory database, scripted permission and question replies). It
+ * is exported from `@toolgate/core/testing` so the production entry never carries test code.
+ *
+ * @since 0.2.0
+ */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Effect, Layer, Queue } from "effect"
+import * as Config from "../place/config.js"
+import * as EventV2 from "../place/event.js"
+import * as PermissionV2 from "../policy/permission.js"
+import * as QuestionV2 from "../policy/question.js"
+import { layerLocation, layerProcess } from "../assembly/core.js"
+
+export * from "../assembly/core.js"
+
+/** How `layerTest` answers permission asks: a fixed reply, or a function of the request. */
+export type PermissionScript =
+  | PermissionV2.Reply
+  | ((request: PermissionV2.Request) => { readonly reply: PermissionV2.Reply; readonly message?: string })
+
+/** Options of `layerTest`. */
+export interface TestOptions {
+  /** The Location directory (default: a fresh temp directory). */
+  readonly directory?: string
+  readonly config?: Config.Info
+  /** Answer every permission ask automatically; leave unset to answer in the test. */
+  readonly permission?: PermissionScript
+  /** Answer every question automatically (labels per question); leave unset to answer in the test. */
+  readonly question?: (request: QuestionV2.Request) => ReadonlyArray<ReadonlyArray<string>>
+}
+
+const tempDirectory = (prefix: string) =>
+  Effect.acquireRelease(
+    Effect.sync(() => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)))),
+    (directory) => Effect.sync(() => fs.rmSync(directory, { recursive: true, force: true })),
+  )
+
+/**
+ * Answers asks as they are published. Subscribes before returning, so no ask published after the layer is built is
+ * missed.
+ */
+const responders = (options: TestOptions) =>
+  Layer.scopedDiscard(
+    Effect.gen(function* () {
+      const events = yield* EventV2.Service
+      const permission = yield* PermissionV2.Service
+      const questions = yield* QuestionV2.Service
+      const queue = yield* events.queue()
+      const answer = (envelope: EventV2.Envelope) => {
+        if (envelope.type === "permission.v2.asked" && options.permission !== undefined) {
+          const request = envelope.data as PermissionV2.Request
+          const decision =
+            typeof options.permission === "function" ? options.permission(request) : { reply: options.permission }
+          return Effect.ignore(permission.reply({ requestID: request.id, ...decision }))
+        }
+        if (envelope.type === "question.v2.asked" && options.question !== undefined) {
+          const request = envelope.data as QuestionV2.Request
+          return Effect.ignore(
+            questions.reply({ requestID: request.id, answers: options.question(request).map((labels) => [...labels]) }),
+          )
+        }
+        return Effect.void
+      }
+      yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(queue), answer)))
+    }),
+  )
+
+/**
+ * A complete Location for tests: a temp data directory (removed afterwards), an in-memory database, configuration
+ * only from `options.config`, and optional scripted permission and question replies.
+ */
+export const layerTest = (options: TestOptions = {}) =>
+  Layer.unwrapScoped(
+    Effect.gen(function* () {
+      const data = yield* tempDirectory("toolgate-data-")
+      const directory = options.directory ?? (yield* tempDirectory("toolgate-location-"))
+      const location = layerLocation({
+        directory,
+        discover: false,
+        ...(options.config === undefined ? {} : { config: options.config }),
+      })
+      return responders(options).pipe(
+        Layer.provideMerge(location),
+        Layer.provideMerge(layerProcess({ data, memoryDatabase: true })),
+      )
+    }),
+  )
