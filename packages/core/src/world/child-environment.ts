@@ -1,0 +1,93 @@
+/**
+ * ChildEnvironment: which variables of the runner's environment a bash child sees. `inherit` passes the whole
+ * environment (opencode's behaviour); `scrub` removes every variable whose name matches a secret pattern, except
+ * the allow-listed ones; `set` adds explicit values in both modes. See docs/sandbox.md.
+ *
+ * @since 0.2.0
+ */
+import type * as Config from "../place/config.js"
+import * as Wildcard from "../values/wildcard.js"
+
+/**
+ * Name patterns of variables that `scrub` removes, matched case-insensitively as `Wildcard` patterns.
+ *
+ * @since 0.2.0
+ */
+export const SECRET_PATTERNS: ReadonlyArray<string> = [
+  "*KEY*",
+  "*SECRET*",
+  "*TOKEN*",
+  "*PASSWORD*",
+  "*PASSWD*",
+  "*PASSPHRASE*",
+  "*CREDENTIAL*",
+  "*PRIVATE*",
+  "*AUTH*",
+  "*COOKIE*",
+  "*SESSION*",
+  "*_PAT",
+  "*DSN*",
+  "*CONNECTION_STRING*",
+  "DATABASE_URL",
+  "AWS_*",
+  "AZURE_*",
+  "GOOGLE_APPLICATION_CREDENTIALS",
+  "SSH_AUTH_SOCK",
+  "GPG_AGENT_INFO",
+]
+
+/**
+ * Variables `scrub` keeps even when a pattern matches them.
+ *
+ * @since 0.2.0
+ */
+export const DEFAULT_ALLOW: ReadonlyArray<string> = []
+
+/**
+ * The resolved settings.
+ *
+ * @since 0.2.0
+ */
+export interface Settings {
+  readonly mode: "inherit" | "scrub"
+  /** Patterns in addition to `SECRET_PATTERNS`. */
+  readonly scrub: ReadonlyArray<string>
+  readonly allow: ReadonlyArray<string>
+  readonly set: Readonly<Record<string, string>>
+}
+
+/**
+ * Settings from the `bash.env` configuration value; `fallback` is the mode when nothing is configured.
+ *
+ * @since 0.2.0
+ */
+export const settings = (value: typeof Config.BashEnv.Type | undefined, fallback: Settings["mode"]): Settings => {
+  if (value === undefined) return { mode: fallback, scrub: [], allow: [], set: {} }
+  if (typeof value === "string") return { mode: value, scrub: [], allow: [], set: {} }
+  return { mode: value.mode ?? fallback, scrub: value.scrub ?? [], allow: value.allow ?? [], set: value.set ?? {} }
+}
+
+const nocase = Wildcard.make({ caseInsensitive: true })
+const matches = (name: string, patterns: ReadonlyArray<string>): boolean =>
+  patterns.some((pattern) => nocase.match(name, pattern))
+
+/**
+ * The overrides for `AppProcess.Command.env`: `undefined` removes a variable of `parent`, a string sets one.
+ *
+ * @since 0.2.0
+ */
+export const overrides = (
+  resolved: Settings,
+  parent: NodeJS.ProcessEnv = process.env,
+): Record<string, string | undefined> => {
+  const out: Record<string, string | undefined> = {}
+  if (resolved.mode === "scrub") {
+    const secret = [...SECRET_PATTERNS, ...resolved.scrub]
+    const allowed = [...DEFAULT_ALLOW, ...resolved.allow]
+    for (const name of Object.keys(parent)) {
+      if (matches(name, secret) && !matches(name, allowed)) out[name] = undefined
+    }
+  }
+  for (const [name, value] of Object.entries(resolved.set)) out[name] = value
+  return out
+}
