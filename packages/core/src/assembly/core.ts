@@ -22,6 +22,7 @@ import * as PermissionV2 from "../policy/permission.js"
 import * as AppProcess from "../world/app-process.js"
 import * as QuestionV2 from "../policy/question.js"
 import * as Search from "../world/search/search.js"
+import * as Sandbox from "../world/sandbox.js"
 import * as SessionV2 from "../place/session.js"
 import * as SkillV2 from "../world/skill.js"
 import * as SessionTodo from "../world/session-todo.js"
@@ -95,6 +96,7 @@ export const layerLocation = (options: LocationOptions) => {
     SessionTodo.layer,
     SkillV2.layer,
     ReadToolFileSystem.layer,
+    Sandbox.layer,
   ).pipe(Layer.provideMerge(policy))
   return BuiltInTools.layer.pipe(Layer.provideMerge(services), Layer.provideMerge(configured))
 }
