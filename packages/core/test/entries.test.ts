@@ -1,0 +1,84 @@
+/**
+ * The subpath entries of `@toolgate/core`: each one carries every module of its floor that the main entry exports
+ * (the same module objects), and `@toolgate/core/tool` settles a tool without loading SQLite.
+ */
+import { execFile } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { describe, expect, it } from "@effect/vitest"
+import { SOURCE_NODE_ARGS } from "../../../vitest.shared.js"
+import * as Builtins from "../src/entry/builtins.js"
+import * as Permission from "../src/entry/permission.js"
+import * as Testing from "../src/entry/testing.js"
+import * as ToolEntry from "../src/entry/tool.js"
+import * as Main from "../src/index.js"
+
+const packageDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+
+/** `export * as Name from "./folder/…"` lines of src/index.ts, as [Name, folder]. */
+const indexNamespaces = (): ReadonlyArray<readonly [string, string]> =>
+  [
+    ...fs.readFileSync(path.join(packageDir, "src/index.ts"), "utf8").matchAll(/export \* as (\w+) from "\.\/(\w+)\//g),
+  ].map((match) => [match[1]!, match[2]!] as const)
+
+const entryOfFolder: Record<string, Record<string, unknown>> = {
+  tool: ToolEntry,
+  builtin: Builtins,
+  policy: Permission,
+}
+
+describe("entries", () => {
+  it("src/index.ts is read: it names modules of every floor", () => {
+    const folders = new Set(indexNamespaces().map(([, folder]) => folder))
+    for (const folder of Object.keys(entryOfFolder)) expect(folders).toContain(folder)
+  })
+
+  it("each floor's entry exports every module of that floor that the main entry exports", () => {
+    const main = Main as Record<string, unknown>
+    const missing = indexNamespaces()
+      .filter(([name, folder]) => entryOfFolder[folder] !== undefined && entryOfFolder[folder]![name] !== main[name])
+      .map(([name, folder]) => `${name} (${folder}/)`)
+    expect(missing).toEqual([])
+  })
+
+  it("the tool entry is the tool contract and LLM, and every subpath module is the main entry's own", () => {
+    expect(Object.keys(ToolEntry).sort()).toEqual(
+      ["ApplicationTools", "LLM", "Tool", "ToolOutputStore", "ToolRegistry", "Tools"].sort(),
+    )
+    const main = Main as Record<string, unknown>
+    for (const entry of [ToolEntry, Builtins, Permission] as ReadonlyArray<Record<string, unknown>>)
+      for (const [name, module] of Object.entries(entry)) expect(module, name).toBe(main[name])
+  })
+
+  it("the testing entry's Core is Core plus layerTest; the production Core has no test harness", () => {
+    expect(Testing.Core.layer).toBe(Main.Core.layer)
+    expect(Testing.Core.layerLocation).toBe(Main.Core.layerLocation)
+    expect(typeof Testing.Core.layerTest).toBe("function")
+    expect("layerTest" in Main.Core).toBe(false)
+    expect(Testing.ScriptedModel).toBe(Main.ScriptedModel)
+  })
+
+  const settleIn = (entry: "tool" | "main") =>
+    new Promise<{ result: unknown; loaded: ReadonlyArray<string> }>((resolve, reject) =>
+      execFile(
+        process.execPath,
+        [...SOURCE_NODE_ARGS, path.join(packageDir, "test/fixtures/tool-entry.ts"), entry],
+        { cwd: packageDir },
+        (error, stdout, stderr) =>
+          error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(JSON.parse(stdout)),
+      ),
+    )
+
+  it("a fresh process that imports @toolgate/core/tool and settles a tool never loads better-sqlite3", async () => {
+    const run = await settleIn("tool")
+    expect(run.result).toEqual({ type: "text", value: "echo: hi" })
+    expect(run.loaded).toEqual([])
+  })
+
+  it("the same probe sees better-sqlite3 when the main entry is imported (the check can fail)", async () => {
+    const run = await settleIn("main")
+    expect(run.result).toEqual({ type: "text", value: "echo: hi" })
+    expect(run.loaded.some((file) => file.includes(`${path.sep}better-sqlite3${path.sep}`))).toBe(true)
+  })
+})
