@@ -139,17 +139,21 @@ describe("schema", () => {
         { name: "resource", type: "TEXT", notnull: 1, pk: 0 },
         { name: "time_created", type: "INTEGER", notnull: 1, pk: 0 },
         { name: "time_updated", type: "INTEGER", notnull: 1, pk: 0 },
+        // per-directory approvals of the `global` project (docs/trust/approvals.md)
+        { name: "directory", type: "TEXT", notnull: 1, pk: 0 },
       ])
       expect(yield* foreignKeys("permission")).toEqual([
         { table: "project", from: "project_id", to: "id", on_delete: "CASCADE" },
       ])
       expect(yield* createSql("permission")).toContain("CONSTRAINT fk_permission_project_id_project_id_fk FOREIGN KEY")
-      const unique = (yield* indexes("permission")).find((i) => i.name === "permission_project_action_resource_idx")
+      const unique = (yield* indexes("permission")).find(
+        (i) => i.name === "permission_project_directory_action_resource_idx",
+      )
       expect(unique).toEqual({
-        name: "permission_project_action_resource_idx",
+        name: "permission_project_directory_action_resource_idx",
         unique: 1,
         origin: "c",
-        columns: ["project_id", "action", "resource"],
+        columns: ["project_id", "directory", "action", "resource"],
       })
     }).pipe(Effect.provide(Database.layerMemory)),
   )
@@ -161,6 +165,8 @@ describe("schema", () => {
         { name: "worktree", type: "TEXT", notnull: 1, pk: 0 },
         { name: "time_created", type: "INTEGER", notnull: 1, pk: 0 },
         { name: "time_updated", type: "INTEGER", notnull: 1, pk: 0 },
+        // the root commit an id was first seen with (docs/trust/approvals.md)
+        { name: "root_commit", type: "TEXT", notnull: 0, pk: 0 },
       ])
       expect(yield* columns("session")).toEqual([
         { name: "id", type: "TEXT", notnull: 1, pk: 1 },

@@ -26,7 +26,8 @@ describe("PermissionSaved", () => {
       const p1 = yield* saved.list({ projectID: "p1" })
       expect(triples(p1)).toEqual(["p1|bash|git status", "p1|bash|ls *", "p1|read|*"])
       for (const row of p1) expect(row.id).toMatch(/^psv_[0-9a-f]{12}[0-9A-Za-z]{14}$/)
-      expect(Object.keys(p1[0]!).sort()).toEqual(["action", "id", "projectID", "resource"])
+      expect(Object.keys(p1[0]!).sort()).toEqual(["action", "directory", "id", "projectID", "resource"])
+      expect(p1.every((row) => row.directory === "")).toBe(true)
       expect(new Set(p1.map((r) => r.id)).size).toBe(3)
       expect(triples(yield* saved.list())).toEqual([...triples(p1), "p2|read|*"].sort())
       expect(triples(yield* saved.list({}))).toHaveLength(4)
@@ -125,5 +126,27 @@ describe("PermissionSaved", () => {
         expect(triples(yield* saved.list({ projectID }))).toEqual([...expected].sort())
       }
     }).pipe(Effect.provide(TestLayer)),
+  )
+})
+
+describe("PermissionSaved: directory-limited rows", () => {
+  it.effect(
+    "rows filed under a directory are listed only for exactly that directory; duplicates are per directory",
+    () =>
+      Effect.gen(function* () {
+        const saved = yield* PermissionSaved.Service
+        yield* project("global")
+        yield* saved.add({ projectID: "global", directory: "/tmp/a", action: "edit", resources: ["*"] })
+        yield* saved.add({ projectID: "global", directory: "/tmp/b", action: "edit", resources: ["*"] })
+        yield* saved.add({ projectID: "global", directory: "/tmp/a", action: "edit", resources: ["*"] })
+        yield* saved.add({ projectID: "global", action: "edit", resources: ["*"] })
+        const a = yield* saved.list({ projectID: "global", directory: "/tmp/a" })
+        expect(a.map((row) => [row.directory, row.action, row.resource])).toEqual([["/tmp/a", "edit", "*"]])
+        expect(yield* saved.list({ projectID: "global", directory: "/tmp/a/sub" })).toEqual([])
+        expect(yield* saved.list({ projectID: "global", directory: "/tmp" })).toEqual([])
+        const shared = yield* saved.list({ projectID: "global", directory: "" })
+        expect(shared.map((row) => row.directory)).toEqual([""])
+        expect(yield* saved.list({ projectID: "global" })).toHaveLength(3)
+      }).pipe(Effect.provide(TestLayer)),
   )
 })

@@ -115,6 +115,7 @@ describe("Project.resolve (05 §26)", () => {
         directory: linked,
         vcs: { type: "git", store: path.join(main, ".git") },
         previous: "shared",
+        root: git(main, "rev-list", "--max-parents=0", "HEAD"),
       })
     }),
   )
@@ -153,11 +154,13 @@ describe("Project.resolve (05 §26)", () => {
     }),
   )
 
-  it.scoped("non-repository: global, with the filesystem root as directory", () =>
+  // Overrides the reference (filesystem root as directory): a non-git directory is its own project directory, so
+  // configuration stops there and saved approvals are filed per directory.
+  it.scoped("non-repository: global, with the directory itself as directory", () =>
     Effect.gen(function* () {
       const root = yield* tempDir()
       const info = yield* Project.resolve(root)
-      expect(info).toEqual({ id: "global", directory: path.parse(root).root })
+      expect(info).toEqual({ id: "global", directory: root })
     }),
   )
 
@@ -213,8 +216,8 @@ describe("Location.layer", () => {
     Effect.gen(function* () {
       const root = yield* tempDir()
       const { location, projects } = yield* build(root)
-      expect(location).toEqual({ directory: root, project: { id: "global", directory: path.parse(root).root } })
-      expect(projects).toEqual([{ id: "global", worktree: path.parse(root).root }])
+      expect(location).toEqual({ directory: root, project: { id: "global", directory: root } })
+      expect(projects).toEqual([{ id: "global", worktree: root }])
     }),
   )
 

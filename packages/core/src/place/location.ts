@@ -54,11 +54,8 @@ export const layer = (input: {
             message: cause instanceof Error ? cause.message : String(cause),
           }),
       })
-      const project = yield* ProjectV2.resolve(directory)
-      const sql = yield* SqlClient.SqlClient
-      const now = Date.now()
-      yield* sql`INSERT INTO project (id, worktree, time_created, time_updated)
-        VALUES (${project.id}, ${project.directory}, ${now}, ${now}) ON CONFLICT DO NOTHING`.pipe(Effect.orDie)
+      // `bind` records the project row and refuses an id claimed by a repository it does not belong to
+      const project = yield* ProjectV2.bind(yield* ProjectV2.resolve(directory), directory)
       // `global` is never cached: it would pin a repository without commits to `global` after its first commit
       if (project.vcs !== undefined && project.previous !== project.id && project.id !== ProjectV2.GLOBAL_ID) {
         yield* ProjectV2.commit({ store: project.vcs.store, id: project.id })

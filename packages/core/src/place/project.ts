@@ -1,7 +1,13 @@
 /**
- * Project identity (P11, the spec's ProjectV2): which project a directory belongs to. The id is the sha1 of the
+ * Project identity (the spec's ProjectV2): which project a directory belongs to. The id is the sha1 of the
  * normalised git `origin` URL, else the id cached in `<git common dir>/toolgate`, else the first root commit, else
- * `"global"`. Every non-repository directory shares the `global` project. Runs the `git` CLI.
+ * `"global"`. Every non-repository directory belongs to the `global` project, whose directory is the directory
+ * itself; what is saved for it is filed per directory (`approvalScope`). Runs the `git` CLI.
+ *
+ * The origin URL and the cache file live in `.git`, which a tool call could write. So `resolve` refuses git layouts
+ * that borrow another repository (a symlinked `.git`, a gitlink or `commondir` that the target does not link back, a
+ * `core.worktree` elsewhere), and `bind` accepts a claimed id only from a repository with the same first root commit
+ * the id was first seen with. See docs/trust/approvals.md.
  *
  * @since 0.1.0
  */
@@ -9,6 +15,7 @@ import { execFile } from "node:child_process"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 
 /** The id shared by every directory outside a git repository (and repositories without any identity). */
@@ -23,6 +30,41 @@ export interface Info {
   readonly directory: string
   readonly vcs?: { readonly type: "git"; readonly store: string }
   readonly previous?: string
+  /** The first root commit of `HEAD`, when the repository has one (what `bind` checks a claimed id against). */
+  readonly root?: string
+}
+
+/**
+ * Where saved approvals of a Location are filed: its project, and the directory they are limited to — `""` (every
+ * Location of the project) for a real project, the Location directory itself for `global`.
+ *
+ * @since 0.2.0
+ */
+export interface ApprovalScope {
+  readonly projectID: string
+  readonly directory: string
+}
+
+/**
+ * The approval scope of a Location in `directory` belonging to `projectID`.
+ *
+ * @since 0.2.0
+ */
+export const approvalScope = (projectID: string, directory: string): ApprovalScope => ({
+  projectID,
+  directory: projectID === GLOBAL_ID ? directory : "",
+})
+
+/**
+ * A file-system-safe folder name for a Location's per-project storage (managed tool output): the project id when it
+ * is a plain token, else a hash of it; for `global`, `global-` + a hash of the Location directory.
+ *
+ * @since 0.2.0
+ */
+export const storageKey = (projectID: string, directory: string): string => {
+  const hash = (text: string) => createHash("sha1").update(text).digest("hex")
+  if (projectID === GLOBAL_ID) return `${GLOBAL_ID}-${hash(directory)}`
+  return /^[A-Za-z0-9_-]{1,128}$/.test(projectID) ? projectID : `id-${hash(projectID)}`
 }
 
 /** The `git` executable could not be run at all (as opposed to exiting non-zero). */
@@ -116,6 +158,59 @@ const findRepository = (directory: string): string | undefined => {
   }
 }
 
+const realOrSelf = (target: string): string => {
+  try {
+    return fs.realpathSync(target)
+  } catch {
+    return path.resolve(target)
+  }
+}
+
+const readText = (file: string): string | undefined => {
+  try {
+    return fs.readFileSync(file, "utf8").trim()
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * True iff the git layout found at `repository` is its own: `.git` is a real directory that is its own common dir,
+ * or a gitlink file whose target links back (a linked worktree's `gitdir` file, or a submodule's `core.worktree`);
+ * and the worktree git reports is `repository` itself. Anything else could borrow another repository's identity.
+ */
+const ownLayout = (
+  repository: string,
+  toplevel: string | undefined,
+  gitDir: string,
+  commonDir: string,
+): Effect.Effect<boolean> =>
+  Effect.gen(function* () {
+    const dotGit = path.join(repository, ".git")
+    let stat: fs.Stats
+    try {
+      stat = fs.lstatSync(dotGit)
+    } catch {
+      return false
+    }
+    const real = realOrSelf(repository)
+    if (toplevel === undefined || realOrSelf(toplevel) !== real) return false
+    const git = realOrSelf(gitDir)
+    const common = realOrSelf(commonDir)
+    if (stat.isSymbolicLink()) return false
+    if (stat.isDirectory()) return git === realOrSelf(dotGit) && common === git
+    if (!stat.isFile()) return false
+    if (common !== git) {
+      // a linked worktree: <common>/worktrees/<name>, whose `gitdir` file names this `.git` file
+      if (path.dirname(git) !== path.join(common, "worktrees")) return false
+      const back = readText(path.join(git, "gitdir"))
+      return back !== undefined && realOrSelf(path.resolve(git, back)) === realOrSelf(dotGit)
+    }
+    // a submodule or separate git dir: its config must name this worktree
+    const configured = yield* gitOutput(["config", "--file", path.join(git, "config"), "--get", "core.worktree"], real)
+    return configured !== undefined && realOrSelf(path.resolve(git, configured.trim())) === real
+  })
+
 const readCache = (store: string): Effect.Effect<string | undefined> =>
   Effect.sync(() => {
     try {
@@ -139,9 +234,13 @@ const rootCommit = (worktree: string): Effect.Effect<string | undefined> =>
     }),
   )
 
-/** Resolves the project of an absolute `directory` (02 §10.2). Git failures fall through to the next source. */
+/**
+ * Resolves the project of an absolute `directory`. Git failures fall through to the next source. A directory outside
+ * any repository, or in one whose layout borrows another repository (see the module comment), is `global` with the
+ * directory itself as its directory.
+ */
 export const resolve = Effect.fn("Project.resolve")(function* (directory: string) {
-  const global: Info = { id: GLOBAL_ID, directory: path.parse(path.resolve(directory)).root }
+  const global: Info = { id: GLOBAL_ID, directory: path.resolve(directory) }
   const repository = findRepository(directory)
   if (repository === undefined) return global
   const absolute = (output: string) => path.resolve(repository, output.trim())
@@ -154,14 +253,61 @@ export const resolve = Effect.fn("Project.resolve")(function* (directory: string
     { concurrency: "unbounded" },
   )
   if (gitDir === undefined || commonDir === undefined) return global
-  const worktree = toplevel !== undefined && toplevel.trim() !== "" ? absolute(toplevel) : repository
+  const top = toplevel !== undefined && toplevel.trim() !== "" ? absolute(toplevel) : undefined
+  if (!(yield* ownLayout(repository, top, absolute(gitDir), absolute(commonDir)))) return global
+  const worktree = top ?? repository
   const store = absolute(commonDir)
   const origin = yield* gitOutput(["remote", "get-url", "origin"], worktree)
   const fromRemote = origin !== undefined && origin.trim() !== "" ? remoteID(origin) : undefined
   const previous = yield* readCache(store)
-  const id = fromRemote ?? previous ?? (yield* rootCommit(worktree)) ?? GLOBAL_ID
+  const root = yield* rootCommit(worktree)
+  const id = fromRemote ?? previous ?? root ?? GLOBAL_ID
   const info: Info = { id, directory: worktree, vcs: { type: "git", store } }
-  return previous === undefined ? info : { ...info, previous }
+  const withRoot = root === undefined ? info : { ...info, root }
+  return previous === undefined ? withRoot : { ...withRoot, previous }
+})
+
+/**
+ * Records `info` in the `project` table and returns the identity the Location may use. The first root commit an id
+ * is seen with is kept; a later claim of the same id (through an origin URL or a cache file) from a repository
+ * whose first root commit differs, or that has none, is refused: the Location falls back to its own root commit, or
+ * to `global` for its directory. Rows recorded before root commits were kept accept the claim only from the same
+ * worktree (and then record the root commit).
+ *
+ * @since 0.2.0
+ */
+export const bind = Effect.fn("Project.bind")(function* (info: Info, location: string) {
+  const sql = yield* SqlClient.SqlClient
+  const now = Date.now()
+  const upsert = (bound: Info) =>
+    Effect.orDie(sql`INSERT INTO project (id, worktree, root_commit, time_created, time_updated)
+      VALUES (${bound.id}, ${bound.directory}, ${bound.root ?? null}, ${now}, ${now})
+      ON CONFLICT (id) DO UPDATE SET root_commit = COALESCE(project.root_commit, excluded.root_commit)`)
+  if (info.id === GLOBAL_ID || info.id === info.root) {
+    yield* upsert(info)
+    return info
+  }
+  const rows = yield* Effect.orDie(
+    sql<{
+      worktree: string
+      root_commit: string | null
+    }>`SELECT worktree, root_commit FROM project WHERE id = ${info.id}`,
+  )
+  const known = rows[0]
+  const accepted =
+    known === undefined ||
+    (known.root_commit === null ? known.worktree === info.directory : known.root_commit === info.root)
+  if (accepted) {
+    yield* upsert(info)
+    return info
+  }
+  const { previous: _previous, ...rest } = info
+  const fallback: Info =
+    info.root !== undefined
+      ? { ...rest, id: info.root }
+      : { id: GLOBAL_ID, directory: path.resolve(location), ...(info.vcs === undefined ? {} : { vcs: info.vcs }) }
+  yield* upsert(fallback)
+  return fallback
 })
 
 /** Writes `id` to `<store>/toolgate` so the id stays stable if the remote later disappears; errors are ignored. */

@@ -1,6 +1,8 @@
 /**
- * Saved approvals: one `permission` row per (project, action, resource), written when a user answers `always`.
- * Process-wide; database errors are defects.
+ * Saved approvals: one `permission` row per (project, directory, action, resource), written when a user answers
+ * `always`. `directory` is `""` for a whole project; the `global` project (directories outside any repository) files
+ * its rows under the Location directory they were approved in (see docs/trust/approvals.md). Resources are Wildcard
+ * patterns; a literal resource is stored escaped (`Wildcard.literal`). Process-wide; database errors are defects.
  *
  * @since 0.1.0
  */
@@ -20,6 +22,8 @@ export const createID = (): ID => Identifier.create("psv")
 export const Info = Schema.Struct({
   id: Schema.String,
   projectID: Schema.String,
+  /** The directory the approval is limited to; `""` for the whole project. */
+  directory: Schema.String,
   action: Schema.String,
   resource: Schema.String,
 })
@@ -28,11 +32,21 @@ export type Info = typeof Info.Type
 
 /** The saved-approval store. */
 export interface Interface {
-  /** The rows of one project, or all rows. No defined order. */
-  readonly list: (input?: { readonly projectID?: string }) => Effect.Effect<ReadonlyArray<Info>>
-  /** Inserts one row per resource; duplicates (also within the batch) are ignored and keep the original row. */
+  /**
+   * The rows of one project (with `directory`: only the rows filed under exactly that directory, `""` meaning the
+   * project-wide ones), or all rows. No defined order.
+   */
+  readonly list: (input?: {
+    readonly projectID?: string
+    readonly directory?: string
+  }) => Effect.Effect<ReadonlyArray<Info>>
+  /**
+   * Inserts one row per resource under `directory` (default `""`, the whole project); duplicates (also within the
+   * batch) are ignored and keep the original row.
+   */
   readonly add: (input: {
     readonly projectID: string
+    readonly directory?: string
     readonly action: string
     readonly resources: ReadonlyArray<string>
   }) => Effect.Effect<void>
@@ -46,6 +60,7 @@ export class Service extends Context.Tag("@toolgate/v2/PermissionSaved")<Service
 interface Row {
   readonly id: string
   readonly project_id: string
+  readonly directory: string
   readonly action: string
   readonly resource: string
 }
@@ -53,11 +68,12 @@ interface Row {
 const toInfo = (row: Row): Info => ({
   id: row.id,
   projectID: row.project_id,
+  directory: row.directory,
   action: row.action,
   resource: row.resource,
 })
 
-/** Rows per INSERT statement: keeps a batch within SQLite's bound-parameter limit (6 per row, 32766 in all). */
+/** Rows per INSERT statement: keeps a batch within SQLite's bound-parameter limit (7 per row, 32766 in all). */
 const ROWS_PER_STATEMENT = 1000
 
 /**
@@ -69,17 +85,23 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient> = Layer.eff
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
-    const list = Effect.fn("PermissionSaved.list")(function* (input?: { readonly projectID?: string }) {
+    const list = Effect.fn("PermissionSaved.list")(function* (input?: {
+      readonly projectID?: string
+      readonly directory?: string
+    }) {
       const rows =
         input?.projectID === undefined
-          ? yield* sql<Row>`SELECT id, project_id, action, resource FROM permission`
-          : yield* sql<Row>`SELECT id, project_id, action, resource FROM permission WHERE project_id = ${input.projectID}`
+          ? yield* sql<Row>`SELECT id, project_id, directory, action, resource FROM permission`
+          : input.directory === undefined
+            ? yield* sql<Row>`SELECT id, project_id, directory, action, resource FROM permission WHERE project_id = ${input.projectID}`
+            : yield* sql<Row>`SELECT id, project_id, directory, action, resource FROM permission WHERE project_id = ${input.projectID} AND directory = ${input.directory}`
       return rows.map(toInfo)
     }, Effect.orDie)
 
     const add = Effect.fn("PermissionSaved.add")(
       function* (input: {
         readonly projectID: string
+        readonly directory?: string
         readonly action: string
         readonly resources: ReadonlyArray<string>
       }) {
@@ -89,6 +111,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient> = Layer.eff
         const rows = resources.map((resource) => ({
           id: createID(),
           project_id: input.projectID,
+          directory: input.directory ?? "",
           action: input.action,
           resource,
           time_created: now,

@@ -15,6 +15,8 @@ import projectSession from "./migrations/20260801000000_project_session.js"
 import permission from "./migrations/20260801000100_permission.js"
 import todo from "./migrations/20260801000200_todo.js"
 import toolCall from "./migrations/20260801000300_tool_call.js"
+import permissionDirectory from "./migrations/20260802000000_permission_directory.js"
+import projectRoot from "./migrations/20260802000100_project_root.js"
 import * as Global from "./global.js"
 
 /** How long a statement waits for another process's write lock before failing with `SQLITE_BUSY`. */
@@ -26,6 +28,8 @@ export const migrations: Readonly<Record<string, Effect.Effect<void, unknown, Sq
   "20260801000100_permission": permission,
   "20260801000200_todo": todo,
   "20260801000300_tool_call": toolCall,
+  "20260802000000_permission_directory": permissionDirectory,
+  "20260802000100_project_root": projectRoot,
 }
 
 /** What the database layers provide. */

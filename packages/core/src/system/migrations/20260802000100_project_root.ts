@@ -1,0 +1,14 @@
+/**
+ * Adds `project.root_commit`: the first root commit a project id was first seen with, so a later claim of the same id
+ * (an origin URL or cached id written into another repository's `.git`) can be refused. See docs/trust/approvals.md.
+ *
+ * @since 0.2.0
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+
+/** The migration. */
+export default Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.unsafe(`ALTER TABLE project ADD COLUMN root_commit TEXT`)
+})
