@@ -66,7 +66,11 @@ describe("Patch.parse", () => {
     expect(() => Patch.parse(wrap("*** Update File: a.txt"))).toThrow(
       "Invalid update hunk for a.txt: expected at least one @@ chunk",
     )
-    expect(() => Patch.parse(wrap("*** Update File: a.txt", "-x"))).toThrow("Invalid update file line: -x")
+    // A first chunk without `@@` is accepted (Codex's lenient form); a line that cannot start a chunk is not.
+    expect(() => Patch.parse(wrap("*** Update File: a.txt", "?x"))).toThrow("Invalid update file line: ?x")
+    expect(() => Patch.parse(wrap("*** Update File: a.txt", "@@ one", "-x", "?y"))).toThrow(
+      "Invalid update chunk line: ?y",
+    )
     expect(() => Patch.parse(wrap("*** Update File: a.txt", "@@", "?x"))).toThrow("Invalid update chunk line: ?x")
     expect(() => Patch.parse(wrap("random"))).toThrow("Invalid patch line: random")
     expect(
@@ -177,5 +181,73 @@ describe("Patch.derive", () => {
         },
       ),
     )
+  })
+})
+
+describe("Patch.parse lenient forms", () => {
+  const apply = (patch: string, original: string) => {
+    const [hunk] = Patch.parse(patch)
+    if (hunk?.type !== "update") throw new Error("expected an update hunk")
+    return Patch.derive(hunk.path, hunk.chunks, original).content
+  }
+
+  it("reads a blank line inside a chunk as an empty context line", () => {
+    const patch = wrap("*** Update File: a.txt", "@@", " one", "", "-two", "+TWO")
+    expect(Patch.parse(patch)).toEqual([
+      { type: "update", path: "a.txt", chunks: [{ oldLines: ["one", "", "two"], newLines: ["one", "", "TWO"] }] },
+    ])
+    expect(apply(patch, "one\n\ntwo\nthree\n")).toBe("one\n\nTWO\nthree\n")
+  })
+
+  it("accepts indented *** headers", () => {
+    const patch = wrap(
+      "  *** Update File: a.txt",
+      "@@",
+      "-x",
+      "+y",
+      "\t*** Delete File: b.txt",
+      "   *** Add File: c.txt",
+      "+c",
+    )
+    expect(Patch.parse(patch).map((hunk) => [hunk.type, hunk.path])).toEqual([
+      ["update", "a.txt"],
+      ["delete", "b.txt"],
+      ["add", "c.txt"],
+    ])
+  })
+
+  it("accepts a first chunk without @@", () => {
+    const patch = wrap("*** Update File: a.txt", " keep", "-old", "+new")
+    expect(apply(patch, "keep\nold\n")).toBe("keep\nnew\n")
+    const two = wrap("*** Update File: a.txt", "-a", "+A", "@@ c", "-d", "+D")
+    expect(apply(two, "a\nb\nc\nd\n")).toBe("A\nb\nc\nD\n")
+  })
+
+  it("accepts a trailing blank line before *** End Patch (Codex's fixtures end chunks with one)", () => {
+    const patch = ["*** Begin Patch", "*** Update File: a.txt", "@@", "-x", "+y", "", "*** End Patch"].join("\n")
+    expect(Patch.parse(patch)).toEqual([
+      { type: "update", path: "a.txt", chunks: [{ oldLines: ["x"], newLines: ["y"] }] },
+    ])
+    expect(apply(patch, "x\nz\n")).toBe("y\nz\n")
+    const add = ["*** Begin Patch", "*** Add File: n.txt", "+n", "", "*** End Patch"].join("\n")
+    expect(Patch.parse(add)).toEqual([{ type: "add", path: "n.txt", contents: "n" }])
+    const between = ["*** Begin Patch", "*** Delete File: a", "", "*** Delete File: b", "*** End Patch"].join("\n")
+    expect(Patch.parse(between).map((hunk) => hunk.path)).toEqual(["a", "b"])
+  })
+
+  it("refuses an empty @@ chunk instead of rewriting the file as a no-op", () => {
+    expect(() => Patch.parse(wrap("*** Update File: a.txt", "@@"))).toThrow(
+      "Invalid update hunk for a.txt: an @@ chunk must contain at least one line",
+    )
+    expect(() => Patch.parse(wrap("*** Update File: a.txt", "@@ ctx", "@@", "-x", "+y"))).toThrow(
+      "Invalid update hunk for a.txt: an @@ chunk must contain at least one line",
+    )
+    expect(() => Patch.parse(wrap("*** Update File: a.txt", "@@", "", "*** Delete File: b"))).toThrow(
+      "Invalid update hunk for a.txt: an @@ chunk must contain at least one line",
+    )
+  })
+
+  it("still refuses a blank line inside an added file's body", () => {
+    expect(() => Patch.parse(wrap("*** Add File: a.txt", "+a", "", "+b"))).toThrow("Invalid add file line: ")
   })
 })

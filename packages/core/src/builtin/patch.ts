@@ -45,7 +45,27 @@ const HEREDOC = /^(?:cat\s+)?<<['"]?(\w+)['"]?\s*\n([\s\S]*?)\n\1\s*$/
 /** Removes a `cat <<'EOF' … EOF` style wrapper, keeping its body. */
 export const stripHeredoc = (input: string): string => HEREDOC.exec(input)?.[2] ?? input
 
-/** Parses a patch; throws `Error` with the interface message when it is malformed. */
+/** The header a line opens, ignoring leading whitespace (models indent headers), or `undefined`. */
+const headerOf = (line: string): string | undefined => {
+  const trimmed = line.trimStart()
+  for (const header of [ADD, DELETE, UPDATE, MOVE]) if (trimmed.startsWith(header)) return header
+  if (trimmed.trimEnd() === END_OF_FILE) return END_OF_FILE
+  if (trimmed.trimEnd() === END) return END
+  return undefined
+}
+
+/** True iff `line` can be a line of a chunk body: context, removal, addition, or blank (empty context). */
+const isChunkLine = (line: string): boolean =>
+  line === "" || line.startsWith(" ") || line.startsWith("-") || line.startsWith("+")
+
+const isChunkHeader = (line: string): boolean => line.startsWith("@@")
+
+/**
+ * Parses a patch; throws `Error` with the interface message when it is malformed. Besides the strict grammar it
+ * accepts the forms models trained on Codex write: indented `***` headers, a blank line inside a chunk (an empty
+ * context line), a first chunk without `@@`, and blank lines before `*** End Patch` or between file operations.
+ * An `@@` chunk with no lines is refused. See docs/built-ins.md.
+ */
 export const parse = (patchText: string): ReadonlyArray<Hunk> => {
   const lines = stripHeredoc(patchText.trim()).split("\n")
   const begin = lines.findIndex((line) => line.trim() === BEGIN)
@@ -56,34 +76,40 @@ export const parse = (patchText: string): ReadonlyArray<Hunk> => {
   let index = begin + 1
   while (index < end) {
     const line = body[index]!
-    if (line.startsWith(ADD)) {
-      const path = line.slice(ADD.length).trim()
+    const header = headerOf(line)
+    const argument = (name: string) => line.trimStart().slice(name.length).trim()
+    if (header === undefined && line.trim() === "") {
+      index++
+    } else if (header === ADD) {
+      const path = argument(ADD)
       if (path === "") throw new Error("Invalid add file path")
       const contents: Array<string> = []
       index++
-      while (index < end && !body[index]!.startsWith("***")) {
+      while (index < end && headerOf(body[index]!) === undefined) {
         const added = body[index]!
-        if (!added.startsWith("+")) throw new Error(`Invalid add file line: ${added}`)
-        contents.push(added.slice(1))
+        if (added.startsWith("+")) contents.push(added.slice(1))
+        // Blank lines are tolerated only at the very end of the file's body.
+        else if (added.trim() !== "" || !onlyBlankBefore(body, nextNonBlank(body, index, end)))
+          throw new Error(`Invalid add file line: ${added}`)
         index++
       }
       hunks.push({ type: "add", path, contents: contents.join("\n") })
-    } else if (line.startsWith(DELETE)) {
-      const path = line.slice(DELETE.length).trim()
+    } else if (header === DELETE) {
+      const path = argument(DELETE)
       if (path === "") throw new Error("Invalid delete file path")
       hunks.push({ type: "delete", path })
       index++
-    } else if (line.startsWith(UPDATE)) {
-      const path = line.slice(UPDATE.length).trim()
+    } else if (header === UPDATE) {
+      const path = argument(UPDATE)
       if (path === "") throw new Error("Invalid update file path")
       index++
       let movePath: string | undefined
-      if (index < end && body[index]!.startsWith(MOVE)) {
-        movePath = body[index]!.slice(MOVE.length).trim()
+      if (index < end && headerOf(body[index]!) === MOVE) {
+        movePath = body[index]!.trimStart().slice(MOVE.length).trim()
         if (movePath === "") throw new Error("Invalid move file path")
         index++
       }
-      const parsed = parseChunks(body, index, end)
+      const parsed = parseChunks(path, body, index, end)
       if (parsed.chunks.length === 0) throw new Error(`Invalid update hunk for ${path}: expected at least one @@ chunk`)
       index = parsed.next
       hunks.push(
@@ -98,32 +124,53 @@ export const parse = (patchText: string): ReadonlyArray<Hunk> => {
   return hunks
 }
 
-const parseChunks = (lines: ReadonlyArray<string>, start: number, end: number) => {
+const parseChunks = (path: string, lines: ReadonlyArray<string>, start: number, end: number) => {
   const chunks: Array<UpdateChunk> = []
   let index = start
-  while (index < end && !lines[index]!.startsWith("***")) {
-    const header = lines[index]!
-    if (!header.startsWith("@@")) throw new Error(`Invalid update file line: ${header}`)
-    const context = header.slice(2).trim()
+  while (index < end && headerOf(lines[index]!) === undefined) {
+    const first = lines[index]!
+    let context = ""
+    if (isChunkHeader(first)) {
+      context = first.slice(2).trim()
+      index++
+    } else if (chunks.length > 0 || first === "" || !isChunkLine(first)) {
+      // A chunk without `@@` is accepted only first, and only when it starts with a change or context line.
+      if (first.trim() === "" && chunks.length > 0) {
+        index++
+        continue
+      }
+      throw new Error(`Invalid update file line: ${first}`)
+    }
     const oldLines: Array<string> = []
     const newLines: Array<string> = []
     let endOfFile = false
-    index++
-    while (index < end && !lines[index]!.startsWith("@@")) {
+    while (index < end && !isChunkHeader(lines[index]!)) {
       const line = lines[index]!
-      if (line === END_OF_FILE) {
+      const header = headerOf(line)
+      if (header === END_OF_FILE) {
         endOfFile = true
         index++
         break
       }
-      if (line.startsWith("***")) break
-      if (line.startsWith(" ")) {
+      if (header !== undefined) break
+      if (line === "") {
+        oldLines.push("")
+        newLines.push("")
+      } else if (line.startsWith(" ")) {
         oldLines.push(line.slice(1))
         newLines.push(line.slice(1))
       } else if (line.startsWith("-")) oldLines.push(line.slice(1))
       else if (line.startsWith("+")) newLines.push(line.slice(1))
       else throw new Error(`Invalid update chunk line: ${line}`)
       index++
+    }
+    // Blank lines that only separate this chunk from the next header are not context.
+    while (oldLines.length > 0 && oldLines.at(-1) === "" && newLines.at(-1) === "" && onlyBlankBefore(lines, index)) {
+      oldLines.pop()
+      newLines.pop()
+    }
+    if (oldLines.length === 0 && newLines.length === 0) {
+      throw new Error(`Invalid update hunk for ${path}: an @@ chunk must contain at least one line`)
     }
     chunks.push({
       oldLines,
@@ -134,6 +181,17 @@ const parseChunks = (lines: ReadonlyArray<string>, start: number, end: number) =
   }
   return { chunks, next: index }
 }
+
+/** The index of the first non-blank line at or after `index` (or `end`). */
+const nextNonBlank = (lines: ReadonlyArray<string>, index: number, end: number): number => {
+  let next = index
+  while (next < end && lines[next]!.trim() === "") next++
+  return next
+}
+
+/** True iff the chunk body just read ended with blank lines that run up to a header or the end of the patch. */
+const onlyBlankBefore = (lines: ReadonlyArray<string>, index: number): boolean =>
+  index >= lines.length || headerOf(lines[index]!) !== undefined || isChunkHeader(lines[index]!)
 
 type Comparator = (actual: string, expected: string) => boolean
 
