@@ -1,32 +1,31 @@
 import * as nodeFs from "node:fs"
 import * as path from "node:path"
-import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Either, Fiber, Layer, Ref, Schedule } from "effect"
 import { FileMutation, LocationMutation } from "../src/index.js"
 import { locationLayer, tempDir } from "./support/location.js"
 
-/** Observes `writeFile`: how many run at once (at most), and an optional gate every write waits on. */
+/** Observes content writes: how many run at once (at most), and an optional gate every write waits on. */
 interface WriteProbe {
   readonly active: Ref.Ref<number>
   readonly peak: Ref.Ref<number>
   readonly gate: Ref.Ref<Deferred.Deferred<void> | undefined>
-  /** Completed once a write is inside `writeFile`. */
+  /** Completed once a write is inside `replaceContent`. */
   readonly entered: Ref.Ref<Deferred.Deferred<void> | undefined>
 }
 class Probe extends Context.Tag("test/WriteProbe")<Probe, WriteProbe>() {}
 
-const probedFileSystem = Layer.effectContext(
+/** FileMutation on descriptor operations whose content write is probed, plus the probe. */
+const probedFileMutation = Layer.unwrapEffect(
   Effect.gen(function* () {
-    const fs = yield* FileSystem.FileSystem
     const probe: WriteProbe = {
       active: yield* Ref.make(0),
       peak: yield* Ref.make(0),
       gate: yield* Ref.make<Deferred.Deferred<void> | undefined>(undefined),
       entered: yield* Ref.make<Deferred.Deferred<void> | undefined>(undefined),
     }
-    const writeFile: FileSystem.FileSystem["writeFile"] = (file, data, options) =>
+    const replaceContent: FileMutation.Io["replaceContent"] = (handle, data) =>
       Effect.gen(function* () {
         const now = yield* Ref.updateAndGet(probe.active, (n) => n + 1)
         yield* Ref.update(probe.peak, (peak) => Math.max(peak, now))
@@ -35,12 +34,12 @@ const probedFileSystem = Layer.effectContext(
         const gate = yield* Ref.get(probe.gate)
         if (gate !== undefined) yield* Deferred.await(gate)
         else yield* Effect.sleep("5 millis")
-        yield* fs.writeFile(file, data, options)
+        yield* FileMutation.io.replaceContent(handle, data)
         yield* Ref.update(probe.active, (n) => n - 1)
       })
-    return Context.make(FileSystem.FileSystem, { ...fs, writeFile }).pipe(Context.add(Probe, probe))
+    return Layer.merge(FileMutation.layerWith({ ...FileMutation.io, replaceContent }), Layer.succeed(Probe, probe))
   }),
-).pipe(Layer.provide(NodeFileSystem.layer))
+)
 
 type Services = FileMutation.Service | LocationMutation.Service | Probe
 
@@ -49,8 +48,8 @@ const withMutation = <A, E>(body: (dirs: { root: string; outside: string }) => E
   Effect.gen(function* () {
     const root = yield* tempDir()
     const outside = yield* tempDir("toolgate-outside-")
-    const layer = Layer.mergeAll(FileMutation.layer, LocationMutation.layer).pipe(
-      Layer.provideMerge(Layer.merge(probedFileSystem, locationLayer(root))),
+    const layer = Layer.mergeAll(probedFileMutation, LocationMutation.layer).pipe(
+      Layer.provideMerge(Layer.merge(NodeFileSystem.layer, locationLayer(root))),
     )
     return yield* body({ root, outside }).pipe(Effect.provide(layer))
   })

@@ -6,8 +6,6 @@
 import * as nodeFs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { FileSystem } from "@effect/platform"
-import { SystemError } from "@effect/platform/Error"
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, FastCheck, Layer } from "effect"
@@ -239,26 +237,34 @@ describe("path confinement", () => {
     60_000,
   )
 
-  it.scoped("the snapshot detects an escape when FileMutation's symlink re-check is blinded (meta-test)", () =>
+  it.scoped("the snapshot detects an escape when FileMutation's descriptor checks are blinded (meta-test)", () =>
     Effect.gen(function* () {
       const box = yield* tempDir("toolgate-confinement-")
       const { root, outside } = buildTree(box)
       const before = snapshot(box, root)
-      // A filesystem that hides links from FileMutation's re-check: readLink finds nothing, realPath is identity.
-      const blinded = Layer.effect(
-        FileSystem.FileSystem,
-        Effect.map(FileSystem.FileSystem, (fs) => ({
-          ...fs,
-          readLink: (link: string) =>
-            Effect.fail(
-              new SystemError({ reason: "NotFound", module: "FileSystem", method: "readLink", pathOrDescriptor: link }),
-            ),
-          realPath: (target: string) => Effect.succeed(target),
-        })),
-      ).pipe(Layer.provide(NodeFileSystem.layer))
+      // Descriptor operations that follow every link and verify nothing: plain path-based opens.
+      const { O_NOFOLLOW, O_EXCL } = nodeFs.constants
+      const attempt = <A>(target: string, run: () => A) =>
+        Effect.try({
+          try: run,
+          catch: (error) => FileMutation.io.systemError("open", target, error as NodeJS.ErrnoException),
+        })
+      const blinded: FileMutation.Io = {
+        ...FileMutation.io,
+        openDirectory: (dir) => attempt(dir, () => ({ fd: nodeFs.openSync(dir, "r"), path: dir, via: dir })),
+        ensureDirectory: (dir) =>
+          attempt(dir, () => {
+            nodeFs.mkdirSync(dir, { recursive: true })
+            return { fd: nodeFs.openSync(dir, "r"), path: dir, via: dir }
+          }),
+        openIn: (directory, name, flag, mode) => {
+          const file = path.join(directory.path, name)
+          return attempt(file, () => ({ fd: nodeFs.openSync(file, flag & ~(O_NOFOLLOW | O_EXCL), mode), path: file }))
+        },
+      }
       const layer = Layer.merge(
         LocationMutation.layer.pipe(Layer.provide(Layer.merge(locationLayer(root), NodeFileSystem.layer))),
-        FileMutation.layer.pipe(Layer.provide(blinded)),
+        FileMutation.layerWith(blinded),
       )
       yield* Effect.gen(function* () {
         const target = yield* (yield* LocationMutation.Service).resolve({ path: "dangling-out", kind: "file" })

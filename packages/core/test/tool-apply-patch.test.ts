@@ -8,7 +8,9 @@ import {
   ApplicationTools,
   ApplyPatchTool,
   FileMutation,
+  Global,
   LocationMutation,
+  ProtectedPath,
   ToolOutputStore,
   ToolRegistry,
 } from "../src/index.js"
@@ -45,7 +47,17 @@ const registry = ToolRegistry.layer.pipe(
 const harness = (dir: string) => {
   const control: Control = { reads: 0, readsAtApproval: undefined, onRemove: undefined }
   const base = Layer.merge(wrappedFileSystem(control), locationLayer(dir))
-  const services = Layer.mergeAll(LocationMutation.layer, FileMutation.layer).pipe(Layer.provideMerge(base))
+  // FileMutation removes through a verified directory descriptor, so the remove hook sits on its operations.
+  const files = FileMutation.layerWith({
+    ...FileMutation.io,
+    unlinkIn: (directory, name) =>
+      Effect.zipRight(
+        control.onRemove?.(path.join(directory.path, name)) ?? Effect.void,
+        FileMutation.io.unlinkIn(directory, name),
+      ),
+  })
+  const protection = ProtectedPath.layer.pipe(Layer.provide(Global.layerWith({ config: `${dir}-no-global-config` })))
+  const services = Layer.mergeAll(LocationMutation.layer, files, protection).pipe(Layer.provideMerge(base))
   const layer = ApplyPatchTool.layer.pipe(Layer.provideMerge(Layer.mergeAll(registry, Permission.layer, services)))
   return { control, layer }
 }

@@ -5,6 +5,7 @@
 import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { Context, Effect, Layer, Ref } from "effect"
+import { FileMutation } from "../../src/index.js"
 
 export interface Recording {
   /** How many `readFile` calls ran. */
@@ -56,3 +57,21 @@ export const writes = Effect.flatMap(FileSystemRecording, (recording) => Ref.get
 /** Runs `hook` once, right after the next `readFile`. */
 export const afterNextRead = (hook: Effect.Effect<void>) =>
   Effect.flatMap(FileSystemRecording, (recording) => Ref.set(recording.afterRead, hook))
+
+/**
+ * FileMutation's descriptor operations with every content write recorded in `writes` (FileMutation writes through
+ * verified descriptors, not `FileSystem.writeFile`). The recorded path is the file the bytes went to.
+ */
+export const io = (recording: Recording): FileMutation.Io => ({
+  ...FileMutation.io,
+  replaceContent: (handle, bytes) =>
+    Effect.zipRight(
+      Ref.update(recording.writes, (all) => [...all, handle.path]),
+      FileMutation.io.replaceContent(handle, bytes),
+    ),
+})
+
+/** FileMutation over the recording descriptor operations. */
+export const fileMutationLayer: Layer.Layer<FileMutation.Service, never, FileSystemRecording> = Layer.unwrapEffect(
+  Effect.map(FileSystemRecording, (recording) => FileMutation.layerWith(io(recording))),
+)

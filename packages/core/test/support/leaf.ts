@@ -40,7 +40,12 @@ export const layer = <E>(
   tools: Layer.Layer<never, E, Exclude<Services, FakePermission.FakePermissionState | RecordingFs.FileSystemRecording>>,
 ): Layer.Layer<Services, E> => {
   const base = Layer.mergeAll(locationLayer(directory), FakePermission.layer, RecordingFs.layer)
-  const mutation = Layer.mergeAll(LocationMutation.layer, FileMutation.layer).pipe(Layer.provideMerge(base))
+  const protection = ProtectedPath.layer.pipe(
+    Layer.provide(Global.layerWith({ config: `${directory}-no-global-config` })),
+  )
+  const mutation = Layer.mergeAll(LocationMutation.layer, RecordingFs.fileMutationLayer, protection).pipe(
+    Layer.provideMerge(base),
+  )
   const registry = ToolRegistry.layer.pipe(
     Layer.provideMerge(Layer.merge(ApplicationTools.layer, ToolOutputStore.layerPassthrough)),
   )
