@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { SqlClient } from "@effect/sql"
@@ -8,6 +9,18 @@ import { tempDir } from "./support/location.js"
 import { agentControl, buildStack, fixture, type Services, withMemoryStack } from "./support/permission-stack.js"
 
 type Rule = PermissionV2.Rule
+
+/** A git repository with one commit in `directory` (its project id is the root commit). */
+const gitRepository = (directory: string) => {
+  const env = { ...process.env, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" }
+  for (const name of ["GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE"]) delete env[name]
+  const run = (...args: Array<string>) =>
+    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd: directory, env })
+  run("init", "-q")
+  fs.writeFileSync(path.join(directory, "a.txt"), "a")
+  run("add", "a.txt")
+  run("commit", "-q", "-m", "first")
+}
 const r = (action: string, resource: string, effect: Rule["effect"]): Rule => ({ action, resource, effect })
 
 const base = {
@@ -40,11 +53,14 @@ describe("PermissionV2 (05 §5)", () => {
       yield* f.setRules([])
       const result = yield* f.permission.ask(base)
       expect(result).toEqual({ id: "per_test", effect: "ask" })
+      // `always` (what an always reply would save, and where) is our addition: docs/trust/approvals.md
+      const directory = (yield* Location.Service).directory
       expect(yield* f.permission.get("per_test")).toEqual({
         id: "per_test",
         sessionID: "ses_test",
         action: "read",
         resources: ["src/index.ts"],
+        always: { action: "read", entries: [], scope: { kind: "directory", projectID: "global", directory } },
       })
       expect(f.asked().map((request) => request.id)).toEqual(["per_test"])
       // Without an id, a fresh per_ id is generated.
@@ -152,7 +168,9 @@ describe("PermissionV2 (05 §5)", () => {
     Effect.gen(function* () {
       const f = yield* fixture
       const saved = yield* PermissionSaved.Service
-      yield* saved.add({ projectID: "global", action: "bash", resources: ["pwd"] })
+      // a `global` Location reads the rows filed under its own directory (docs/trust/approvals.md)
+      const directory = (yield* Location.Service).directory
+      yield* saved.add({ projectID: "global", directory, action: "bash", resources: ["pwd"] })
       const bash = { sessionID: "ses_test", action: "bash", resources: ["pwd"] }
       expect((yield* f.permission.ask({ ...bash, id: "per_1" })).effect).toBe("allow")
       yield* f.setRules([r("bash", "*", "deny")])
@@ -169,7 +187,14 @@ describe("PermissionV2 (05 §5)", () => {
     Effect.gen(function* () {
       const f = yield* fixture
       const fiber = yield* f.waitForRequest(base)
-      const request = { id: "per_test", sessionID: "ses_test", action: "read", resources: ["src/index.ts"] }
+      const directory = (yield* Location.Service).directory
+      const request = {
+        id: "per_test",
+        sessionID: "ses_test",
+        action: "read",
+        resources: ["src/index.ts"],
+        always: { action: "read", entries: [], scope: { kind: "directory", projectID: "global", directory } },
+      }
       expect(yield* f.permission.list()).toEqual([request])
       expect(yield* f.permission.forSession("ses_test")).toEqual([request])
       expect(yield* f.permission.forSession("ses_other")).toEqual([])
@@ -209,12 +234,13 @@ describe("PermissionV2 (05 §5)", () => {
       const fiber = yield* f.waitForRequest({ ...base, save: ["src/*"] })
       yield* f.permission.reply({ requestID: "per_test", reply: "always" })
       expect(Exit.isSuccess(yield* Fiber.await(fiber))).toBe(true)
-      const rows = yield* sql<{ project_id: string; action: string; resource: string }>`
-        SELECT project_id, action, resource FROM permission`
-      expect(rows).toEqual([{ project_id: "global", action: "read", resource: "src/*" }])
+      const directory = (yield* Location.Service).directory
+      const rows = yield* sql<{ project_id: string; directory: string; action: string; resource: string }>`
+        SELECT project_id, directory, action, resource FROM permission`
+      expect(rows).toEqual([{ project_id: "global", directory, action: "read", resource: "src/*" }])
       const list = yield* saved.list()
       expect(list).toHaveLength(1)
-      expect(list[0]).toEqual({ id: list[0]!.id, projectID: "global", action: "read", resource: "src/*" })
+      expect(list[0]).toEqual({ id: list[0]!.id, projectID: "global", directory, action: "read", resource: "src/*" })
       expect(list[0]!.id).toMatch(/^psv_/)
       yield* f.permission.assert({ ...base, id: "per_next", resources: ["src/next.ts"] })
       expect(f.asked().map((request) => request.id)).toEqual(["per_test"])
@@ -671,11 +697,17 @@ describe("PermissionV2 shared semantics (05 §8)", () => {
     }),
   )
 
+  // The reference shares `global` rows between every non-git directory; we file them per directory
+  // (docs/trust/approvals.md), so this sharing is shown with two Locations of one git repository.
   it.scoped("saved approvals are shared by the project's Locations; auto-resolve stays in the replying Location", () =>
     Effect.gen(function* () {
       const database = Layer.succeedContext(yield* Layer.build(Database.layerMemory))
-      const a = yield* buildStack(yield* tempDir(), database)
-      const b = yield* buildStack(yield* tempDir(), database)
+      const repository = yield* tempDir()
+      gitRepository(repository)
+      fs.mkdirSync(path.join(repository, "a"))
+      fs.mkdirSync(path.join(repository, "b"))
+      const a = yield* buildStack(path.join(repository, "a"), database)
+      const b = yield* buildStack(path.join(repository, "b"), database)
       const fa = yield* Effect.provide(fixture, a)
       const pb = Context.get(b, PermissionV2.Service)
       yield* Effect.provide(agentControl, b)
@@ -685,7 +717,7 @@ describe("PermissionV2 shared semantics (05 §8)", () => {
       yield* fa.permission.reply({ requestID: "per_test", reply: "always" })
       yield* Fiber.join(fiber)
       expect((yield* pb.list()).map((request) => request.id)).toEqual(["per_b"])
-      // Both Locations belong to project `global`: B's next evaluation sees the saved row.
+      // Both Locations belong to the repository's project: B's next evaluation sees the saved row.
       expect((yield* pb.ask({ ...base, id: "per_b2", resources: ["src/c.ts"] })).effect).toBe("allow")
     }),
   )

@@ -14,6 +14,7 @@ import * as LLM from "../values/llm.js"
 import * as EventV2 from "../place/event.js"
 import * as Location from "../place/location.js"
 import * as PermissionSaved from "./permission-saved.js"
+import * as ProjectV2 from "../place/project.js"
 import * as SessionV2 from "../place/session.js"
 import * as Wildcard from "../values/wildcard.js"
 
@@ -52,20 +53,69 @@ export const Source = Schema.Struct({
 /** @see Source */
 export type Source = typeof Source.Type
 
-/** A pending request as clients see it (there is deliberately no `agent` field). */
+/**
+ * One pattern an `always` reply saves: the stored Wildcard `pattern`, its human rendering `text`, and whether it is
+ * a literal (matches exactly `text`, `*`/`?` included) rather than a wildcard pattern.
+ *
+ * @since 0.2.0
+ */
+export const SaveEntry = Schema.Struct({
+  pattern: Schema.String,
+  text: Schema.String,
+  literal: Schema.Boolean,
+})
+/** @see SaveEntry */
+export type SaveEntry = typeof SaveEntry.Type
+
+/**
+ * Where an `always` reply saves: `project` (every Location of the project `projectID`, whose directory is
+ * `directory`) or `directory` (the `global` project: only Locations in exactly `directory`).
+ *
+ * @since 0.2.0
+ */
+export const SaveScope = Schema.Struct({
+  kind: Schema.Literal("project", "directory"),
+  projectID: Schema.String,
+  directory: Schema.String,
+})
+/** @see SaveScope */
+export type SaveScope = typeof SaveScope.Type
+
+/**
+ * What an `always` reply will save, so every prompt can show it before the user chooses: the action, the patterns
+ * (empty: `always` saves nothing and acts like `once`) and the scope.
+ *
+ * @since 0.2.0
+ */
+export const Always = Schema.Struct({
+  action: Schema.String,
+  entries: Schema.Array(SaveEntry),
+  scope: SaveScope,
+})
+/** @see Always */
+export type Always = typeof Always.Type
+
+/**
+ * A pending request as clients see it (there is deliberately no `agent` field). `save` holds Wildcard patterns
+ * (build literal ones with `Wildcard.literal`); `always` describes them for display.
+ */
 export const Request = Schema.Struct({
   id: ID,
   sessionID: Schema.String,
   action: Schema.String,
   resources: Schema.Array(Schema.String),
   save: Schema.optional(Schema.Array(Schema.String)),
+  always: Schema.optional(Always),
   metadata: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   source: Schema.optional(Source),
 })
 /** @see Request */
 export type Request = typeof Request.Type
 
-/** The input of `ask` and `assert`. `resources` are evaluated now; `save` is persisted on an `always` reply. */
+/**
+ * The input of `ask` and `assert`. `resources` are evaluated now; `save` (Wildcard patterns; a resource that came
+ * from a literal path or command must be saved as `Wildcard.literal(resource)`) is persisted on an `always` reply.
+ */
 export const AssertInput = Schema.Struct({
   id: Schema.optional(ID),
   sessionID: Schema.String,
@@ -187,6 +237,36 @@ export const evaluate = (action: string, resource: string, ...rulesets: Readonly
   return { action, resource: "*", effect: "ask" }
 }
 
+/**
+ * The save entry of a Wildcard pattern (see `SaveEntry`).
+ *
+ * @since 0.2.0
+ */
+export const saveEntry = (pattern: string): SaveEntry => ({
+  pattern,
+  text: Wildcard.display(pattern),
+  literal: Wildcard.isLiteral(pattern),
+})
+
+/**
+ * The lines a prompt shows for what `always` will save (the same text in the CLI and the MCP elicitation).
+ *
+ * @since 0.2.0
+ */
+export const describeAlways = (always: Always | undefined): ReadonlyArray<string> => {
+  if (always === undefined || always.entries.length === 0) return ["always: saves nothing (same as once)"]
+  const where =
+    always.scope.kind === "directory"
+      ? `in the directory ${always.scope.directory} only (not in a git repository)`
+      : `in project ${always.scope.projectID} (${always.scope.directory}), in every directory of it`
+  return [
+    `always: saves ${always.action} ${where} for`,
+    ...always.entries.map((entry) =>
+      entry.literal ? `  exactly: ${JSON.stringify(entry.text)}` : `  pattern: ${entry.text}`,
+    ),
+  ]
+}
+
 /** Concatenates rulesets in argument order. */
 export const merge = (...rulesets: ReadonlyArray<Ruleset>): Ruleset => rulesets.flat()
 
@@ -274,11 +354,16 @@ export const make = Fx.gen(function* () {
   const agents = yield* AgentV2.Service
   const sessions = yield* SessionV2.Service
   const saved = yield* PermissionSaved.Service
-  const projectID = location.project.id
+  const scope = ProjectV2.approvalScope(location.project.id, location.directory)
+  const saveScope: SaveScope = {
+    kind: scope.directory === "" ? "project" : "directory",
+    projectID: scope.projectID,
+    directory: scope.directory === "" ? location.project.directory : scope.directory,
+  }
   const pending = new Map<ID, Pending>()
   let closed = false
 
-  const savedRules = Fx.map(saved.list({ projectID }), (rows): Ruleset =>
+  const savedRules = Fx.map(saved.list(scope), (rows): Ruleset =>
     rows.map((row) => ({ action: row.action, resource: row.resource, effect: "allow" as const })),
   )
 
@@ -317,6 +402,7 @@ export const make = Fx.gen(function* () {
     action: input.action,
     resources: input.resources,
     ...(input.save === undefined ? {} : { save: input.save }),
+    always: { action: input.action, entries: (input.save ?? []).map(saveEntry), scope: saveScope },
     ...(input.metadata === undefined ? {} : { metadata: input.metadata }),
     ...(input.source === undefined ? {} : { source: input.source }),
   })
@@ -418,7 +504,7 @@ export const make = Fx.gen(function* () {
         }
         const save = entry.request.save
         const persist = input.reply === "always" && save !== undefined && save.length > 0
-        if (persist) yield* saved.add({ projectID, action: entry.request.action, resources: save })
+        if (persist) yield* saved.add({ ...scope, action: entry.request.action, resources: save })
         drop(entry)
         yield* Deferred.succeed(entry.deferred, undefined)
         if (persist) yield* autoResolve
