@@ -1,17 +1,40 @@
-import * as http from "node:http"
-import type { AddressInfo } from "node:net"
-import { FetchHttpClient, HttpClient, HttpClientRequest, HttpClientResponse } from "@effect/platform"
-import { NodeHttpClient } from "@effect/platform-node"
+/**
+ * webfetch against real loopback servers with the fake permission service (every check allowed and recorded).
+ * Loopback is a private address, so each fetch here also passes the `private:` check; the attacks on the rules
+ * themselves are in trust/webfetch.test.ts.
+ */
+import type * as http from "node:http"
+import { HttpClientRequest, HttpClientResponse } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Ref, Schema, TestClock } from "effect"
-import { ApplicationTools, Tool, ToolOutputStore, ToolRegistry, WebFetchTool } from "../src/index.js"
+import {
+  ApplicationTools,
+  PermissionV2,
+  Tool,
+  ToolOutputStore,
+  ToolRegistry,
+  WebAddress,
+  WebFetchTool,
+} from "../src/index.js"
+import { loopbackServer, respond } from "./support/loopback-server.js"
 import * as FakePermission from "./support/permission.js"
 
 const registry = ToolRegistry.layer.pipe(Layer.provide([ApplicationTools.layer, ToolOutputStore.layerPassthrough]))
 
-/** The real registry with webfetch registered, the fake permission service and the given HTTP client. */
-const env = (client: Layer.Layer<HttpClient.HttpClient>) =>
-  WebFetchTool.layer.pipe(Layer.provideMerge(Layer.mergeAll(registry, FakePermission.layer, client)))
+/** Resolves every name in `names` to 127.0.0.1 and nothing else. */
+const namesToLoopback = (...names: ReadonlyArray<string>): WebAddress.ResolverInterface => ({
+  resolve: (hostname) =>
+    names.includes(hostname)
+      ? Effect.succeed([{ address: "127.0.0.1", family: 4 as const }])
+      : Effect.fail(new WebAddress.ResolveError({ hostname, detail: "ENOTFOUND" })),
+})
+
+/** The real registry with webfetch registered, the fake permission service and, when given, a resolver. */
+const env = (resolver?: WebAddress.ResolverInterface) => {
+  const base = Layer.mergeAll(registry, FakePermission.layer)
+  const tool = WebFetchTool.layer.pipe(Layer.provideMerge(base))
+  return resolver === undefined ? tool : tool.pipe(Layer.provide(Layer.succeed(WebAddress.Resolver, resolver)))
+}
 
 /** Materializes with no permissions and settles one webfetch call. */
 const settle = (input: Record<string, unknown>) =>
@@ -25,44 +48,26 @@ const settle = (input: Record<string, unknown>) =>
     })
   })
 
-interface Recorded {
-  readonly url: string
-  readonly headers: Readonly<Record<string, string>>
-}
-
-/** A fake client: records every request and answers from `respond`. */
-const fakeClient = (respond: (url: string, index: number) => Response | undefined) => {
-  const requests: Array<Recorded> = []
-  const client = HttpClient.make((request, url) =>
-    Effect.suspend(() => {
-      requests.push({ url: url.toString(), headers: request.headers })
-      const response = respond(url.toString(), requests.length - 1)
-      return response === undefined ? Effect.never : Effect.succeed(HttpClientResponse.fromWeb(request, response))
-    }),
-  )
-  return { requests, layer: Layer.succeed(HttpClient.HttpClient, client) }
-}
-
-/** A loopback server for the scope's lifetime; handlers are per path. */
-const server = (handler: (request: http.IncomingMessage, response: http.ServerResponse) => void) =>
-  Effect.acquireRelease(
-    Effect.async<{ readonly base: string; readonly server: http.Server }>((resume) => {
-      const instance = http.createServer(handler)
-      instance.listen(0, "127.0.0.1", () => {
-        const { port } = instance.address() as AddressInfo
-        resume(Effect.succeed({ base: `http://127.0.0.1:${port}`, server: instance }))
-      })
-    }),
-    ({ server: instance }) =>
-      Effect.async<void>((resume) => {
-        instance.closeAllConnections()
-        instance.close(() => resume(Effect.void))
-      }),
-  )
+/** The resources of each recorded assert. */
+const resources = Effect.map(FakePermission.asserts, (all) => all.map((input) => input.resources))
 
 const HTML = "<h1>Hello</h1><script>bad()</script><p>world <strong>wide</strong></p><style>.bad {}</style>"
 
 const failure = (value: string) => ({ type: "error", value })
+
+/** Answers by path: each entry is a status, headers and body. */
+const routes =
+  (table: Record<string, readonly [number, Record<string, string>, string | Buffer]>) =>
+  (request: http.IncomingMessage, response: http.ServerResponse) => {
+    const route = table[request.url ?? ""]
+    if (route === undefined) {
+      response.writeHead(404, { "content-type": "text/plain" })
+      response.end("missing")
+      return
+    }
+    response.writeHead(route[0], route[1])
+    response.end(route[2])
+  }
 
 describe("webfetch", () => {
   it("defaults format and rejects invalid timeout controls", () => {
@@ -102,145 +107,196 @@ describe("webfetch", () => {
     expect(WebFetchTool.MAX_RESPONSE_BYTES).toBe(5242880)
     expect(WebFetchTool.DEFAULT_TIMEOUT_SECONDS).toBe(30)
     expect(WebFetchTool.MAX_TIMEOUT_SECONDS).toBe(120)
+    expect(WebFetchTool.MAX_REDIRECTS).toBe(10)
+    expect(WebFetchTool.PRIVATE_PREFIX).toBe("private:")
+    expect(PermissionV2.EXPLICIT_RESOURCE_PREFIXES).toContain(WebFetchTool.PRIVATE_PREFIX)
     expect(WebFetchTool.description.split("\n\n")).toHaveLength(2)
   })
 
-  it.scoped("registers and fetches an ordinary hostname HTTP URL without rewriting it", () => {
-    const fake = fakeClient(() => new Response("hello", { headers: { "content-type": "text/plain" } }))
-    const url = "http://example.com/public"
-    return Effect.gen(function* () {
-      const turn = yield* (yield* ToolRegistry.Service).materialize()
-      expect(turn.definitions.map((definition) => definition.name)).toEqual(["webfetch"])
-      const settlement = yield* settle({ url, format: "text", timeout: 4 })
-      expect(settlement.result).toEqual({ type: "text", value: "hello" })
-      expect(settlement.output?.structured).toEqual({ url, contentType: "text/plain", format: "text", output: "hello" })
-      expect(yield* FakePermission.asserts).toEqual([
-        {
-          sessionID: "ses_webfetch",
-          agent: "build",
-          action: "webfetch",
-          resources: [url],
-          save: ["*"],
-          metadata: { url, format: "text", timeout: 4 },
-          source: { type: "tool", messageID: "msg_tool_test", callID: "call-webfetch" },
-        },
-      ])
-      expect(fake.requests.map((request) => request.url)).toEqual([url])
-      const headers = fake.requests[0]!.headers
-      expect(headers["accept"]).toContain("text/plain;q=1.0")
-      expect(headers["accept"]).toBe("text/plain;q=1.0, text/markdown;q=0.9, text/html;q=0.8, */*;q=0.1")
-      expect(headers["user-agent"]).toBe(WebFetchTool.BROWSER_USER_AGENT)
-      expect(headers["user-agent"]).toBe(
-        "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/143.0.0.0 Safari/537.36",
-      )
-      expect(headers["accept-language"]).toBe("en-US,en;q=0.9")
-    }).pipe(Effect.provide(env(fake.layer)))
-  })
-
-  it.scoped("sends the exact Accept header for each format", () => {
-    const fake = fakeClient(() => new Response("x", { headers: { "content-type": "text/plain" } }))
-    return Effect.gen(function* () {
-      yield* settle({ url: "http://example.com/a" })
-      yield* settle({ url: "http://example.com/a", format: "html" })
-      expect(fake.requests.map((request) => request.headers["accept"])).toEqual([
-        "text/markdown;q=1.0, text/x-markdown;q=0.9, text/plain;q=0.8, text/html;q=0.7, */*;q=0.1",
-        "text/html;q=1.0, application/xhtml+xml;q=0.9, text/plain;q=0.8, text/markdown;q=0.7, */*;q=0.1",
-      ])
-    }).pipe(Effect.provide(env(fake.layer)))
-  })
-
-  it.scoped("accepts localhost URLs with the same requested-URL permission check", () =>
+  // Changed from the reference: the host resolves to loopback, so a second check on `private:<url>` follows the
+  // check on the URL (see docs/trust/webfetch.md).
+  it.scoped("registers and fetches an ordinary hostname HTTP URL without rewriting it", () =>
     Effect.gen(function* () {
-      const { base } = yield* server((_, response) => {
-        response.writeHead(200, { "content-type": "text/plain; charset=utf-8" })
-        response.end("local")
-      })
-      const url = `${base.replace("127.0.0.1", "localhost")}/here`
-      const settlement = yield* settle({ url, format: "text" }).pipe(Effect.provide(env(NodeHttpClient.layerUndici)))
-      expect(settlement.result).toEqual({ type: "text", value: "local" })
-      expect(settlement.output?.structured).toMatchObject({ contentType: "text/plain; charset=utf-8" })
+      const server = yield* loopbackServer(respond("hello"))
+      const origin = `http://docs.test:${server.port}`
+      const url = `${origin}/public`
+      return yield* Effect.gen(function* () {
+        const turn = yield* (yield* ToolRegistry.Service).materialize()
+        expect(turn.definitions.map((definition) => definition.name)).toEqual(["webfetch"])
+        const settlement = yield* settle({ url, format: "text", timeout: 4 })
+        expect(settlement.result).toEqual({ type: "text", value: "hello" })
+        expect(settlement.output?.structured).toEqual({
+          url,
+          contentType: "text/plain",
+          format: "text",
+          output: "hello",
+        })
+        const source = { type: "tool", messageID: "msg_tool_test", callID: "call-webfetch" }
+        expect(yield* FakePermission.asserts).toEqual([
+          {
+            sessionID: "ses_webfetch",
+            agent: "build",
+            action: "webfetch",
+            resources: [url],
+            save: ["*"],
+            metadata: { url, format: "text", timeout: 4 },
+            source,
+          },
+          {
+            sessionID: "ses_webfetch",
+            agent: "build",
+            action: "webfetch",
+            resources: [`private:${url}`],
+            save: [`private:${origin}/*`],
+            metadata: { url, addresses: [{ address: "127.0.0.1", range: "loopback" }] },
+            source,
+          },
+        ])
+        expect(server.hits.map((hit) => hit.url)).toEqual(["/public"])
+        const headers = server.hits[0]!.headers
+        expect(headers["host"]).toBe(`docs.test:${server.port}`)
+        expect(headers["accept"]).toBe("text/plain;q=1.0, text/markdown;q=0.9, text/html;q=0.8, */*;q=0.1")
+        expect(headers["user-agent"]).toBe(WebFetchTool.BROWSER_USER_AGENT)
+        expect(headers["user-agent"]).toBe(
+          "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/143.0.0.0 Safari/537.36",
+        )
+        expect(headers["accept-language"]).toBe("en-US,en;q=0.9")
+      }).pipe(Effect.provide(env(namesToLoopback("docs.test"))))
     }),
   )
 
-  for (const [label, client] of [
-    ["undici", NodeHttpClient.layerUndici],
-    ["fetch", FetchHttpClient.layer],
-  ] as const) {
-    it.scoped(`follows redirects while approving only the requested URL (${label})`, () =>
-      Effect.gen(function* () {
-        const paths: Array<string> = []
-        const { base } = yield* server((request, response) => {
-          paths.push(request.url ?? "")
-          if (request.url === "/start") {
-            response.writeHead(302, { location: "/target" })
-            response.end()
-            return
-          }
-          response.writeHead(200, { "content-type": "text/plain" })
-          response.end("redirected")
-        })
-        const url = `${base}/start`
-        return yield* Effect.gen(function* () {
-          const settlement = yield* settle({ url, format: "text" })
-          expect(settlement.result).toEqual({ type: "text", value: "redirected" })
-          expect((yield* FakePermission.asserts).map((input) => input.resources)).toEqual([[url]])
-          expect(paths).toEqual(["/start", "/target"])
-        }).pipe(Effect.provide(env(client)))
-      }),
-    )
-  }
+  it.scoped("sends the exact Accept header for each format", () =>
+    Effect.gen(function* () {
+      const server = yield* loopbackServer(respond("x"))
+      return yield* Effect.gen(function* () {
+        yield* settle({ url: `${server.base}/a` })
+        yield* settle({ url: `${server.base}/a`, format: "html" })
+        expect(server.hits.map((hit) => hit.headers["accept"])).toEqual([
+          "text/markdown;q=1.0, text/x-markdown;q=0.9, text/plain;q=0.8, text/html;q=0.7, */*;q=0.1",
+          "text/html;q=1.0, application/xhtml+xml;q=0.9, text/plain;q=0.8, text/markdown;q=0.7, */*;q=0.1",
+        ])
+      }).pipe(Effect.provide(env()))
+    }),
+  )
 
-  it.scoped("rejects non-HTTP schemes before permission or transport", () => {
-    const fake = fakeClient(() => new Response("x"))
-    return Effect.gen(function* () {
+  // Changed from the reference: localhost resolves to loopback, which adds the `private:` check.
+  it.scoped("accepts localhost URLs after the URL check and the private-address check", () =>
+    Effect.gen(function* () {
+      const server = yield* loopbackServer((_, response) => {
+        response.writeHead(200, { "content-type": "text/plain; charset=utf-8" })
+        response.end("local")
+      })
+      const url = `http://localhost:${server.port}/here`
+      return yield* Effect.gen(function* () {
+        const settlement = yield* settle({ url, format: "text" })
+        expect(settlement.result).toEqual({ type: "text", value: "local" })
+        expect(settlement.output?.structured).toMatchObject({ contentType: "text/plain; charset=utf-8" })
+        expect(yield* resources).toEqual([[url], [`private:${url}`]])
+      }).pipe(Effect.provide(env()))
+    }),
+  )
+
+  // Changed from the reference, which approved only the requested URL: every hop is checked again.
+  it.scoped("follows redirects, checking every hop's canonical URL", () =>
+    Effect.gen(function* () {
+      const server = yield* loopbackServer(
+        routes({
+          "/start": [302, { location: "/./target/../target" }, ""],
+          "/target": [200, { "content-type": "text/plain" }, "redirected"],
+        }),
+      )
+      const url = `${server.base}/start`
+      const target = `${server.base}/target`
+      return yield* Effect.gen(function* () {
+        const settlement = yield* settle({ url, format: "text" })
+        expect(settlement.result).toEqual({ type: "text", value: "redirected" })
+        expect(yield* resources).toEqual([[url], [`private:${url}`], [target], [`private:${target}`]])
+        const hop = (yield* FakePermission.asserts)[2]!
+        expect(hop.metadata).toEqual({ url: target, format: "text", redirectedFrom: url })
+        expect(server.hits.map((hit) => hit.url)).toEqual(["/start", "/target"])
+      }).pipe(Effect.provide(env()))
+    }),
+  )
+
+  it.scoped("stops after MAX_REDIRECTS redirects", () =>
+    Effect.gen(function* () {
+      const server = yield* loopbackServer((request, response) => {
+        const n = Number((request.url ?? "/0").slice(1))
+        response.writeHead(302, { location: `/${n + 1}` })
+        response.end()
+      })
+      return yield* Effect.gen(function* () {
+        const settlement = yield* settle({ url: `${server.base}/0` })
+        expect(settlement.result).toEqual(failure(`Unable to fetch ${server.base}/0`))
+        expect(server.hits).toHaveLength(WebFetchTool.MAX_REDIRECTS + 1)
+      }).pipe(Effect.provide(env()))
+    }),
+  )
+
+  it.scoped("rejects non-HTTP schemes before permission or transport", () =>
+    Effect.gen(function* () {
       const settlement = yield* settle({ url: "file:///etc/passwd" })
       expect(settlement.result).toEqual(failure("Unable to fetch file:///etc/passwd"))
       const invalid = yield* settle({ url: "not a url" })
       expect(invalid.result).toEqual(failure("Unable to fetch not a url"))
       expect(yield* FakePermission.asserts).toEqual([])
-      expect(fake.requests).toEqual([])
-    }).pipe(Effect.provide(env(fake.layer)))
-  })
+    }).pipe(Effect.provide(env())),
+  )
 
   it.scoped("converts HTML to requested markdown and text", () =>
     Effect.gen(function* () {
-      const { base } = yield* server((_, response) => {
-        response.writeHead(200, { "content-type": "text/html; charset=utf-8" })
-        response.end("<h1>Hello</h1><p>world</p>")
-      })
+      const server = yield* loopbackServer(respond("<h1>Hello</h1><p>world</p>", "text/html; charset=utf-8"))
       return yield* Effect.gen(function* () {
-        const markdown = yield* settle({ url: `${base}/page` })
+        const markdown = yield* settle({ url: `${server.base}/page` })
         expect(markdown.result).toEqual({ type: "text", value: "# Hello\n\nworld" })
-        const text = yield* settle({ url: `${base}/page`, format: "text" })
+        const text = yield* settle({ url: `${server.base}/page`, format: "text" })
         expect(text.result).toEqual({ type: "text", value: "Helloworld" })
-        const html = yield* settle({ url: `${base}/page`, format: "html" })
+        const html = yield* settle({ url: `${server.base}/page`, format: "html" })
         expect(html.result).toEqual({ type: "text", value: "<h1>Hello</h1><p>world</p>" })
-      }).pipe(Effect.provide(env(NodeHttpClient.layerUndici)))
+      }).pipe(Effect.provide(env()))
     }),
   )
 
-  it.scoped("returns non-HTML bodies unchanged whatever the format", () => {
-    const fake = fakeClient(() => new Response("<h1>raw</h1>", { headers: { "content-type": "application/json" } }))
-    return Effect.gen(function* () {
-      const settlement = yield* settle({ url: "http://example.com/data" })
-      expect(settlement.result).toEqual({ type: "text", value: "<h1>raw</h1>" })
-    }).pipe(Effect.provide(env(fake.layer)))
-  })
+  it.scoped("converts a page above INLINE_MARKDOWN_LIMIT in a worker with the same result", () =>
+    Effect.gen(function* () {
+      const page = `<h1>Big</h1>${"<p>para <em>graph</em></p><ul><li>item</li></ul>".repeat(2000)}`
+      expect(page.length).toBeGreaterThan(WebFetchTool.INLINE_MARKDOWN_LIMIT)
+      const server = yield* loopbackServer(respond(page, "text/html"))
+      return yield* Effect.gen(function* () {
+        const settlement = yield* settle({ url: `${server.base}/big` })
+        expect(settlement.result).toEqual({ type: "text", value: WebFetchTool.toMarkdown(page) })
+        const text = yield* settle({ url: `${server.base}/big`, format: "text" })
+        expect(text.result).toEqual({ type: "text", value: WebFetchTool.extractText(page) })
+      }).pipe(Effect.provide(env()))
+    }),
+  )
 
-  it.scoped("returns an error result when HTML-to-Markdown conversion throws", () => {
-    const nested = `${"<div>".repeat(10_000)}deep${"</div>".repeat(10_000)}`
-    const fake = fakeClient(() => new Response(nested, { headers: { "content-type": "text/html" } }))
-    const url = "http://example.com/nested"
-    return Effect.gen(function* () {
-      const settlement = yield* settle({ url })
-      expect(settlement.result).toEqual(failure(`Unable to fetch ${url}`))
-    }).pipe(Effect.provide(env(fake.layer)))
-  })
+  it.scoped("returns non-HTML bodies unchanged whatever the format", () =>
+    Effect.gen(function* () {
+      const server = yield* loopbackServer(respond("<h1>raw</h1>", "application/json"))
+      return yield* Effect.gen(function* () {
+        const settlement = yield* settle({ url: `${server.base}/data` })
+        expect(settlement.result).toEqual({ type: "text", value: "<h1>raw</h1>" })
+      }).pipe(Effect.provide(env()))
+    }),
+  )
+
+  it.scoped("returns an error result when HTML-to-Markdown conversion throws", () =>
+    Effect.gen(function* () {
+      const nested = `${"<div>".repeat(10_000)}deep${"</div>".repeat(10_000)}`
+      const server = yield* loopbackServer(respond(nested, "text/html"))
+      const url = `${server.base}/nested`
+      return yield* Effect.gen(function* () {
+        const settlement = yield* settle({ url })
+        expect(settlement.result).toEqual(failure(`Unable to fetch ${url}`))
+      }).pipe(Effect.provide(env()))
+    }),
+  )
 
   it.scoped("rejects declared and streamed oversized bodies", () =>
     Effect.gen(function* () {
       let streamed = 0
-      const { base } = yield* server((request, response) => {
+      const server = yield* loopbackServer((request, response) => {
         if (request.url === "/declared") {
           response.writeHead(200, { "content-type": "text/plain", "content-length": String(6 * 1024 * 1024) })
           response.write("x")
@@ -253,23 +309,25 @@ describe("webfetch", () => {
         streamed = 5 * 1024 * 1024 + 1
       })
       return yield* Effect.gen(function* () {
-        const declared = yield* settle({ url: `${base}/declared` })
-        expect(declared.result).toEqual(failure(`Unable to fetch ${base}/declared`))
-        const stream = yield* settle({ url: `${base}/streamed` })
-        expect(stream.result).toEqual(failure(`Unable to fetch ${base}/streamed`))
+        const declared = yield* settle({ url: `${server.base}/declared` })
+        expect(declared.result).toEqual(failure(`Unable to fetch ${server.base}/declared`))
+        const stream = yield* settle({ url: `${server.base}/streamed` })
+        expect(stream.result).toEqual(failure(`Unable to fetch ${server.base}/streamed`))
         expect(streamed).toBe(WebFetchTool.MAX_RESPONSE_BYTES + 1)
-      }).pipe(Effect.provide(env(NodeHttpClient.layerUndici)))
+      }).pipe(Effect.provide(env()))
     }),
   )
 
-  it.scoped("accepts a body of exactly 5 MiB", () => {
-    const body = Buffer.alloc(WebFetchTool.MAX_RESPONSE_BYTES, "a")
-    const fake = fakeClient(() => new Response(body, { headers: { "content-type": "text/plain" } }))
-    return Effect.gen(function* () {
-      const settlement = yield* settle({ url: "http://example.com/big", format: "text" })
-      expect(settlement.output?.structured).toMatchObject({ output: body.toString("utf8") })
-    }).pipe(Effect.provide(env(fake.layer)))
-  })
+  it.scoped("accepts a body of exactly 5 MiB", () =>
+    Effect.gen(function* () {
+      const body = Buffer.alloc(WebFetchTool.MAX_RESPONSE_BYTES, "a")
+      const server = yield* loopbackServer(respond(body))
+      return yield* Effect.gen(function* () {
+        const settlement = yield* settle({ url: `${server.base}/big`, format: "text" })
+        expect(settlement.output?.structured).toMatchObject({ output: body.toString("utf8") })
+      }).pipe(Effect.provide(env()))
+    }),
+  )
 
   it.effect("collectBoundedBody fails on the crossing chunk with the size message", () =>
     Effect.gen(function* () {
@@ -282,118 +340,145 @@ describe("webfetch", () => {
     }),
   )
 
-  it.scoped("keeps images and files unsupported until typed settlement can carry attachments", () => {
-    const types = ["image/png", "application/pdf"]
-    const fake = fakeClient((_, index) => new Response("bytes", { headers: { "content-type": types[index]! } }))
-    return Effect.gen(function* () {
-      for (const type of types) {
-        const url = `http://example.com/${type}`
-        const settlement = yield* settle({ url })
+  it.scoped("keeps images and files unsupported until typed settlement can carry attachments", () =>
+    Effect.gen(function* () {
+      const server = yield* loopbackServer((request, response) => {
+        response.writeHead(200, { "content-type": (request.url ?? "").slice(1) })
+        response.end("bytes")
+      })
+      return yield* Effect.gen(function* () {
+        for (const type of ["image/png", "application/pdf"]) {
+          const url = `${server.base}/${type}`
+          const settlement = yield* settle({ url })
+          expect(settlement.result).toEqual(failure(`Unable to fetch ${url}`))
+        }
+        expect(server.hits).toHaveLength(2)
+      }).pipe(Effect.provide(env()))
+    }),
+  )
+
+  it.scoped("accepts SVG and XML-family content types as text", () =>
+    Effect.gen(function* () {
+      const types = ["image/svg+xml", "application/atom+xml", "application/ld+json", ""]
+      const server = yield* loopbackServer((request, response) => {
+        const type = types[Number((request.url ?? "/0").slice(1))]!
+        // Node's server adds no content-type of its own, so "" sends none.
+        response.writeHead(200, type === "" ? {} : { "content-type": type })
+        response.end("<x/>")
+      })
+      return yield* Effect.gen(function* () {
+        for (let index = 0; index < types.length; index++) {
+          const settlement = yield* settle({ url: `${server.base}/${index}` })
+          expect(settlement.result).toEqual({ type: "text", value: "<x/>" })
+        }
+      }).pipe(Effect.provide(env()))
+    }),
+  )
+
+  it.scoped("retries Cloudflare challenges with an honest user agent", () =>
+    Effect.gen(function* () {
+      const server = yield* loopbackServer((request, response) => {
+        if (request.headers["user-agent"] !== "toolgate") {
+          response.writeHead(403, { "cf-mitigated": "challenge", "content-type": "text/html" })
+          response.end("challenge")
+          return
+        }
+        response.writeHead(200, { "content-type": "text/plain" })
+        response.end("ok")
+      })
+      return yield* Effect.gen(function* () {
+        const settlement = yield* settle({ url: `${server.base}/protected` })
+        expect(settlement.result).toEqual({ type: "text", value: "ok" })
+        expect(server.hits).toHaveLength(2)
+        expect(server.hits[0]!.headers["user-agent"]).toContain("Mozilla/5.0")
+        expect(server.hits[1]!.headers["user-agent"]).toBe("toolgate")
+      }).pipe(Effect.provide(env()))
+    }),
+  )
+
+  it.scoped("a non-2xx status, and a 403 without the challenge header, fail without retry", () =>
+    Effect.gen(function* () {
+      const server = yield* loopbackServer(routes({ "/forbidden": [403, { "content-type": "text/plain" }, "no"] }))
+      return yield* Effect.gen(function* () {
+        expect((yield* settle({ url: `${server.base}/forbidden` })).result).toEqual(
+          failure(`Unable to fetch ${server.base}/forbidden`),
+        )
+        expect((yield* settle({ url: `${server.base}/missing` })).result).toEqual(
+          failure(`Unable to fetch ${server.base}/missing`),
+        )
+        expect(server.hits).toHaveLength(2)
+      }).pipe(Effect.provide(env()))
+    }),
+  )
+
+  it.scoped("a 3xx without a Location header is a failed status, not a redirect", () =>
+    Effect.gen(function* () {
+      const server = yield* loopbackServer(routes({ "/moved": [302, { "content-type": "text/plain" }, "nowhere"] }))
+      return yield* Effect.gen(function* () {
+        expect((yield* settle({ url: `${server.base}/moved` })).result).toEqual(
+          failure(`Unable to fetch ${server.base}/moved`),
+        )
+        expect(server.hits).toHaveLength(1)
+      }).pipe(Effect.provide(env()))
+    }),
+  )
+
+  it.effect("times out stalled requests", () =>
+    Effect.gen(function* () {
+      const server = yield* loopbackServer(() => {})
+      const url = `${server.base}/slow`
+      return yield* Effect.gen(function* () {
+        const fiber = yield* Effect.fork(settle({ url, timeout: 1 }))
+        yield* server.nextHit
+        yield* TestClock.adjust("1 second")
+        const settlement = yield* Fiber.join(fiber)
         expect(settlement.result).toEqual(failure(`Unable to fetch ${url}`))
-      }
-      expect(fake.requests).toHaveLength(2)
-    }).pipe(Effect.provide(env(fake.layer)))
-  })
+        expect(server.hits.map((hit) => hit.url)).toEqual(["/slow"])
+      }).pipe(Effect.provide(env()))
+    }).pipe(Effect.scoped),
+  )
 
-  it.scoped("accepts SVG and XML-family content types as text", () => {
-    const types = ["image/svg+xml", "application/atom+xml", "application/ld+json", ""]
-    const fake = fakeClient((_, index) => {
-      const headers = new Headers()
-      if (types[index] !== "") headers.set("content-type", types[index]!)
-      return new Response("<x/>", { headers })
-    })
-    return Effect.gen(function* () {
-      for (const _ of types) {
-        const settlement = yield* settle({ url: "http://example.com/doc" })
-        expect(settlement.result).toEqual({ type: "text", value: "<x/>" })
-      }
-    }).pipe(Effect.provide(env(fake.layer)))
-  })
+  it.scoped("maps blocked and corrected permissions to P5 messages without a request", () =>
+    Effect.gen(function* () {
+      const server = yield* loopbackServer(respond("x"))
+      return yield* Effect.gen(function* () {
+        yield* FakePermission.deny("webfetch")
+        const blocked = yield* settle({ url: `${server.base}/x` })
+        expect(blocked.result).toEqual(failure(`Permission denied by configured rules for webfetch: ${server.base}/x`))
+        expect(server.hits).toEqual([])
+      }).pipe(Effect.provide(env()))
+    }),
+  )
 
-  it.scoped("retries Cloudflare challenges with an honest user agent", () => {
-    const fake = fakeClient((_, index) =>
-      index === 0
-        ? new Response("challenge", {
-            status: 403,
-            headers: { "cf-mitigated": "challenge", "content-type": "text/html" },
-          })
-        : new Response("ok", { headers: { "content-type": "text/plain" } }),
-    )
-    return Effect.gen(function* () {
-      const settlement = yield* settle({ url: "https://example.com/protected" })
-      expect(settlement.result).toEqual({ type: "text", value: "ok" })
-      expect(fake.requests).toHaveLength(2)
-      expect(fake.requests[0]!.headers["user-agent"]).toContain("Mozilla/5.0")
-      expect(fake.requests[1]!.headers["user-agent"]).toBe("toolgate")
-    }).pipe(Effect.provide(env(fake.layer)))
-  })
-
-  it.scoped("a non-2xx status, and a 403 without the challenge header, fail without retry", () => {
-    const fake = fakeClient((url) =>
-      url.endsWith("/forbidden")
-        ? new Response("no", { status: 403, headers: { "content-type": "text/plain" } })
-        : new Response("gone", { status: 404, headers: { "content-type": "text/plain" } }),
-    )
-    return Effect.gen(function* () {
-      expect((yield* settle({ url: "http://example.com/forbidden" })).result).toEqual(
-        failure("Unable to fetch http://example.com/forbidden"),
-      )
-      expect((yield* settle({ url: "http://example.com/missing" })).result).toEqual(
-        failure("Unable to fetch http://example.com/missing"),
-      )
-      expect(fake.requests).toHaveLength(2)
-    }).pipe(Effect.provide(env(fake.layer)))
-  })
-
-  it.effect("times out stalled requests", () => {
-    const fake = fakeClient(() => undefined)
-    return Effect.gen(function* () {
-      const fiber = yield* Effect.fork(settle({ url: "https://1.1.1.1/slow", timeout: 1 }))
-      yield* TestClock.adjust("1 second")
-      const settlement = yield* Fiber.join(fiber)
-      expect(settlement.result).toEqual(failure("Unable to fetch https://1.1.1.1/slow"))
-      expect(fake.requests.map((request) => request.url)).toEqual(["https://1.1.1.1/slow"])
-    }).pipe(Effect.provide(env(fake.layer)), Effect.scoped)
-  })
-
-  it.scoped("maps blocked and corrected permissions to P5 messages without a request", () => {
-    const fake = fakeClient(() => new Response("x"))
-    return Effect.gen(function* () {
-      yield* FakePermission.deny("webfetch")
-      const blocked = yield* settle({ url: "https://example.com/x" })
-      expect(blocked.result).toEqual(
-        failure("Permission denied by configured rules for webfetch: https://example.com/x"),
-      )
-      expect(fake.requests).toEqual([])
-    }).pipe(Effect.provide(env(fake.layer)))
-  })
-
-  it.scoped("maps a corrected permission to the user's feedback", () => {
-    const fake = fakeClient(() => new Response("x"))
-    return Effect.gen(function* () {
-      const state = yield* FakePermission.FakePermissionState
-      yield* Ref.set(state.corrected, new Map([["webfetch", "use the docs site"]]))
-      const settlement = yield* settle({ url: "https://example.com/x" })
-      expect(settlement.result).toEqual(
-        failure(
-          "The user rejected permission to use this specific tool call with the following feedback: use the docs site",
-        ),
-      )
-      expect(fake.requests).toEqual([])
-    }).pipe(Effect.provide(env(fake.layer)))
-  })
+  it.scoped("maps a corrected permission to the user's feedback", () =>
+    Effect.gen(function* () {
+      const server = yield* loopbackServer(respond("x"))
+      return yield* Effect.gen(function* () {
+        const state = yield* FakePermission.FakePermissionState
+        yield* Ref.set(state.corrected, new Map([["webfetch", "use the docs site"]]))
+        const settlement = yield* settle({ url: `${server.base}/x` })
+        expect(settlement.result).toEqual(
+          failure(
+            "The user rejected permission to use this specific tool call with the following feedback: use the docs site",
+          ),
+        )
+        expect(server.hits).toEqual([])
+      }).pipe(Effect.provide(env()))
+    }),
+  )
 
   it.effect("keeps the exact inner failure messages in ToolFailure.error", () =>
     Effect.gen(function* () {
       const { service } = yield* FakePermission.makeFake
-      const client = fakeClient((url) => {
-        if (url.endsWith("/png")) return new Response("x", { headers: { "content-type": "image/png" } })
-        if (url.endsWith("/pdf")) return new Response("x", { headers: { "content-type": "application/pdf" } })
-        if (url.endsWith("/big"))
-          return new Response("x", { headers: { "content-type": "text/plain", "content-length": "5242881" } })
-        return undefined
+      const server = yield* loopbackServer((request, response) => {
+        if (request.url === "/png") return respond("x", "image/png")(request, response)
+        if (request.url === "/pdf") return respond("x", "application/pdf")(request, response)
+        if (request.url === "/big") {
+          response.writeHead(200, { "content-type": "text/plain", "content-length": "5242881" })
+          response.write("x")
+        }
       })
-      const tool = WebFetchTool.make(Effect.runSync(HttpClient.HttpClient.pipe(Effect.provide(client.layer))), service)
+      const tool = WebFetchTool.make(service)
       const inner = (url: string, timeout?: number) =>
         Effect.flip(
           Tool.settle(
@@ -402,21 +487,23 @@ describe("webfetch", () => {
             { sessionID: "ses_webfetch", agent: "build", assistantMessageID: "msg", toolCallID: "call-inner" },
           ),
         ).pipe(Effect.map((failure) => [failure.message, (failure.error as Error).message]))
-      expect(yield* inner("http://a.test/png")).toEqual([
-        "Unable to fetch http://a.test/png",
+      const base = server.base
+      expect(yield* inner(`${base}/png`)).toEqual([
+        `Unable to fetch ${base}/png`,
         "Unsupported fetched image content type: image/png",
       ])
-      expect(yield* inner("http://a.test/pdf")).toEqual([
-        "Unable to fetch http://a.test/pdf",
+      expect(yield* inner(`${base}/pdf`)).toEqual([
+        `Unable to fetch ${base}/pdf`,
         "Unsupported fetched file content type: application/pdf",
       ])
-      expect(yield* inner("http://a.test/big")).toEqual([
-        "Unable to fetch http://a.test/big",
+      expect(yield* inner(`${base}/big`)).toEqual([
+        `Unable to fetch ${base}/big`,
         "Response too large (exceeds 5242880 byte limit)",
       ])
-      const slow = yield* Effect.fork(inner("http://a.test/slow", 1))
+      const slow = yield* Effect.fork(inner(`${base}/slow`, 1))
+      yield* server.nextHit.pipe(Effect.repeatN(3))
       yield* TestClock.adjust("1 second")
-      expect(yield* Fiber.join(slow)).toEqual(["Unable to fetch http://a.test/slow", "Request timed out"])
-    }),
+      expect(yield* Fiber.join(slow)).toEqual([`Unable to fetch ${base}/slow`, "Request timed out"])
+    }).pipe(Effect.scoped),
   )
 })

@@ -218,10 +218,28 @@ export interface Interface {
 /** The PermissionV2 service tag. */
 export class Service extends Context.Tag("@toolgate/v2/Permission")<Service, Interface>() {}
 
-/** Last match wins; no match gives `{ action, resource: "*", effect: "ask" }`. */
+/**
+ * Resource prefixes only a rule naming them can allow: for a resource that starts with one of them, an allow whose
+ * resource pattern does not start with the same prefix is passed over (so `webfetch * allow` never allows
+ * `private:…`). Denies and asks apply as usual. See docs/trust/webfetch.md.
+ *
+ * @since 0.2.0
+ */
+export const EXPLICIT_RESOURCE_PREFIXES: ReadonlyArray<string> = ["private:"]
+
+const explicitPrefixOf = (resource: string): string | undefined => {
+  for (const prefix of EXPLICIT_RESOURCE_PREFIXES) if (resource.startsWith(prefix)) return prefix
+  return undefined
+}
+
+/**
+ * Last match wins; no match gives `{ action, resource: "*", effect: "ask" }`. A resource with an
+ * `EXPLICIT_RESOURCE_PREFIXES` prefix is allowed only by a rule whose resource starts with that prefix.
+ */
 export const evaluate = (action: string, resource: string, ...rulesets: ReadonlyArray<Ruleset>): Rule => {
   // Rulesets repeat a few action patterns many times: match each distinct one once per call.
   const actionMatches = new Map<string, boolean>()
+  const explicit = explicitPrefixOf(resource)
   for (let set = rulesets.length - 1; set >= 0; set--) {
     const rules = rulesets[set]!
     for (let i = rules.length - 1; i >= 0; i--) {
@@ -231,7 +249,9 @@ export const evaluate = (action: string, resource: string, ...rulesets: Readonly
         matches = Wildcard.match(action, rule.action)
         actionMatches.set(rule.action, matches)
       }
-      if (matches && Wildcard.match(resource, rule.resource)) return rule
+      if (!matches || !Wildcard.match(resource, rule.resource)) continue
+      if (explicit !== undefined && rule.effect === "allow" && !rule.resource.startsWith(explicit)) continue
+      return rule
     }
   }
   return { action, resource: "*", effect: "ask" }
