@@ -1,13 +1,15 @@
 /**
- * Model-facing V2 glob leaf: lists files matching a glob under the active Location (or under `path`, which is not
- * confined to the Location, as in the reference). Results are in path order and relative to the Location.
+ * Model-facing V2 glob leaf: lists files matching a glob under the active Location or under `path`. Results are in
+ * path order and relative to the Location. Unlike the reference, `path` is confined like `read`: a relative path
+ * stays inside the Location and an outside directory needs `external_directory` (see docs/trust/search.md).
+ * Order: resolve → `external_directory` (outside targets) → `glob` → resolve again → search.
  *
  * @since 0.1.0
  */
 import * as nodePath from "node:path"
 import { Effect, Schema } from "effect"
 import * as LLM from "../values/llm.js"
-import * as Location from "../place/location.js"
+import * as LocationMutation from "../world/location-mutation.js"
 import * as PermissionV2 from "../policy/permission.js"
 import * as Search from "../world/search/search.js"
 import * as Tool from "../tool/tool.js"
@@ -26,7 +28,8 @@ export const Input = Schema.Struct({
   pattern: Schema.String.annotations({ description: "The glob pattern file paths are matched against" }),
   path: Schema.optional(
     Schema.String.annotations({
-      description: "A relative directory to search in. When omitted, the active Location is searched.",
+      description:
+        "A directory to search in, relative to the Location; an absolute directory outside it needs external_directory approval. When omitted, the active Location is searched.",
     }),
   ),
   limit: Schema.optional(
@@ -48,39 +51,63 @@ export const toModelText = (directory: string, output: ReadonlyArray<Search.Entr
 /** Builds the `glob` tool over the current Location's services. */
 export const tool = Effect.gen(function* () {
   const permission = yield* PermissionV2.Service
-  const location = yield* Location.Service
+  const mutation = yield* LocationMutation.Service
   const search = yield* Search.Service
 
-  const execute = (input: Input, context: Tool.Context): Effect.Effect<Output, LLM.ToolFailure> =>
-    Effect.gen(function* () {
-      yield* permission.assert({
-        ...PermissionV2.fromToolCall(context),
-        action: "glob",
-        resources: [input.pattern],
-        save: ["*"],
-        // Keys stay present even when undefined, as in the reference.
-        metadata: { root: input.path ?? ".", path: input.path, limit: input.limit },
-      })
-      const cwd = nodePath.resolve(location.directory, input.path ?? ".")
+  const execute = (input: Input, context: Tool.Context): Effect.Effect<Output, LLM.ToolFailure> => {
+    const caller = PermissionV2.fromToolCall(context)
+    const path = input.path ?? "."
+    return Effect.gen(function* () {
+      // Text no engine can take is refused before anything is asked.
+      const invalid = Search.invalidInput("pattern", input.pattern)
+      if (invalid !== undefined) return yield* invalid
+      const target = yield* Search.confineRoot({
+        mutation,
+        permission,
+        caller,
+        path,
+        authorize: permission.assert({
+          ...caller,
+          action: "glob",
+          resources: [input.pattern],
+          save: ["*"],
+          // Keys stay present even when undefined, as in the reference.
+          metadata: { root: path, path: input.path, limit: input.limit },
+        }),
+      }).pipe(
+        Effect.mapError(
+          PermissionV2.leafFailure(
+            (error) =>
+              new LLM.ToolFailure({
+                message: Search.rootFailureMessage(path, error as { readonly _tag: string }),
+                error,
+              }),
+          ),
+        ),
+      )
+      const cwd = target.canonical
       const entries = yield* search.glob({ cwd, pattern: input.pattern, limit: input.limit ?? Number.MAX_SAFE_INTEGER })
       return entries.map((entry): Search.Entry => ({
-        path: nodePath.relative(location.directory, nodePath.resolve(cwd, entry.path)),
+        path: nodePath.relative(mutation.root, nodePath.resolve(cwd, entry.path)),
         type: "file",
       }))
     }).pipe(
       Effect.mapError(
-        PermissionV2.leafFailure(
-          (error) => new LLM.ToolFailure({ message: `Unable to find files matching ${input.pattern}`, error }),
+        PermissionV2.leafFailure((error) =>
+          error instanceof Search.InvalidInputError
+            ? new LLM.ToolFailure({ message: `Unable to find files: ${error.message.replace(/^The /, "the ")}`, error })
+            : new LLM.ToolFailure({ message: `Unable to find files matching ${input.pattern}`, error }),
         ),
       ),
     )
+  }
 
   return Tool.make({
     description,
     input: Input,
     output: Output,
     execute,
-    toModelOutput: ({ output }) => [{ type: "text", text: toModelText(location.directory, output) }],
+    toModelOutput: ({ output }) => [{ type: "text", text: toModelText(mutation.root, output) }],
   })
 })
 

@@ -1,7 +1,9 @@
 /**
  * Model-facing V2 grep leaf: searches file contents by regular expression under the active Location, under a
- * directory `path`, or in one file `path` (such as an absolute managed tool-output file). `path` is not confined
- * to the Location, as in the reference; a missing `path` searches its parent directory.
+ * directory `path`, or in one file `path` (such as an absolute managed tool-output file); a missing `path` searches
+ * its parent directory, as in the reference. Unlike the reference, `path` is confined like `read` and the content
+ * returned obeys the agent's `read` rules (see docs/trust/search.md). Order: resolve → `external_directory` (outside
+ * targets) → `grep` → resolve again → search → `read` rules on the matched files (one ask for those that ask).
  *
  * @since 0.1.0
  */
@@ -9,7 +11,7 @@ import * as fs from "node:fs"
 import * as nodePath from "node:path"
 import { Effect, Schema } from "effect"
 import * as LLM from "../values/llm.js"
-import * as Location from "../place/location.js"
+import * as LocationMutation from "../world/location-mutation.js"
 import * as PermissionV2 from "../policy/permission.js"
 import * as Search from "../world/search/search.js"
 import * as Tool from "../tool/tool.js"
@@ -29,7 +31,8 @@ export const Input = Schema.Struct({
   pattern: Schema.String.annotations({ description: "The regular expression to look for in file contents" }),
   path: Schema.optional(
     Schema.String.annotations({
-      description: "A relative directory to search in. When omitted, the active Location is searched.",
+      description:
+        "A directory to search in, relative to the Location; an absolute directory outside it needs external_directory approval. When omitted, the active Location is searched.",
     }),
   ),
   include: Schema.optional(
@@ -44,14 +47,30 @@ export const Input = Schema.Struct({
 /** @see Input */
 export type Input = typeof Input.Type
 
-/** The output, which is also the structured output: matches with paths relative to the Location directory. */
-export const Output = Schema.Array(Search.Match)
+/** The structured output: matches with paths relative to the Location directory. */
+export const Structured = Schema.Array(Search.Match)
+/** @see Structured */
+export type Structured = typeof Structured.Type
+
+/** The output: the matches that may be shown, and the files whose matches were withheld (with why). */
+export const Output = Schema.Struct({
+  matches: Structured,
+  withheld: Schema.Array(Search.Withheld),
+})
 /** @see Output */
 export type Output = typeof Output.Type
 
-/** The model text: `Found <n> matches`, then each file's matches under its absolute path; or `No files found`. */
-export const toModelText = (directory: string, output: ReadonlyArray<Search.Match>): string => {
-  if (output.length === 0) return "No files found"
+/**
+ * The model text: `Found <n> matches`, then each file's matches under its absolute path; or `No files found`. A
+ * sentence on withheld files follows after a blank line.
+ */
+export const toModelText = (
+  directory: string,
+  output: ReadonlyArray<Search.Match>,
+  withheld: ReadonlyArray<Search.Withheld> = [],
+): string => {
+  const note = Search.withheldText(withheld)
+  if (output.length === 0) return note === undefined ? "No files found" : `No files found\n\n${note}`
   const lines = [`Found ${output.length} matches`]
   let current: string | undefined
   for (const match of output) {
@@ -62,6 +81,7 @@ export const toModelText = (directory: string, output: ReadonlyArray<Search.Matc
     }
     lines.push(`  Line ${match.line}: ${match.text}`)
   }
+  if (note !== undefined) lines.push("", note)
   return lines.join("\n")
 }
 
@@ -73,51 +93,80 @@ const statTarget = (target: string): Effect.Effect<fs.Stats | undefined> =>
 /** Builds the `grep` tool over the current Location's services. */
 export const tool = Effect.gen(function* () {
   const permission = yield* PermissionV2.Service
-  const location = yield* Location.Service
+  const mutation = yield* LocationMutation.Service
   const search = yield* Search.Service
 
-  const execute = (input: Input, context: Tool.Context): Effect.Effect<Output, LLM.ToolFailure> =>
-    Effect.gen(function* () {
-      yield* permission.assert({
-        ...PermissionV2.fromToolCall(context),
-        action: "grep",
-        resources: [input.pattern],
-        save: ["*"],
-        // Keys stay present even when undefined, as in the reference.
-        metadata: { root: ".", path: input.path, include: input.include, limit: input.limit },
-      })
-      const target = nodePath.resolve(location.directory, input.path ?? ".")
-      const stats = yield* statTarget(target)
+  const execute = (input: Input, context: Tool.Context): Effect.Effect<Output, LLM.ToolFailure> => {
+    const caller = PermissionV2.fromToolCall(context)
+    const path = input.path ?? "."
+    return Effect.gen(function* () {
+      // Text no engine can take is refused before anything is asked.
+      const invalid =
+        Search.invalidInput("pattern", input.pattern) ??
+        (input.include === undefined ? undefined : Search.invalidInput("include", input.include))
+      if (invalid !== undefined) return yield* invalid
+      const target = yield* Search.confineRoot({
+        mutation,
+        permission,
+        caller,
+        path,
+        authorize: permission.assert({
+          ...caller,
+          action: "grep",
+          resources: [input.pattern],
+          save: ["*"],
+          // Keys stay present even when undefined, as in the reference.
+          metadata: { root: ".", path: input.path, include: input.include, limit: input.limit },
+        }),
+      }).pipe(Effect.mapError(PermissionV2.leafFailure((error) => rootFailure(path, error))))
+      const stats = yield* statTarget(target.canonical)
       const isDirectory = stats?.isDirectory() ?? false
-      const cwd = isDirectory ? target : nodePath.dirname(target)
-      const file = stats !== undefined && !isDirectory ? nodePath.basename(target) : undefined
-      const matches = yield* search.grep({
+      const cwd = isDirectory ? target.canonical : nodePath.dirname(target.canonical)
+      const file = stats !== undefined && !isDirectory ? nodePath.basename(target.canonical) : undefined
+      const found = yield* search.grep({
         cwd,
         pattern: input.pattern,
         file,
         include: input.include,
         limit: input.limit ?? Number.MAX_SAFE_INTEGER,
       })
-      return matches.map((match): Search.Match => ({
-        ...match,
-        entry: { path: nodePath.relative(location.directory, nodePath.resolve(cwd, match.entry.path)), type: "file" },
-      }))
+      const shown = yield* Search.readable({ permission, caller, root: mutation.root, cwd, matches: found })
+      return {
+        matches: shown.matches.map((match): Search.Match => ({
+          ...match,
+          entry: { path: nodePath.relative(mutation.root, nodePath.resolve(cwd, match.entry.path)), type: "file" },
+        })),
+        withheld: shown.withheld,
+      }
     }).pipe(
       Effect.mapError(
-        PermissionV2.leafFailure(
-          (error) => new LLM.ToolFailure({ message: `Unable to grep for ${input.pattern}`, error }),
+        PermissionV2.leafFailure((error) =>
+          error instanceof Search.InvalidInputError
+            ? new LLM.ToolFailure({ message: `Unable to grep: ${error.message.replace(/^The /, "the ")}`, error })
+            : new LLM.ToolFailure({ message: `Unable to grep for ${input.pattern}`, error }),
         ),
       ),
     )
+  }
 
   return Tool.make({
     description,
     input: Input,
     output: Output,
+    structured: Structured,
+    toStructuredOutput: ({ output }) => output.matches,
     execute,
-    toModelOutput: ({ output }) => [{ type: "text", text: toModelText(location.directory, output) }],
+    toModelOutput: ({ output }) => [
+      { type: "text", text: toModelText(mutation.root, output.matches, output.withheld) },
+    ],
   })
 })
+
+const rootFailure = (path: string, error: unknown): LLM.ToolFailure =>
+  new LLM.ToolFailure({
+    message: Search.rootFailureMessage(path, error as { readonly _tag: string }),
+    error,
+  })
 
 /** Registers `grep` in the Location for the lifetime of the layer. */
 export const layer = Tools.layer(name, tool)

@@ -84,6 +84,9 @@ interface Run<A> {
   readonly onExit2: (stderr: string) => SearchError | InvalidPatternError | undefined
 }
 
+const spawnRg = (input: { readonly rgPath: string; readonly cwd: string; readonly args: ReadonlyArray<string> }) =>
+  spawn(input.rgPath, input.args as Array<string>, { cwd: input.cwd, stdio: ["ignore", "pipe", "pipe"] })
+
 const run = <A>(input: Run<A>): Effect.Effect<ReadonlyArray<A>, SearchError | InvalidPatternError> =>
   Effect.async<ReadonlyArray<A>, SearchError | InvalidPatternError>((resume) => {
     const rows: Array<A> = []
@@ -92,10 +95,14 @@ const run = <A>(input: Run<A>): Effect.Effect<ReadonlyArray<A>, SearchError | In
     let pending: Array<Buffer> = []
     let pendingBytes = 0
     let done = false
-    const child = spawn(input.rgPath, input.args as Array<string>, {
-      cwd: input.cwd,
-      stdio: ["ignore", "pipe", "pipe"],
-    })
+    let child: ReturnType<typeof spawnRg>
+    try {
+      child = spawnRg(input)
+    } catch (error) {
+      // Node refuses some arguments synchronously (a NUL byte, say); that is a failed search, not a defect.
+      resume(Effect.fail(new SearchError({ message: (error as globalThis.Error).message, cause: error })))
+      return
+    }
     const finish = (result: Effect.Effect<ReadonlyArray<A>, SearchError | InvalidPatternError>) => {
       if (done) return
       done = true
@@ -222,7 +229,12 @@ export const available = (rgPath: string): Effect.Effect<boolean> =>
       settled = true
       resume(Effect.succeed(value))
     }
-    const child = spawn(rgPath, ["--version"], { stdio: "ignore" })
+    let child: ReturnType<typeof spawn>
+    try {
+      child = spawn(rgPath, ["--version"], { stdio: "ignore" })
+    } catch {
+      return settle(false)
+    }
     child.on("error", () => settle(false))
     child.on("close", (code) => settle(code === 0))
     return Effect.sync(() => {

@@ -48,6 +48,36 @@ export class InvalidPatternError extends Schema.TaggedError<InvalidPatternError>
   message: Schema.String,
 }) {}
 
+/**
+ * A search input the operating system cannot take: a NUL byte, or text that is not well-formed Unicode (a lone
+ * surrogate), in the glob `pattern`, the grep `pattern`, the `include` glob, or a path.
+ *
+ * @since 0.2.0
+ */
+export class InvalidInputError extends Schema.TaggedError<InvalidInputError>()("Search.InvalidInputError", {
+  field: Schema.Literal("pattern", "include", "path"),
+  value: Schema.String,
+  reason: Schema.Literal("nul_byte", "malformed_unicode"),
+}) {
+  override get message(): string {
+    return `The ${this.field} ${this.reason === "nul_byte" ? "contains a NUL byte" : "is not well-formed Unicode text"}`
+  }
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+/**
+ * Checks one search input; `undefined` when it can be passed to either engine. Cheap enough for every call.
+ *
+ * @since 0.2.0
+ */
+export const invalidInput = (field: InvalidInputError["field"], value: string): InvalidInputError | undefined =>
+  value.includes("\0")
+    ? new InvalidInputError({ field, value, reason: "nul_byte" })
+    : LONE_SURROGATE.test(value)
+      ? new InvalidInputError({ field, value, reason: "malformed_unicode" })
+      : undefined
+
 /** The input of `glob`. `limit` bounds the rows returned; the search stops once `limit + 1` rows were seen. */
 export interface GlobInput {
   readonly cwd: string
@@ -66,8 +96,10 @@ export interface GrepInput {
 
 /** What an engine (and the service) offers. */
 export interface Interface {
-  readonly glob: (input: GlobInput) => Effect.Effect<ReadonlyArray<Entry>, SearchError>
-  readonly grep: (input: GrepInput) => Effect.Effect<ReadonlyArray<Match>, SearchError | InvalidPatternError>
+  readonly glob: (input: GlobInput) => Effect.Effect<ReadonlyArray<Entry>, SearchError | InvalidInputError>
+  readonly grep: (
+    input: GrepInput,
+  ) => Effect.Effect<ReadonlyArray<Match>, SearchError | InvalidPatternError | InvalidInputError>
 }
 
 /** Longest `Match.text`, in UTF-16 code units, before it is cut and `...` appended. */

@@ -17,6 +17,8 @@ export {
   type GlobInput,
   type GrepInput,
   type Interface,
+  InvalidInputError,
+  invalidInput,
   InvalidPatternError,
   Match,
   MAX_LINE_TEXT,
@@ -24,6 +26,18 @@ export {
   MAX_SUBMATCHES,
   Submatch,
 } from "./schema.js"
+export {
+  type Caller,
+  confineRoot,
+  type Readable,
+  readable,
+  readResource,
+  RootChangedError,
+  type RootError,
+  rootFailureMessage,
+  Withheld,
+  withheldText,
+} from "./confine.js"
 export { compareNames, comparePaths, normalizePath } from "./order.js"
 export { globArgs, grepArgs } from "./ripgrep.js"
 
@@ -33,12 +47,35 @@ export class Service extends Context.Tag("@toolgate/v2/Search")<Service, Schema.
 /** Which engine a layer chose. */
 export type EngineKind = { readonly _tag: "ripgrep"; readonly rgPath: string } | { readonly _tag: "node" }
 
+const firstInvalid = (
+  checks: ReadonlyArray<readonly [Schema.InvalidInputError["field"], string | undefined]>,
+): Schema.InvalidInputError | undefined => {
+  for (const [field, value] of checks) {
+    const invalid = value === undefined ? undefined : Schema.invalidInput(field, value)
+    if (invalid !== undefined) return invalid
+  }
+  return undefined
+}
+
+// Inputs are checked here, for both engines alike, so that neither sees text the operating system cannot take.
 const wrap = (engine: Schema.Interface): Schema.Interface =>
   Service.of({
     glob: Effect.fn("Search.glob")(function* (input: Schema.GlobInput) {
+      const invalid = firstInvalid([
+        ["pattern", input.pattern],
+        ["path", input.cwd],
+      ])
+      if (invalid !== undefined) return yield* invalid
       return yield* engine.glob(input)
     }),
     grep: Effect.fn("Search.grep")(function* (input: Schema.GrepInput) {
+      const invalid = firstInvalid([
+        ["pattern", input.pattern],
+        ["include", input.include],
+        ["path", input.cwd],
+        ["path", input.file],
+      ])
+      if (invalid !== undefined) return yield* invalid
       return yield* engine.grep(input)
     }),
   })
