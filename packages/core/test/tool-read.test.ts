@@ -22,31 +22,39 @@ const CWD = "/work/fake-location"
 const MISSING = "missing/deeper/file.txt"
 
 /** Resolves against CWD; MISSING fails non_directory_ancestor; absolute outside paths get `<dirname>/*`. */
+const fakeResolve: LocationMutation.Interface["resolve"] = (input) => {
+  if (input.path === MISSING) {
+    return Effect.fail(new LocationMutation.PathError({ path: input.path, reason: "non_directory_ancestor" }))
+  }
+  const canonical = path.resolve(CWD, input.path)
+  if (LocationMutation.isWithin(CWD, canonical)) {
+    return Effect.succeed({ canonical, resource: path.relative(CWD, canonical) || "." })
+  }
+  const resource = `${path.dirname(canonical)}/*`
+  return Effect.succeed({
+    canonical,
+    resource: canonical,
+    externalDirectory: {
+      action: "external_directory",
+      directory: path.dirname(canonical),
+      resource,
+      save: resource,
+    },
+  })
+}
+
 const fakeMutation = Layer.succeed(
   LocationMutation.Service,
   LocationMutation.Service.of({
     root: CWD,
     contains: (canonical) => LocationMutation.isWithin(CWD, canonical),
-    resolve: (input) => {
-      if (input.path === MISSING) {
-        return Effect.fail(new LocationMutation.PathError({ path: input.path, reason: "non_directory_ancestor" }))
-      }
-      const canonical = path.resolve(CWD, input.path)
-      if (LocationMutation.isWithin(CWD, canonical)) {
-        return Effect.succeed({ canonical, resource: path.relative(CWD, canonical) || "." })
-      }
-      const resource = `${path.dirname(canonical)}/*`
-      return Effect.succeed({
-        canonical,
-        resource: canonical,
-        externalDirectory: {
-          action: "external_directory",
-          directory: path.dirname(canonical),
-          resource,
-          save: resource,
-        },
-      })
-    },
+    resolve: fakeResolve,
+    recheck: (input, target) =>
+      Effect.flatMap(fakeResolve(input), (again) =>
+        again.canonical === target.canonical
+          ? Effect.void
+          : Effect.fail(new LocationMutation.PathChangedError({ path: input.path })),
+      ),
   }),
 )
 

@@ -1,6 +1,8 @@
 /**
  * The filesystem part of `read`: inspect a path, read a file (media sniffing, binary detection, strict UTF-8,
- * line paging) and list a directory page. It is a service so `read` tests can substitute it.
+ * line paging) and list a directory page. It is a service so `read` tests can substitute it. Files are opened without
+ * following a final symlink and the descriptor is verified to be the canonical path asked for before a byte is read;
+ * a directory is listed through its verified descriptor (see docs/trust/check-at-use.md).
  *
  * @since 0.1.0
  */
@@ -11,6 +13,7 @@ import type { PlatformError } from "@effect/platform/Error"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import * as mime from "mime-types"
 import { isWithin } from "../world/location-mutation.js"
+import * as VerifiedFile from "../world/verified-file.js"
 
 /** Most lines (and directory entries) in one page. */
 export const MAX_READ_LINES = 2000
@@ -82,7 +85,13 @@ export class PathKindError extends Schema.TaggedError<PathKindError>()("ReadTool
 export type InspectError = PlatformError | PathKindError
 /** The failures of `read`. */
 export type ReadError =
-  PlatformError | BinaryFileError | MediaIngestLimitError | MalformedUtf8Error | OffsetOutOfRangeError | PathKindError
+  | PlatformError
+  | BinaryFileError
+  | MediaIngestLimitError
+  | MalformedUtf8Error
+  | OffsetOutOfRangeError
+  | PathKindError
+  | VerifiedFile.PathChangedError
 
 const PositiveInt = Schema.Int.pipe(Schema.positive())
 
@@ -136,10 +145,13 @@ export interface Page {
 export interface Interface {
   /** Stats `path` (following links): a file or a directory, else `PathKindError`. */
   readonly inspect: (path: string) => Effect.Effect<"file" | "directory", InspectError>
-  /** Reads a file as Content (small text, media) or a TextPage; `resource` names it in errors. */
+  /**
+   * Reads the file at the canonical `path` as Content (small text, media) or a TextPage; `resource` names it in
+   * errors. A symlink or a moved directory on the way fails with `PathChangedError` before anything is read.
+   */
   readonly read: (path: string, resource: string, page?: Page) => Effect.Effect<Content | TextPage, ReadError>
-  /** Lists one page of a directory. */
-  readonly list: (path: string, page?: Page) => Effect.Effect<ListPage, PlatformError>
+  /** Lists one page of the directory at the canonical `path` (same check as `read`). */
+  readonly list: (path: string, page?: Page) => Effect.Effect<ListPage, PlatformError | VerifiedFile.PathChangedError>
 }
 
 /** The ReadToolFileSystem service. */
@@ -194,15 +206,18 @@ export const make: Effect.Effect<Interface, never, FileSystem.FileSystem> = Effe
   })
 
   const read = Effect.fn("ReadToolFileSystem.read")(function* (input: string, resource: string, page: Page = {}) {
-    const real = yield* fs.realPath(input)
     return yield* Effect.scoped(
       Effect.gen(function* () {
-        const file = yield* fs.open(real, { flag: "r" })
-        const info = yield* file.stat
-        if (info.type !== "File") return yield* new PathKindError({ resource, expected: "a file" })
-        const size = Number(info.size)
-        const next = (bytes: number) => Effect.map(file.readAlloc(bytes), Option.getOrUndefined)
+        const file = yield* Effect.acquireRelease(
+          VerifiedFile.openFile(input, VerifiedFile.flags.read),
+          VerifiedFile.close,
+        )
+        const info = yield* VerifiedFile.stat(file)
+        if (!info.isFile()) return yield* new PathKindError({ resource, expected: "a file" })
+        const size = info.size
+        const next = (bytes: number) => VerifiedFile.readAt(file, bytes)
         const first = (yield* next(Math.min(CHUNK, size || 4 * 1024))) ?? new Uint8Array()
+        const real = input
         const uri = pathToFileURL(real).href
         const name = path.basename(real)
 
@@ -276,22 +291,28 @@ export const make: Effect.Effect<Interface, never, FileSystem.FileSystem> = Effe
   })
 
   const list = Effect.fn("ReadToolFileSystem.list")(function* (input: string, page: Page = {}) {
-    const real = yield* fs.realPath(input)
-    const names = yield* fs.readDirectory(real)
-    const found = yield* Effect.forEach(
-      names,
-      (child) =>
-        Effect.gen(function* () {
-          const target = yield* Effect.option(fs.realPath(path.join(real, child)))
-          if (Option.isNone(target) || !isWithin(real, target.value)) return undefined
-          const info = yield* Effect.option(fs.stat(target.value))
-          if (Option.isNone(info)) return undefined
-          if (info.value.type === "Directory")
-            return { path: child + isDirectorySep, type: "directory" } satisfies Entry
-          if (info.value.type === "File") return { path: child, type: "file" } satisfies Entry
-          return undefined
-        }),
-      { concurrency: 16 },
+    const found = yield* Effect.acquireUseRelease(
+      VerifiedFile.openDirectory(input, "readDirectory"),
+      (directory) =>
+        Effect.flatMap(VerifiedFile.readDirectory(directory), (names) =>
+          Effect.forEach(
+            names,
+            (child) =>
+              Effect.gen(function* () {
+                // Looked up through the verified descriptor: an entry counts only if it really lies below it.
+                const target = yield* Effect.option(fs.realPath(VerifiedFile.child(directory, child)))
+                if (Option.isNone(target) || !isWithin(directory.path, target.value)) return undefined
+                const info = yield* Effect.option(fs.stat(target.value))
+                if (Option.isNone(info)) return undefined
+                if (info.value.type === "Directory")
+                  return { path: child + isDirectorySep, type: "directory" } satisfies Entry
+                if (info.value.type === "File") return { path: child, type: "file" } satisfies Entry
+                return undefined
+              }),
+            { concurrency: 16 },
+          ),
+        ),
+      VerifiedFile.close,
     )
     const entries = found
       .filter((entry): entry is Entry => entry !== undefined)

@@ -1,6 +1,8 @@
 /**
  * The `read` leaf: reads a text file (whole or by line pages), returns supported images as media, or lists a
- * directory page. Order: resolve → external_directory assert (external targets) → inspect → `read` assert → act.
+ * directory page. Order: resolve → external_directory assert (external targets) → inspect → `read` assert →
+ * resolve again (a path that no longer gives the approved target is refused) → act through a verified descriptor.
+ * See docs/trust/check-at-use.md.
  *
  * @since 0.1.0
  */
@@ -65,6 +67,7 @@ type Failure =
   | Image.DecodeError
   | Image.SizeError
   | LocationMutation.PathError
+  | LocationMutation.PathChangedError
   | PermissionV2.BlockedError
   | PermissionV2.CorrectedError
   | SessionV2.NotFoundError
@@ -74,6 +77,19 @@ const toFailure = (input: Input, error: Failure): LLM.ToolFailure => {
     case "PermissionV2.BlockedError":
     case "PermissionV2.CorrectedError":
       return PermissionV2.toToolFailure(error)
+    case "LocationMutation.PathError":
+      return new LLM.ToolFailure({
+        message:
+          error.reason === "invalid_path"
+            ? `Unable to read ${input.path}: ${error.message}`
+            : `Unable to read ${input.path}`,
+        error,
+      })
+    case "FileMutation.PathChangedError":
+      return new LLM.ToolFailure({
+        message: `Unable to read ${input.path}: it changed after it was checked; nothing was read`,
+        error,
+      })
     case "ReadTool.BinaryFileError":
     case "ReadTool.MediaIngestLimitError":
     case "Image.DecodeError":
@@ -104,6 +120,8 @@ export const tool = Effect.gen(function* () {
       }
       const kind = yield* files.inspect(target.canonical)
       yield* permission.assert({ action: name, resources: [target.resource], save: ["*"], ...identity })
+      // An ask can take minutes: the approved target must still be what the path names now.
+      yield* mutation.recheck({ path: input.path, kind: "directory" }, target)
       if (kind === "directory") return yield* files.list(target.canonical, page)
       const result = yield* files.read(target.canonical, target.resource, page)
       if (!("encoding" in result) || result.encoding !== "base64") return result

@@ -2,7 +2,9 @@
  * Path resolution against the Location for every tool that reads or writes files. Relative paths may not escape
  * the Location (never promoted to external authority); symlink escapes are refused for existing and prospective
  * targets; external absolute targets carry an `external_directory` authorization the caller must assert first.
- * `resolve` never asks for permission itself.
+ * `resolve` never asks for permission itself. A path the OS cannot represent faithfully (a NUL byte, an unpaired
+ * UTF-16 surrogate, a name or path longer than the OS allows) is a typed `invalid_path` error, never a defect.
+ * `recheck` resolves again after an ask and refuses a target that moved (see docs/trust/check-at-use.md).
  *
  * @since 0.1.0
  */
@@ -11,6 +13,10 @@ import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import { Context, Effect, Layer, Schema } from "effect"
 import * as Location from "../place/location.js"
+import * as Wildcard from "../values/wildcard.js"
+import { PathChangedError } from "./verified-file.js"
+
+export { PathChangedError } from "./verified-file.js"
 
 /** What to resolve. Unknown fields (such as `reference`) are dropped on decode. */
 export const ResolveInput = Schema.Struct({
@@ -20,13 +26,59 @@ export const ResolveInput = Schema.Struct({
 /** @see ResolveInput */
 export type ResolveInput = typeof ResolveInput.Type
 
+const REASONS = {
+  relative_escape: "a relative path may not leave the current location",
+  location_escape: "the path leads outside the current location through a symbolic link",
+  non_directory_ancestor: "a parent of the path is not a directory",
+  invalid_path: "the path cannot be used as a file name",
+} as const
+
 /**
- * The path cannot be used. `invalid_path` (our addition) covers paths the OS cannot represent, such as a NUL byte.
+ * The path cannot be used. `invalid_path` (our addition) covers paths the OS cannot represent faithfully: a NUL
+ * byte, an unpaired UTF-16 surrogate (it would reach the disk as U+FFFD, another name than the one checked), a
+ * name longer than `MAX_NAME_BYTES` or a path longer than `MAX_PATH_BYTES`; `detail` says which.
  */
 export class PathError extends Schema.TaggedError<PathError>()("LocationMutation.PathError", {
   path: Schema.String,
   reason: Schema.Literal("relative_escape", "location_escape", "non_directory_ancestor", "invalid_path"),
-}) {}
+  detail: Schema.optional(Schema.String),
+}) {
+  override get message(): string {
+    return this.detail ?? REASONS[this.reason]
+  }
+}
+
+/**
+ * Longest file name accepted, in UTF-8 bytes (the common NAME_MAX).
+ *
+ * @since 0.2.0
+ */
+export const MAX_NAME_BYTES = 255
+/**
+ * Longest path accepted, in UTF-8 bytes (below the common PATH_MAX of 4096).
+ *
+ * @since 0.2.0
+ */
+export const MAX_PATH_BYTES = 4095
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+/**
+ * Why `value` cannot be a path, or undefined when it can: a NUL byte, an unpaired surrogate, or a name or path too
+ * long for the OS.
+ *
+ * @since 0.2.0
+ */
+export const invalidPath = (value: string): string | undefined => {
+  if (value.includes("\0")) return "the path contains a NUL byte"
+  if (LONE_SURROGATE.test(value)) return "the path contains an unpaired UTF-16 surrogate"
+  if (Buffer.byteLength(value, "utf8") > MAX_PATH_BYTES) return `the path is longer than ${MAX_PATH_BYTES} bytes`
+  for (const name of value.split(/[\\/]/)) {
+    if (Buffer.byteLength(name, "utf8") > MAX_NAME_BYTES)
+      return `a name in the path is longer than ${MAX_NAME_BYTES} bytes`
+  }
+  return undefined
+}
 
 /** The external-directory authority a caller must assert before its own action. */
 export interface ExternalDirectoryAuthorization {
@@ -55,6 +107,16 @@ export interface Interface {
   /** The realpath of the Location directory. */
   readonly root: string
   readonly resolve: (input: ResolveInput) => Effect.Effect<Target, PathError | PlatformError>
+  /**
+   * Resolves `input` again (after an ask was answered) and fails with `PathChangedError` unless it still gives
+   * `target`: same canonical path, same resource, same external authority. Untraced: it runs on every call.
+   *
+   * @since 0.2.0
+   */
+  readonly recheck: (
+    input: ResolveInput,
+    target: Target,
+  ) => Effect.Effect<void, PathError | PathChangedError | PlatformError>
   /** True iff `canonical` is the Location root or below it. */
   readonly contains: (canonical: string) => boolean
 }
@@ -73,6 +135,12 @@ export const isWithin = (parent: string, child: string): boolean => {
 const boundaryResource = (directory: string): string => {
   const normalized = slashes(directory)
   return normalized.endsWith("/") ? `${normalized}*` : `${normalized}/*`
+}
+
+/** The saved pattern for a boundary: the directory taken literally (a `*` in its name is no wildcard), then `*`. */
+const boundarySave = (directory: string): string => {
+  const normalized = slashes(directory)
+  return Wildcard.literal(normalized.endsWith("/") ? normalized : `${normalized}/`) + "*"
 }
 
 const isMissing = (error: PlatformError | PathError): boolean => {
@@ -125,8 +193,10 @@ export const make: Effect.Effect<Interface, never, Location.Service | FileSystem
       ),
     )
 
-  const resolve = Effect.fn("LocationMutation.resolve")(function* (input: ResolveInput) {
-    if (input.path.includes("\0")) return yield* new PathError({ path: input.path, reason: "invalid_path" })
+  const resolveNow = Effect.fnUntraced(function* (input: ResolveInput) {
+    const invalid = invalidPath(input.path)
+    if (invalid !== undefined)
+      return yield* new PathError({ path: input.path, reason: "invalid_path", detail: invalid })
     const relative = !path.isAbsolute(input.path)
     const absolute = path.resolve(location.directory, input.path)
     const lexicallyInternal = isWithin(location.directory, absolute)
@@ -144,11 +214,22 @@ export const make: Effect.Effect<Interface, never, Location.Service | FileSystem
     return {
       canonical: resolved.canonical,
       resource: slashes(resolved.canonical),
-      externalDirectory: { action: "external_directory", directory: boundary, resource, save: resource },
+      externalDirectory: { action: "external_directory", directory: boundary, resource, save: boundarySave(boundary) },
     } satisfies Target
   })
 
-  return Service.of({ root, resolve, contains })
+  const resolve = Effect.fn("LocationMutation.resolve")(resolveNow)
+
+  const recheck = (input: ResolveInput, target: Target) =>
+    Effect.flatMap(resolveNow(input), (again) =>
+      again.canonical === target.canonical &&
+      again.resource === target.resource &&
+      again.externalDirectory?.resource === target.externalDirectory?.resource
+        ? Effect.void
+        : Effect.fail(new PathChangedError({ path: input.path })),
+    )
+
+  return Service.of({ root, resolve, recheck, contains })
 })
 
 /** The Location-scoped layer. */

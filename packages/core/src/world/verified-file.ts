@@ -175,9 +175,12 @@ export const openFile = (canonical: string, flag: number): Effect.Effect<Handle,
 
 const viaOf = (fd: number, canonical: string): string => (hasProcFd() ? `/proc/self/fd/${fd}` : canonical)
 
-/** Opens and verifies the directory at the canonical path `canonical`. The caller closes it. */
-export const openDirectory = (canonical: string): Effect.Effect<Directory, PlatformError | PathChangedError> =>
-  openRaw("open", canonical, flags.directory).pipe(
+/** Opens and verifies the directory at the canonical path `canonical`; `method` names it in errors. */
+export const openDirectory = (
+  canonical: string,
+  method = "open",
+): Effect.Effect<Directory, PlatformError | PathChangedError> =>
+  openRaw(method, canonical, flags.directory).pipe(
     Effect.flatMap((fd) => verified(fd, canonical)),
     Effect.map((fd) => ({ fd, path: canonical, via: viaOf(fd, canonical) })),
   )
