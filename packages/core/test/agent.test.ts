@@ -2,7 +2,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Scope } from "effect"
-import { AgentV2, Config, Global, PermissionV2 } from "../src/index.js"
+import { AgentV2, Config, Global, PermissionV2, Project, Wildcard } from "../src/index.js"
 import { locationLayer, tempDir } from "./support/location.js"
 
 const withEmpty = <A, E>(effect: Effect.Effect<A, E, AgentV2.Service | Scope.Scope>) =>
@@ -45,6 +45,9 @@ const withPlugin = <A, E>(
   })
 
 const doc = (info: Config.Info): Config.Entry => ({ type: "document", info })
+
+/** The managed tool-output folder of the test Location (project `global` in `d.worktree`). */
+const ownOutput = (d: Dirs) => path.join(d.data, "tool-output", Project.storageKey("global", d.worktree))
 
 const rulesOf = (agent: AgentV2.Info | undefined) => agent?.permissions ?? []
 
@@ -235,7 +238,8 @@ describe("AgentV2 built-ins", () => {
           const agents = yield* AgentV2.Service
           const ext = [
             { action: "external_directory", resource: "*", effect: "ask" },
-            { action: "external_directory", resource: path.join(d.data, "tool-output", "*"), effect: "allow" },
+            // only this project's managed output folder (docs/trust/managed-output.md), not every project's
+            { action: "external_directory", resource: Wildcard.literal(`${ownOutput(d)}/`) + "*", effect: "allow" },
             { action: "external_directory", resource: path.join(d.tmp, "*"), effect: "allow" },
           ]
           const defaults = [
@@ -245,9 +249,12 @@ describe("AgentV2 built-ins", () => {
             { action: "plan_enter", resource: "*", effect: "deny" },
             { action: "plan_exit", resource: "*", effect: "deny" },
             { action: "read", resource: "*", effect: "allow" },
-            { action: "read", resource: "*.env", effect: "ask" },
-            { action: "read", resource: "*.env.*", effect: "ask" },
-            { action: "read", resource: "*.env.example", effect: "allow" },
+            // The secret family, case-insensitive on every platform (stricter than the reference's three rules).
+            ...["*.env", "*.env.*", ".env-*", "*/.env-*", ".env_*", "*/.env_*", "*.env~", ".envrc", "*/.envrc"].map(
+              (resource) => ({ action: "read", resource, effect: "ask", ignore_case: true }),
+            ),
+            { action: "read", resource: "*.env.example", effect: "allow", ignore_case: true },
+            { action: "read", resource: "*.env.sample", effect: "allow", ignore_case: true },
           ]
           const build = yield* agents.get("build")
           expect(build?.mode).toBe("primary")
@@ -270,6 +277,7 @@ describe("AgentV2 built-ins", () => {
             { action: "external_directory", resource: path.join(d.data, "plans", "*"), effect: "allow" },
             { action: "edit", resource: "*", effect: "deny" },
             { action: "edit", resource: ".toolgate/plans/*.md", effect: "allow" },
+            { action: "protected_path", resource: ".toolgate/plans/*.md", effect: "allow" },
             {
               action: "edit",
               resource: path.relative(d.worktree, path.join(d.data, "plans", "*.md")),
@@ -305,9 +313,10 @@ describe("AgentV2 built-ins", () => {
           expect(PermissionV2.evaluate("read", "x/.env.example", rulesOf(build)).effect).toBe("allow")
           expect(PermissionV2.evaluate("external_directory", "/elsewhere/*", rulesOf(explore)).effect).toBe("ask")
           expect(
-            PermissionV2.evaluate("external_directory", path.join(d.data, "tool-output", "tool_1"), rulesOf(explore))
-              .effect,
+            PermissionV2.evaluate("external_directory", path.join(ownOutput(d), "*"), rulesOf(explore)).effect,
           ).toBe("allow")
+          const other = path.join(d.data, "tool-output", Project.storageKey("global", d.root), "*")
+          expect(PermissionV2.evaluate("external_directory", other, rulesOf(explore)).effect).toBe("ask")
           for (const id of ["compaction", "title", "summary"]) {
             const agent = yield* agents.get(id)
             expect(agent?.mode).toBe("primary")

@@ -15,6 +15,7 @@ import {
   type PermissionV2,
   Global,
   Image,
+  ProtectedPath,
   LocationMutation,
   QuestionV2,
   Search,
@@ -49,6 +50,7 @@ type Supplied =
   | PermissionV2.Service
   | LocationMutation.Service
   | FileMutation.Service
+  | ProtectedPath.Service
   | Config.Service
   | Location.Service
   | QuestionV2.Service
@@ -79,6 +81,7 @@ const services = (root: string) => {
     Permission.layer,
     LocationMutation.layer,
     FileMutation.layer,
+    ProtectedPath.layer,
     Config.layerEmpty,
     QuestionV2.layer.pipe(Layer.provide(bus)),
     SkillV2.layer,

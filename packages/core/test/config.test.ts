@@ -13,7 +13,7 @@ const write = (file: string, text: string) => {
 
 /** Config discovered for a Location at `directory` inside project `project`, global config dir `global`. */
 const discovered = (
-  options: { readonly directory: string; readonly project: string; readonly global: string },
+  options: { readonly directory: string; readonly project: string; readonly global: string; readonly git?: boolean },
   layer: typeof Config.layer | typeof Config.layerLenient = Config.layer,
 ) =>
   layer.pipe(
@@ -21,7 +21,13 @@ const discovered = (
       Layer.mergeAll(
         NodeFileSystem.layer,
         Global.layerWith({ config: options.global }),
-        Location.layerWith({ directory: options.directory, project: { id: "p", directory: options.project } }),
+        Location.layerWith({
+          directory: options.directory,
+          project: { id: "p", directory: options.project },
+          ...(options.git === false
+            ? {}
+            : { vcs: { type: "git" as const, store: path.join(options.project, ".git") } }),
+        }),
       ),
     ),
   )
@@ -99,7 +105,6 @@ describe("Config discovery", () => {
         `{
           // a line comment
           "default_agent": "build", /* a block comment */
-          "unknown_key": true,
           "tool_output": { "max_bytes": 500, },
         }`,
       )

@@ -25,7 +25,12 @@ const fixture = Effect.gen(function* () {
       Layer.mergeAll(
         NodeContext.layer,
         Global.layerWith({ config }),
-        Location.layerWith({ directory, project: { id: "p", directory: root } }),
+        // A git Location: discovery runs from the worktree root (`root`) down to `directory`.
+        Location.layerWith({
+          directory,
+          project: { id: "p", directory: root },
+          vcs: { type: "git", store: path.join(root, ".git") },
+        }),
       ),
     ),
   )
@@ -98,17 +103,26 @@ describe("SkillV2", () => {
       }),
   )
 
-  it.scoped("follows symlinked skill directories", () =>
+  it.scoped("follows symlinks that stay inside the skill source; a cycle does not loop", () =>
     Effect.gen(function* () {
-      const { root, directory, layer } = yield* fixture
-      write(path.join(root, "elsewhere", "linked", "SKILL.md"), skill("linked", "linked"))
-      fs.mkdirSync(path.join(directory, ".toolgate", "skills"), { recursive: true })
-      fs.symlinkSync(path.join(root, "elsewhere", "linked"), path.join(directory, ".toolgate", "skills", "linked"))
-      // A cycle must not loop forever.
-      fs.symlinkSync(path.join(directory, ".toolgate", "skills"), path.join(root, "elsewhere", "linked", "loop"))
+      const { directory, layer } = yield* fixture
+      const source = path.join(directory, ".toolgate", "skills")
+      write(path.join(source, "_store", "linked", "SKILL.md"), skill("linked", "linked"))
+      fs.symlinkSync(path.join(source, "_store", "linked"), path.join(source, "linked"))
+      fs.symlinkSync(source, path.join(source, "_store", "linked", "loop"))
       const found = yield* list(layer)
       expect(found.map((s) => s.name)).toEqual(["linked"])
-      expect(found[0]!.location).toBe(path.join(directory, ".toolgate", "skills", "linked", "SKILL.md"))
+      expect(found[0]!.location).toBe(path.join(source, "_store", "linked", "SKILL.md"))
+    }),
+  )
+
+  it.scoped("skips a skill directory that resolves outside its source (stricter than the reference)", () =>
+    Effect.gen(function* () {
+      const { root, directory, layer } = yield* fixture
+      write(path.join(root, "elsewhere", "linked", "SKILL.md"), skill("linked", "outside body"))
+      fs.mkdirSync(path.join(directory, ".toolgate", "skills"), { recursive: true })
+      fs.symlinkSync(path.join(root, "elsewhere", "linked"), path.join(directory, ".toolgate", "skills", "linked"))
+      expect(yield* list(layer)).toEqual([])
     }),
   )
 

@@ -19,6 +19,7 @@ import * as Location from "../place/location.js"
 import * as LocationMutation from "../world/location-mutation.js"
 import * as PermissionSaved from "../policy/permission-saved.js"
 import * as PermissionV2 from "../policy/permission.js"
+import * as ProtectedPath from "../place/protected-path.js"
 import * as AppProcess from "../world/app-process.js"
 import * as QuestionV2 from "../policy/question.js"
 import * as Search from "../world/search/search.js"
@@ -91,6 +92,7 @@ export const layerLocation = (options: LocationOptions) => {
     PermissionV2.layer,
     ToolRegistry.layer,
     LocationMutation.layer,
+    ProtectedPath.layer,
     FileMutation.layer,
     QuestionV2.layer,
     SessionTodo.layer,

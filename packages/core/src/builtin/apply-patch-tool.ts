@@ -1,6 +1,7 @@
 /**
- * The `apply_patch` leaf. Every hunk target is resolved and approved (external directories first, then one `edit`
- * request for the whole batch) before any target is read; every hunk is prepared before anything is written; then
+ * The `apply_patch` leaf. Every hunk target is resolved and approved (external directories first, then `read` for
+ * targets `read` would not allow, one `edit` request for the whole batch, then `protected_path` for protected
+ * targets; see `./mutation-gate.ts`) before any target is read; every hunk is prepared before anything is written; then
  * the hunks commit one by one through FileMutation. There is no rollback: a later failure reports what was already
  * applied. Moves are refused up front.
  *
@@ -12,7 +13,9 @@ import * as FileDiff from "../values/file-diff.js"
 import * as FileMutation from "../world/file-mutation.js"
 import * as LLM from "../values/llm.js"
 import * as LocationMutation from "../world/location-mutation.js"
+import * as MutationGate from "./mutation-gate.js"
 import * as PermissionV2 from "../policy/permission.js"
+import * as ProtectedPath from "../place/protected-path.js"
 import * as Patch from "./patch.js"
 import * as Tool from "../tool/tool.js"
 import * as Tools from "../tool/tools.js"
@@ -101,6 +104,7 @@ export const tool = Effect.gen(function* () {
   const files = yield* FileMutation.Service
   const permission = yield* PermissionV2.Service
   const fs = yield* FileSystem.FileSystem
+  const gate = { permission, protection: yield* ProtectedPath.Service }
 
   const prepare = (hunk: Patch.Hunk, target: LocationMutation.Target) =>
     Effect.gen(function* () {
@@ -162,21 +166,7 @@ export const tool = Effect.gen(function* () {
       const targets = yield* Effect.gen(function* () {
         const resolved: Array<LocationMutation.Target> = []
         for (const hunk of hunks) resolved.push(yield* mutation.resolve({ path: hunk.path, kind: "file" }))
-        const external = new Map<string, LocationMutation.ExternalDirectoryAuthorization>()
-        for (const target of resolved) {
-          if (target.externalDirectory !== undefined && !external.has(target.externalDirectory.resource)) {
-            external.set(target.externalDirectory.resource, target.externalDirectory)
-          }
-        }
-        for (const auth of external.values()) {
-          yield* permission.assert({ ...LocationMutation.externalDirectoryPermission(auth), ...identity })
-        }
-        yield* permission.assert({
-          action: "edit",
-          resources: [...new Set(resolved.map((target) => target.resource))],
-          save: ["*"],
-          ...identity,
-        })
+        yield* MutationGate.authorize(gate, identity, resolved)
         return resolved
       }).pipe(
         Effect.mapError((error) =>

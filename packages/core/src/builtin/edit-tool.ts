@@ -1,7 +1,8 @@
 /**
  * Model-facing V2 exact-edit leaf. Relative paths resolve within the active Location. Absolute paths inside that
  * Location are accepted, while explicit absolute external paths retain mutation capability through a separate
- * external_directory approval before edit approval.
+ * external_directory approval before edit approval. A file `read` would not allow is asked for (or refused) as a
+ * read first, and a protected path asks `protected_path` after edit (see `./mutation-gate.ts`).
  *
  * Exact matching runs first; when it finds nothing, the fuzzy replacers of P14 (`./edit/replacers.ts`) run in
  * order. The commit is a compare-and-swap against the bytes read after approval.
@@ -14,7 +15,9 @@ import * as FileDiff from "../values/file-diff.js"
 import * as FileMutation from "../world/file-mutation.js"
 import * as LLM from "../values/llm.js"
 import * as LocationMutation from "../world/location-mutation.js"
+import * as MutationGate from "./mutation-gate.js"
 import * as PermissionV2 from "../policy/permission.js"
+import * as ProtectedPath from "../place/protected-path.js"
 import * as Replacers from "./edit/replacers.js"
 import * as Tool from "../tool/tool.js"
 import * as Tools from "../tool/tools.js"
@@ -102,6 +105,7 @@ export const tool = Effect.gen(function* () {
   const mutation = yield* LocationMutation.Service
   const files = yield* FileMutation.Service
   const fs = yield* FileSystem.FileSystem
+  const gate = { permission, protection: yield* ProtectedPath.Service }
 
   const execute = (input: Input, context: Tool.Context): Effect.Effect<Output, LLM.ToolFailure> => {
     const identity = PermissionV2.fromToolCall(context)
@@ -109,14 +113,9 @@ export const tool = Effect.gen(function* () {
       if (input.oldString === input.newString) return yield* failure(messages.identical)
       if (input.oldString === "") return yield* failure(messages.empty)
       const target = yield* mutation.resolve({ path: input.path, kind: "file" })
-      if (target.externalDirectory !== undefined) {
-        yield* permission.assert({
-          ...LocationMutation.externalDirectoryPermission(target.externalDirectory),
-          ...identity,
-        })
-      }
-      yield* permission.assert({ action: "edit", resources: [target.resource], save: ["*"], ...identity })
-      // Content is read only after approval, so a denied edit cannot reveal whether oldString matches.
+      yield* MutationGate.authorize(gate, identity, [target])
+      // Content is read only after approval (read first, then edit), so neither a denied edit nor a file the agent
+      // may not read can reveal whether oldString matches.
       const original = yield* fs.readFile(target.canonical)
       const bom = FileMutation.hasBom(original)
       const text = new TextDecoder().decode(bom ? original.subarray(3) : original)

@@ -1,7 +1,8 @@
 /**
  * Model-facing V2 file-write leaf. Relative paths resolve within the active Location. Absolute paths inside that
  * Location are accepted, while explicit absolute external paths retain mutation capability through a separate
- * external_directory approval before edit approval.
+ * external_directory approval before edit approval. A file `read` would not allow is asked for (or refused) as a
+ * read first, and a protected path asks `protected_path` after edit (see `./mutation-gate.ts`).
  *
  * @since 0.1.0
  */
@@ -9,7 +10,9 @@ import { Effect, Schema } from "effect"
 import * as FileMutation from "../world/file-mutation.js"
 import * as LLM from "../values/llm.js"
 import * as LocationMutation from "../world/location-mutation.js"
+import * as MutationGate from "./mutation-gate.js"
 import * as PermissionV2 from "../policy/permission.js"
+import * as ProtectedPath from "../place/protected-path.js"
 import * as Tool from "../tool/tool.js"
 import * as Tools from "../tool/tools.js"
 
@@ -60,18 +63,13 @@ export const tool = Effect.gen(function* () {
   const permission = yield* PermissionV2.Service
   const mutation = yield* LocationMutation.Service
   const files = yield* FileMutation.Service
+  const gate = { permission, protection: yield* ProtectedPath.Service }
 
   const execute = (input: Input, context: Tool.Context): Effect.Effect<Output, LLM.ToolFailure> => {
     const identity = PermissionV2.fromToolCall(context)
     return Effect.gen(function* () {
       const target = yield* mutation.resolve({ path: input.path, kind: "file" })
-      if (target.externalDirectory !== undefined) {
-        yield* permission.assert({
-          ...LocationMutation.externalDirectoryPermission(target.externalDirectory),
-          ...identity,
-        })
-      }
-      yield* permission.assert({ action: "edit", resources: [target.resource], save: ["*"], ...identity })
+      yield* MutationGate.authorize(gate, identity, [target])
       return yield* files.writeTextPreservingBom({ target, content: input.content })
     }).pipe(
       Effect.mapError(

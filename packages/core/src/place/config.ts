@@ -10,12 +10,18 @@ import { Context, Effect, Either, Layer, ParseResult, Schema } from "effect"
 import * as jsonc from "jsonc-parser"
 import * as Global from "../system/global.js"
 import * as Location from "./location.js"
+import * as ProtectedPath from "./protected-path.js"
 
-/** A permission rule as configured (the same shape as `PermissionV2.Rule`). */
+/**
+ * A permission rule as configured (the same shape as `PermissionV2.Rule`). `ignore_case` makes the resource pattern
+ * match without regard to letter case on every platform (the secret-file rules use it; see docs/trust/secrets.md).
+ * Other keys inside a rule are ignored.
+ */
 export const PermissionRule = Schema.Struct({
   action: Schema.String,
   resource: Schema.String,
   effect: Schema.Literal("allow", "deny", "ask"),
+  ignore_case: Schema.optional(Schema.Boolean),
 })
 
 const PositiveInt = Schema.Int.pipe(Schema.positive())
@@ -58,6 +64,8 @@ export const BashEnv = Schema.Union(
 export const Bash = Schema.Struct({
   sandbox: Schema.optional(BashSandbox),
   env: Schema.optional(BashEnv),
+  /** Extra command-prefix arities for saved bash approvals, e.g. `{ "make": 2 }` (see docs/shell.md). */
+  arity: Schema.optional(Schema.Record({ key: Schema.String, value: PositiveInt })),
 })
 
 /** One `agents.<id>` entry. */
@@ -80,8 +88,12 @@ export const Agent = Schema.Struct({
   permissions: Schema.optional(Schema.Array(PermissionRule)),
 })
 
-/** A configuration document; unknown keys are ignored on decode. */
+/**
+ * A configuration document. An unknown top-level key is an error (`parseDocument`); unknown keys deeper down are
+ * ignored. `$schema` is accepted for editors.
+ */
 export const Info = Schema.Struct({
+  $schema: Schema.optional(Schema.String),
   permissions: Schema.optional(Schema.Array(PermissionRule)),
   agents: Schema.optional(Schema.Record({ key: Schema.String, value: Agent })),
   default_agent: Schema.optional(Schema.String),
@@ -142,7 +154,7 @@ export class InvalidError extends Schema.TaggedError<InvalidError>()("Config.Inv
 }) {}
 
 /** The document file names, in priority order within one directory. */
-export const FILE_NAMES = ["toolgate.json", "toolgate.jsonc"] as const
+export const FILE_NAMES = ProtectedPath.CONFIG_FILES
 /** The per-directory configuration folder. */
 export const DIRECTORY_NAME = ".toolgate"
 
@@ -159,9 +171,11 @@ const lineAndColumn = (text: string, offset: number): { readonly line: number; r
 const fieldPath = (segments: ReadonlyArray<PropertyKey>): string =>
   segments.length === 0 ? "(root)" : segments.map((segment) => String(segment)).join(".")
 
+const KNOWN_KEYS: ReadonlySet<string> = new Set(Object.keys(Info.fields))
+
 /**
  * Parses and decodes one document's text. JSONC: comments and trailing commas are allowed. The error message names
- * the file and either the syntax error position or every offending field path.
+ * the file and either the syntax error position, the unknown top-level keys, or every offending field path.
  */
 export const parseDocument = (file: string, text: string): Either.Either<Document, InvalidError> => {
   const errors: Array<jsonc.ParseError> = []
@@ -175,6 +189,17 @@ export const parseDocument = (file: string, text: string): Either.Either<Documen
         message: `Invalid JSONC in ${file} at line ${line}, column ${column} (offset ${syntax.offset}): ${jsonc.printParseErrorCode(syntax.error)}`,
       }),
     )
+  }
+  if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+    const unknown = Object.keys(value).filter((key) => !KNOWN_KEYS.has(key))
+    if (unknown.length > 0) {
+      return Either.left(
+        new InvalidError({
+          path: file,
+          message: `Invalid config in ${file}: unknown top-level ${unknown.length === 1 ? "key" : "keys"} ${unknown.map((key) => JSON.stringify(key)).join(", ")}`,
+        }),
+      )
+    }
   }
   return Schema.decodeUnknownEither(Info)(value, { errors: "all", onExcessProperty: "ignore" }).pipe(
     Either.map((info): Document => ({ type: "document", path: file, info })),
@@ -190,6 +215,76 @@ export const parseDocument = (file: string, text: string): Either.Either<Documen
   )
 }
 
+/**
+ * The directories discovery reads, farthest first: from the project root (the git worktree root) down to the
+ * Location. Outside git — or when the Location is not below its project's directory — only the Location itself:
+ * nothing above the project can add rules (see docs/trust/protected-paths.md).
+ *
+ * @since 0.2.0
+ */
+export const projectChain = (location: Location.Interface): ReadonlyArray<string> => {
+  const here = path.resolve(location.directory)
+  if (location.vcs === undefined) return [here]
+  const top = path.resolve(location.project.directory)
+  const relative = path.relative(top, here)
+  if (relative === "" || relative === ".." || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative)) {
+    return [here]
+  }
+  const out = [top]
+  let current = top
+  for (const part of relative.split(path.sep)) {
+    current = path.join(current, part)
+    out.push(current)
+  }
+  return out
+}
+
+/** True iff `child` is `root` or below it (both absolute). */
+const isWithin = (root: string, child: string): boolean => {
+  const relative = path.relative(root, child)
+  return relative === "" || (relative !== ".." && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative))
+}
+
+/**
+ * Where a discovered path really is: `inside` with its real path when it resolves within the real path of `root`,
+ * `outside` (with the real path it resolves to) when a symlink on its way leads elsewhere, `missing` when it does not
+ * resolve at all.
+ *
+ * @since 0.2.0
+ */
+export type Confinement =
+  | { readonly _tag: "inside"; readonly real: string }
+  | { readonly _tag: "outside"; readonly real: string }
+  | { readonly _tag: "missing" }
+
+/**
+ * Resolves `target` and checks it against `root`, the same confinement `read` applies: a configuration file, agent
+ * file or skill that resolves through a symlink outside its root is not used.
+ *
+ * @since 0.2.0
+ */
+export const confine = (target: string, root: string): Effect.Effect<Confinement, never, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const realRoot = yield* fs.realPath(root).pipe(Effect.orElseSucceed(() => path.resolve(root)))
+    const real = yield* Effect.option(fs.realPath(target))
+    if (real._tag === "None") return { _tag: "missing" } as const
+    return isWithin(realRoot, real.value)
+      ? ({ _tag: "inside", real: real.value } as const)
+      : ({ _tag: "outside", real: real.value } as const)
+  })
+
+/**
+ * Logs that `target` was skipped because it resolves to `real`, outside `root` (or to an unprotected file). Nothing
+ * of the skipped file reaches the model; the warning names it for the user.
+ *
+ * @since 0.2.0
+ */
+export const warnSkipped = (target: string, real: string, root: string): Effect.Effect<void> =>
+  Effect.logWarning(`Skipped ${target}: it resolves to ${real}, outside ${root}`).pipe(
+    Effect.annotateLogs({ skipped: target, resolved: real, root }),
+  )
+
 /** How discovery treats a file that cannot be read, parsed or decoded. */
 type Mode = "strict" | "lenient"
 
@@ -198,6 +293,7 @@ const discover = (mode: Mode) =>
     const fs = yield* FileSystem.FileSystem
     const global = yield* Global.Service
     const location = yield* Location.Service
+    const protectedRoots = ProtectedPath.roots(location, global)
 
     const realOrResolved = (target: string) =>
       fs.realPath(target).pipe(Effect.orElseSucceed(() => path.resolve(target)))
@@ -211,13 +307,21 @@ const discover = (mode: Mode) =>
     const seen = new Set<string>()
     const entries: Array<Entry> = []
 
-    const readDocument = (file: string) =>
+    /**
+     * A document is used only when it resolves inside `root` and its real file is itself protected, so the model
+     * cannot change the rules by writing an unprotected file a `toolgate.json` symlink points at.
+     */
+    const readDocument = (file: string, root: string) =>
       Effect.gen(function* () {
         if (!(yield* isType(file, "File"))) return
-        const real = yield* realOrResolved(file)
-        if (seen.has(real)) return
-        seen.add(real)
-        const text = yield* fs.readFileString(file).pipe(
+        const where = yield* confine(file, root)
+        if (where._tag === "missing") return
+        if (where._tag === "outside" || ProtectedPath.classify(where.real, protectedRoots) === undefined) {
+          return yield* warnSkipped(file, where.real, root)
+        }
+        if (seen.has(where.real)) return
+        seen.add(where.real)
+        const text = yield* fs.readFileString(where.real).pipe(
           Effect.mapError(
             (cause) => new InvalidError({ path: file, message: `Unable to read ${file}: ${cause.message}` }),
           ),
@@ -228,46 +332,50 @@ const discover = (mode: Mode) =>
         else if (mode === "strict") return yield* parsed.left
       })
 
-    const addDirectory = (directory: string) =>
+    const addDirectory = (directory: string, root: string) =>
       Effect.gen(function* () {
-        const real = yield* realOrResolved(directory)
-        if (seen.has(real)) return
-        seen.add(real)
+        const where = yield* confine(directory, root)
+        if (where._tag === "outside") return yield* warnSkipped(directory, where.real, root)
+        // A missing directory is still listed (it contributes nothing); its resolved path keeps it unique.
+        const key = where._tag === "inside" ? where.real : path.resolve(directory)
+        if (seen.has(key)) return
+        seen.add(key)
         entries.push({ type: "directory", path: directory })
       })
 
     const globalDirectory = path.resolve(global.config)
-    for (const name of FILE_NAMES) yield* readDocument(path.join(globalDirectory, name))
-    yield* addDirectory(globalDirectory)
+    for (const name of FILE_NAMES) yield* readDocument(path.join(globalDirectory, name), globalDirectory)
+    yield* addDirectory(globalDirectory, globalDirectory)
 
     const here = yield* realOrResolved(location.directory)
     if (here === (yield* realOrResolved(globalDirectory))) return entries as ReadonlyArray<Entry>
 
-    // From the Location up to the project directory (inclusive), then reversed: farthest first.
-    const walk: Array<string> = []
-    const stop = path.resolve(location.project.directory)
-    for (let current = path.resolve(location.directory); ;) {
-      walk.push(current)
-      const parent = path.dirname(current)
-      if (current === stop || parent === current) break
-      current = parent
+    const walk = projectChain(location)
+    for (const directory of walk) {
+      for (const name of FILE_NAMES) yield* readDocument(path.join(directory, name), directory)
     }
-    walk.reverse()
-
-    for (const directory of walk) for (const name of FILE_NAMES) yield* readDocument(path.join(directory, name))
     for (const directory of walk) {
       const folder = path.join(directory, DIRECTORY_NAME)
       if (!(yield* isType(folder, "Directory"))) continue
-      for (const name of FILE_NAMES) yield* readDocument(path.join(folder, name))
-      yield* addDirectory(folder)
+      // The folder's real place must itself be protected, or the model could edit the agents it holds.
+      const where = yield* confine(folder, directory)
+      if (where._tag === "missing") continue
+      if (where._tag === "outside" || ProtectedPath.classify(where.real, protectedRoots) === undefined) {
+        yield* warnSkipped(folder, where.real, directory)
+        continue
+      }
+      for (const name of FILE_NAMES) yield* readDocument(path.join(folder, name), folder)
+      yield* addDirectory(folder, directory)
     }
     return entries as ReadonlyArray<Entry>
   })
 
 /**
- * The Location-scoped configuration discovered on disk (02 §12.2), read once when the layer is built: the global
- * directory, then `toolgate.json(c)` files farthest-first, then `.toolgate/` directories farthest-first.
- * A file that does not parse or decode fails the layer with `InvalidError` naming the file and the field.
+ * The Location-scoped configuration discovered on disk, read once when the layer is built: the user's configuration
+ * directory, then `toolgate.json(c)` files farthest-first, then `.toolgate/` directories farthest-first, from the
+ * project root down to the Location (never above it). A file that does not parse or decode, or has an unknown
+ * top-level key, fails the layer with `InvalidError` naming the file and the field; a file or folder that resolves
+ * outside its directory through a symlink is skipped with a warning.
  */
 export const layer: Layer.Layer<Service, InvalidError, FileSystem.FileSystem | Global.Service | Location.Service> =
   Layer.effect(

@@ -11,6 +11,7 @@ import * as YAML from "yaml"
 import type { Draft, MutableInfo } from "./agent-info.js"
 import * as Config from "../place/config.js"
 import * as Global from "../system/global.js"
+import * as ProtectedPath from "../place/protected-path.js"
 
 type Rule = typeof Config.PermissionRule.Type
 
@@ -23,6 +24,42 @@ export const readonlyExternalDirectory = (global: Global.Interface): ReadonlyArr
   rule("external_directory", path.join(global.tmp, "*"), "allow"),
 ]
 
+/**
+ * The secret-file family: `read` asks for these in every directory, in every letter case and on every platform
+ * (`.env`, `.env.local`, `.env-prod`, `.env_prod`, `.env~`, `app.env`, `.envrc`). See docs/trust/secrets.md.
+ *
+ * @since 0.2.0
+ */
+export const SECRET_FILES = [
+  "*.env",
+  "*.env.*",
+  ".env-*",
+  "*/.env-*",
+  ".env_*",
+  "*/.env_*",
+  "*.env~",
+  ".envrc",
+  "*/.envrc",
+] as const
+
+/**
+ * Templates of the secret family that stay readable without an ask.
+ *
+ * @since 0.2.0
+ */
+export const SECRET_TEMPLATES = ["*.env.example", "*.env.sample"] as const
+
+/**
+ * The default `read` rules for the secret family, in order: ask for every `SECRET_FILES` pattern, then allow the
+ * `SECRET_TEMPLATES`. Each matches without regard to letter case.
+ *
+ * @since 0.2.0
+ */
+export const secretRules: ReadonlyArray<Rule> = [
+  ...SECRET_FILES.map((resource): Rule => ({ action: "read", resource, effect: "ask", ignore_case: true })),
+  ...SECRET_TEMPLATES.map((resource): Rule => ({ action: "read", resource, effect: "allow", ignore_case: true })),
+]
+
 /** The rules every built-in agent starts with. */
 export const defaults = (global: Global.Interface): ReadonlyArray<Rule> => [
   rule("*", "*", "allow"),
@@ -31,9 +68,7 @@ export const defaults = (global: Global.Interface): ReadonlyArray<Rule> => [
   rule("plan_enter", "*", "deny"),
   rule("plan_exit", "*", "deny"),
   rule("read", "*", "allow"),
-  rule("read", "*.env", "ask"),
-  rule("read", "*.env.*", "ask"),
-  rule("read", "*.env.example", "allow"),
+  ...secretRules,
 ]
 
 /** One built-in agent: its flags, description and the rules that follow `defaults`. */
@@ -68,6 +103,8 @@ export const agents = (global: Global.Interface, worktree: string): ReadonlyArra
         rule("external_directory", path.join(plans, "*"), "allow"),
         rule("edit", "*", "deny"),
         rule("edit", ".toolgate/plans/*.md", "allow"),
+        // `.toolgate/` is protected; plan files are the one part of it plan mode writes.
+        rule(ProtectedPath.ACTION, ".toolgate/plans/*.md", "allow"),
         rule("edit", path.relative(worktree, path.join(plans, "*.md")), "allow"),
       ],
     },
@@ -142,16 +179,38 @@ const SOURCES = [
   { roots: ["mode", "modes"], recursive: false, primary: true },
 ] as const
 
-const listMarkdown = (directory: string, recursive: boolean): Array<string> => {
+/** Something discovery left out, with the reason the user is told. */
+interface Skipped {
+  readonly file: string
+  readonly reason: string
+}
+
+const realOrUndefined = (target: string): string | undefined => {
+  try {
+    return fs.realpathSync(target)
+  } catch {
+    return undefined
+  }
+}
+
+const isWithin = (root: string, child: string): boolean => {
+  const relative = path.relative(root, child)
+  return relative === "" || (relative !== ".." && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative))
+}
+
+/**
+ * The markdown files below `directory`, confined to `root` like `read`: a file or folder whose real path leaves
+ * `root` through a symlink is skipped (and reported in `skipped`), and nothing of it is read.
+ */
+const listMarkdown = (directory: string, recursive: boolean, root: string, skipped: Array<Skipped>): Array<string> => {
   const out: Array<string> = []
   const seen = new Set<string>()
+  const outside = (target: string, real: string) =>
+    skipped.push({ file: target, reason: `it resolves to ${real}, outside ${root}` })
   const walk = (dir: string) => {
-    let real: string
-    try {
-      real = fs.realpathSync(dir)
-    } catch {
-      return
-    }
+    const real = realOrUndefined(dir)
+    if (real === undefined) return
+    if (!isWithin(root, real)) return outside(dir, real)
     if (seen.has(real)) return
     seen.add(real)
     let entries: Array<fs.Dirent>
@@ -170,7 +229,12 @@ const listMarkdown = (directory: string, recursive: boolean): Array<string> => {
       }
       if (stat.isDirectory()) {
         if (recursive) walk(full)
-      } else if (stat.isFile() && entry.name.endsWith(".md")) out.push(full)
+      } else if (stat.isFile() && entry.name.endsWith(".md")) {
+        const file = realOrUndefined(full)
+        if (file === undefined) continue
+        if (!isWithin(root, file)) outside(full, file)
+        else out.push(full)
+      }
     }
   }
   walk(directory)
@@ -200,38 +264,80 @@ const parseMarkdown = (
 
 const decodeAgent = Schema.decodeUnknownOption(Config.Agent)
 
-/** Reads one markdown agent file into a configuration document, or `undefined` when it cannot be used. */
-const markdownDocument = (directory: string, file: string, primary: boolean): Config.Document | undefined => {
+/** Reads one markdown agent file into a configuration document, or the reason it cannot be used. */
+const markdownDocument = (
+  directory: string,
+  file: string,
+  primary: boolean,
+): Config.Document | { readonly skipped: string } => {
   let content: string
   try {
     content = fs.readFileSync(file, "utf8")
-  } catch {
-    return undefined
+  } catch (error) {
+    return { skipped: `it cannot be read (${error instanceof Error ? error.message : String(error)})` }
   }
   const markdown = parseMarkdown(content)
-  if (markdown === undefined) return undefined
+  if (markdown === undefined) return { skipped: "its front matter is unterminated or not a YAML mapping" }
   const id = path
     .relative(directory, file)
     .replaceAll("\\", "/")
     .replace(/^(agent|agents|mode|modes)\//, "")
     .replace(/\.md$/, "")
   const agent = Option.getOrUndefined(decodeAgent({ ...markdown.data, system: markdown.body.trim() }))
-  if (agent === undefined) return undefined
+  if (agent === undefined) return { skipped: "its front matter is not a valid agent entry" }
   return { type: "document", path: file, info: { agents: { [id]: primary ? { ...agent, mode: "primary" } : agent } } }
 }
 
-/** The markdown agent files of one configuration directory, as documents (each source pattern sorted). */
-export const directoryDocuments = (directory: string): ReadonlyArray<Config.Document> =>
-  SOURCES.flatMap((source) =>
+const scanDirectory = (
+  directory: string,
+): { readonly documents: ReadonlyArray<Config.Document>; readonly skipped: ReadonlyArray<Skipped> } => {
+  const skipped: Array<Skipped> = []
+  const root = realOrUndefined(directory) ?? path.resolve(directory)
+  const documents = SOURCES.flatMap((source) =>
     source.roots
-      .flatMap((root) => listMarkdown(path.join(directory, root), source.recursive))
+      .flatMap((folder) => listMarkdown(path.join(directory, folder), source.recursive, root, skipped))
       .sort()
-      .flatMap((file) => markdownDocument(directory, file, source.primary) ?? []),
+      .flatMap((file) => {
+        const document = markdownDocument(directory, file, source.primary)
+        if ("skipped" in document) {
+          skipped.push({ file, reason: document.skipped })
+          return []
+        }
+        return [document]
+      }),
   )
+  return { documents, skipped }
+}
 
-/** The configuration documents in priority order, each Directory entry replaced by its markdown agents. */
+/**
+ * The markdown agent files of one configuration directory, as documents (each source pattern sorted). Files that
+ * resolve outside `directory` through a symlink, and files that cannot be used, are left out.
+ */
+export const directoryDocuments = (directory: string): ReadonlyArray<Config.Document> =>
+  scanDirectory(directory).documents
+
+/**
+ * The configuration documents in priority order, each Directory entry replaced by its markdown agents. Every agent
+ * file left out is logged as a warning naming it.
+ */
 export const loadDocuments = (entries: ReadonlyArray<Config.Entry>): Effect.Effect<ReadonlyArray<Config.Document>> =>
-  Effect.sync(() => entries.flatMap((entry) => (entry.type === "document" ? [entry] : directoryDocuments(entry.path))))
+  Effect.gen(function* () {
+    const out: Array<Config.Document> = []
+    for (const entry of entries) {
+      if (entry.type === "document") {
+        out.push(entry)
+        continue
+      }
+      const scan = scanDirectory(entry.path)
+      for (const skipped of scan.skipped) {
+        yield* Effect.logWarning(`Skipped agent file ${skipped.file}: ${skipped.reason}`).pipe(
+          Effect.annotateLogs({ skipped: skipped.file }),
+        )
+      }
+      out.push(...scan.documents)
+    }
+    return out
+  })
 
 // ---------------------------------------------------------------------------------------------------------------
 // Config layering

@@ -15,6 +15,7 @@ import * as EventV2 from "../place/event.js"
 import * as Location from "../place/location.js"
 import * as PermissionSaved from "./permission-saved.js"
 import * as ProjectV2 from "../place/project.js"
+import * as ProtectedPath from "../place/protected-path.js"
 import * as SessionV2 from "../place/session.js"
 import * as Wildcard from "../values/wildcard.js"
 
@@ -219,6 +220,14 @@ export interface Interface {
 export class Service extends Context.Tag("@toolgate/v2/Permission")<Service, Interface>() {}
 
 /**
+ * Actions only a rule naming them exactly can allow: an allow whose action is a wildcard (`* * allow`) counts as ask
+ * for them. Denies and asks apply as usual. See docs/trust/protected-paths.md.
+ *
+ * @since 0.2.0
+ */
+export const EXPLICIT_ACTIONS: ReadonlySet<string> = new Set([ProtectedPath.ACTION])
+
+/**
  * Resource prefixes only a rule naming them can allow: for a resource that starts with one of them, an allow whose
  * resource pattern does not start with the same prefix is passed over (so `webfetch * allow` never allows
  * `private:…`). Denies and asks apply as usual. See docs/trust/webfetch.md.
@@ -232,9 +241,13 @@ const explicitPrefixOf = (resource: string): string | undefined => {
   return undefined
 }
 
+/** The matcher of rules with `ignore_case` (every platform); see docs/trust/secrets.md. */
+const ignoringCase = Wildcard.make({ caseInsensitive: true })
+
 /**
- * Last match wins; no match gives `{ action, resource: "*", effect: "ask" }`. A resource with an
- * `EXPLICIT_RESOURCE_PREFIXES` prefix is allowed only by a rule whose resource starts with that prefix.
+ * Last match wins; no match gives `{ action, resource: "*", effect: "ask" }`. A rule with `ignore_case` matches its
+ * resource without regard to letter case; an `EXPLICIT_ACTIONS` action is allowed only by a rule naming it, and a
+ * resource with an `EXPLICIT_RESOURCE_PREFIXES` prefix only by a rule whose resource starts with that prefix.
  */
 export const evaluate = (action: string, resource: string, ...rulesets: ReadonlyArray<Ruleset>): Rule => {
   // Rulesets repeat a few action patterns many times: match each distinct one once per call.
@@ -249,8 +262,17 @@ export const evaluate = (action: string, resource: string, ...rulesets: Readonly
         matches = Wildcard.match(action, rule.action)
         actionMatches.set(rule.action, matches)
       }
-      if (!matches || !Wildcard.match(resource, rule.resource)) continue
+      if (!matches) continue
+      if (
+        !(rule.ignore_case === true
+          ? ignoringCase.match(resource, rule.resource)
+          : Wildcard.match(resource, rule.resource))
+      )
+        continue
       if (explicit !== undefined && rule.effect === "allow" && !rule.resource.startsWith(explicit)) continue
+      if (rule.effect === "allow" && rule.action !== action && EXPLICIT_ACTIONS.has(action)) {
+        return { action, resource: rule.resource, effect: "ask" }
+      }
       return rule
     }
   }

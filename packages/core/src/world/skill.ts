@@ -2,6 +2,7 @@
  * SkillV2: markdown skills (`SKILL.md` with YAML front matter) discovered in the global config directory and in the
  * `.claude`, `.agents` and `.toolgate` folders from the project root down to the Location. Each source directory is
  * scanned once per Location; a later skill with the same name replaces an earlier one but keeps its position.
+ * Files are confined to their source like `read`: one that resolves outside it through a symlink is skipped.
  *
  * @since 0.1.0
  */
@@ -10,8 +11,10 @@ import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import * as YAML from "yaml"
+import * as Config from "../place/config.js"
 import * as Global from "../system/global.js"
 import * as Location from "../place/location.js"
+import * as ProtectedPath from "../place/protected-path.js"
 import * as PermissionV2 from "../policy/permission.js"
 
 /** A loaded skill. `location` is the absolute path of its file; `content` is the markdown body. */
@@ -102,8 +105,10 @@ export const parse = (file: string, text: string, source: string): Option.Option
 }
 
 /**
- * Every file below `directory` (absolute paths, dotfiles included, symlinks followed once, sorted). A directory that
- * cannot be read fails the walk unless `lenient`; entries that vanish or cannot be stat'ed are skipped.
+ * Every file below `directory` (absolute paths, dotfiles included, symlinks followed once, sorted), confined like
+ * `read`: a file or folder whose real path lies outside the real path of `directory` is skipped with a warning
+ * naming it, so neither its content nor its name is ever returned. A directory that cannot be read fails the walk
+ * unless `lenient`; entries that vanish or cannot be stat'ed are skipped.
  */
 export const walk = (
   directory: string,
@@ -111,6 +116,7 @@ export const walk = (
 ): Effect.Effect<ReadonlyArray<string>, PlatformError, FileSystem.FileSystem> =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
+    const root = yield* fs.realPath(directory)
     const found: Array<string> = []
     const visited = new Set<string>()
     const visit = (current: string): Effect.Effect<void, PlatformError> =>
@@ -123,6 +129,12 @@ export const walk = (
           const entry = path.join(current, name)
           const info = yield* Effect.option(fs.stat(entry))
           if (Option.isNone(info)) continue
+          const where = yield* Effect.option(fs.realPath(entry))
+          if (Option.isNone(where)) continue
+          if (!isWithin(root, where.value)) {
+            yield* Config.warnSkipped(entry, where.value, root)
+            continue
+          }
           if (info.value.type === "Directory") {
             yield* options.lenient === true ? Effect.ignore(visit(entry)) : visit(entry)
           } else if (info.value.type === "File") found.push(entry)
@@ -132,10 +144,27 @@ export const walk = (
     return found.sort()
   })
 
+const isWithin = (root: string, child: string): boolean => {
+  const relative = path.relative(root, child)
+  return relative === "" || (relative !== ".." && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative))
+}
+
 /** Loads one source directory; a missing or unreadable directory contributes nothing. */
-const load = (source: Source): Effect.Effect<ReadonlyArray<Info>, never, FileSystem.FileSystem> =>
+const load = (
+  source: Source,
+  protectedRoots: ReadonlyArray<ProtectedPath.Root> | undefined,
+): Effect.Effect<ReadonlyArray<Info>, never, FileSystem.FileSystem> =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
+    if (protectedRoots !== undefined) {
+      // A source whose real place is not protected (a symlink to an ordinary folder) could be edited by the model.
+      const real = yield* Effect.option(fs.realPath(source.path))
+      if (Option.isNone(real)) return []
+      if (ProtectedPath.classify(real.value, protectedRoots) === undefined) {
+        yield* Config.warnSkipped(source.path, real.value, "the protected paths")
+        return []
+      }
+    }
     const files = yield* walk(source.path, { lenient: true }).pipe(
       Effect.orElseSucceed((): ReadonlyArray<string> => []),
     )
@@ -157,36 +186,34 @@ const merge = (groups: ReadonlyArray<ReadonlyArray<Info>>): ReadonlyArray<Info> 
   return Array.from(byName.values())
 }
 
-/** The directories from `root` down to `directory` (just `directory` when it is not below `root`). */
-const chain = (root: string, directory: string): ReadonlyArray<string> => {
-  const relative = path.relative(root, directory)
-  if (relative === "") return [directory]
-  if (relative.startsWith("..") || path.isAbsolute(relative)) return [directory]
-  const out = [root]
-  let current = root
-  for (const part of relative.split(path.sep)) {
-    current = path.join(current, part)
-    out.push(current)
-  }
-  return out
-}
-
-/** Our skill sources for a Location, lowest priority first (04 §11.1 "Our skill locations"). */
+/**
+ * Our skill sources for a Location, lowest priority first: the user's configuration directory, then each directory
+ * from the project root down to the Location (only the Location outside git; never above the project).
+ */
 export const locations = (global: Global.Interface, location: Location.Interface): ReadonlyArray<Source> => [
   { type: "directory", path: path.join(global.config, "skills") },
-  ...chain(path.resolve(location.project.directory), path.resolve(location.directory)).flatMap((directory) =>
+  ...Config.projectChain(location).flatMap((directory) =>
     PROJECT_FOLDERS.map((folder): Source => ({ type: "directory", path: path.join(directory, folder, "skills") })),
   ),
 ]
 
-/** Builds the service over `sources`; each source is scanned at most once (on first `list`). */
-export const make = (sources: ReadonlyArray<Source>): Effect.Effect<Interface, never, FileSystem.FileSystem> =>
+/**
+ * Builds the service over `sources`; each source is scanned at most once (on first `list`). With `protectedRoots`, a
+ * source whose real path is not a protected path is skipped with a warning (our own locations use this).
+ */
+export const make = (
+  sources: ReadonlyArray<Source>,
+  options: { readonly protectedRoots?: ReadonlyArray<ProtectedPath.Root> } = {},
+): Effect.Effect<Interface, never, FileSystem.FileSystem> =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
     const cache = new Map<string, Effect.Effect<ReadonlyArray<Info>>>()
     for (const source of sources) {
       if (cache.has(source.path)) continue
-      cache.set(source.path, yield* Effect.cached(Effect.provideService(load(source), FileSystem.FileSystem, fs)))
+      cache.set(
+        source.path,
+        yield* Effect.cached(Effect.provideService(load(source, options.protectedRoots), FileSystem.FileSystem, fs)),
+      )
     }
     const list = Effect.fn("SkillV2.list")(function* () {
       const groups: Array<ReadonlyArray<Info>> = []
@@ -206,7 +233,7 @@ export const layer: Layer.Layer<Service, never, FileSystem.FileSystem | Global.S
     Effect.gen(function* () {
       const global = yield* Global.Service
       const location = yield* Location.Service
-      return yield* make(locations(global, location))
+      return yield* make(locations(global, location), { protectedRoots: ProtectedPath.roots(location, global) })
     }),
   )
 

@@ -8,9 +8,11 @@ import { Effect, Layer } from "effect"
 import {
   ApplicationTools,
   FileMutation,
+  Global,
   type Location,
   LocationMutation,
   type PermissionV2,
+  ProtectedPath,
   ToolOutputStore,
   ToolRegistry,
   type Tools,
@@ -30,6 +32,7 @@ export type Services =
   | FakePermission.FakePermissionState
   | LocationMutation.Service
   | FileMutation.Service
+  | ProtectedPath.Service
   | Location.Service
   | FileSystem.FileSystem
   | RecordingFs.FileSystemRecording
