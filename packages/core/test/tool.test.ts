@@ -46,7 +46,7 @@ describe("Tool", () => {
     expect(Tool.definition("write", decorated)).toBe(Tool.definition("write", tool))
   })
 
-  it("definitions carry JSON Schemas without $schema and are cached per (tool, name)", () => {
+  it("definitions carry self-contained JSON Schemas (no $schema, references inlined) cached per (tool, name)", () => {
     const Inner = Schema.Struct({ value: Schema.Number }).annotations({ identifier: "Inner" })
     const tool = Tool.make({
       description: "Schemas",
@@ -58,7 +58,25 @@ describe("Tool", () => {
     expect(definition.name).toBe("schemas")
     expect(definition.description).toBe("Schemas")
     expect("$schema" in definition.inputSchema).toBe(false)
-    expect(definition.inputSchema.$defs).toHaveProperty("Inner")
+    // Provider-ready: the identifier-annotated struct is inlined instead of referenced from $defs.
+    expect("$defs" in definition.inputSchema).toBe(false)
+    expect(definition.inputSchema.properties).toEqual({
+      inner: {
+        type: "object",
+        required: ["value"],
+        properties: { value: { type: "number" } },
+        additionalProperties: false,
+      },
+      list: {
+        type: "array",
+        items: {
+          type: "object",
+          required: ["value"],
+          properties: { value: { type: "number" } },
+          additionalProperties: false,
+        },
+      },
+    })
     expect(definition.outputSchema).toEqual({ type: "string" })
     expect(Tool.definition("schemas", tool)).toBe(definition)
     expect(Tool.definition("other", tool)).not.toBe(definition)

@@ -7,6 +7,7 @@
  */
 export * as ApplicationTools from "../tool/application-tools.js"
 export * as LLM from "../values/llm.js"
+export * as ProviderSchema from "../values/provider-schema.js"
 export * as Tool from "../tool/tool.js"
 export * as ToolOutputStore from "../tool/tool-output-store.js"
 export * as ToolRegistry from "../tool/tool-registry.js"

@@ -6,7 +6,9 @@
  * @since 0.1.0
  */
 import { type Cause, Effect, Either, JSONSchema, type ParseResult, Schema } from "effect"
+import type { ParseOptions } from "effect/SchemaAST"
 import * as LLM from "../values/llm.js"
+import * as ProviderSchema from "../values/provider-schema.js"
 
 /** The invocation identity every execution receives; cancellation is interruption, permissions are the tool's own. */
 export interface Context {
@@ -73,10 +75,11 @@ const runtimeOf = (tool: AnyTool): Runtime => {
   return runtime
 }
 
-const jsonSchema = (codec: Schema.Schema.Any): LLM.JsonSchema => {
-  const { $schema: _, ...document } = JSONSchema.make(codec) as unknown as Record<string, unknown>
-  return document
-}
+const jsonSchema = (codec: Schema.Schema.Any): LLM.JsonSchema =>
+  ProviderSchema.normalize(JSONSchema.make(codec) as unknown as ProviderSchema.Schema)
+
+/** Input decoding refuses properties the schema does not declare, as the advertised `additionalProperties` says. */
+const inputOptions: ParseOptions = { onExcessProperty: "error", errors: "all" }
 
 const invalidInput = (error: ParseResult.ParseError) =>
   new LLM.ToolFailure({ message: `Invalid tool input: ${error.message}` })
@@ -112,7 +115,11 @@ const project = (part: Content): LLM.ToolContent => {
 export const make = <I extends SchemaType<any>, O extends SchemaType<any>, S extends SchemaType<any> = O>(
   config: Config<I, O, S>,
 ): Definition<I["Type"], S["Type"]> => {
-  const decodeInput = codec(Schema.decodeUnknownEither(config.input), Schema.decodeUnknown(config.input), invalidInput)
+  const decodeInput = codec(
+    Schema.decodeUnknownEither(config.input, inputOptions),
+    Schema.decodeUnknown(config.input, inputOptions),
+    invalidInput,
+  )
   const encodeOutput = codec(Schema.encodeEither(config.output), Schema.encode(config.output), invalidOutput)
   const { structured, toStructuredOutput, toModelOutput } = config
   const encodeStructured =
