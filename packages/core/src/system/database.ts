@@ -3,18 +3,23 @@
  * enforced and a busy timeout, migrated on start. The layers expose `SqlClient.SqlClient` (and the sqlite-specific
  * `SqliteClient.SqliteClient`); other modules query through `SqlClient.SqlClient`.
  *
+ * Several processes may open the same file at once (two runners, a runner beside `toolgate mcp`): the busy timeout
+ * is in force before the first statement that can take a lock, and migrations run under one write lock so exactly
+ * one process applies them while the others wait. See docs/database.md.
+ *
  * @since 0.1.0
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { NodeContext } from "@effect/platform-node"
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type SqlError } from "@effect/sql"
 import { SqliteClient, SqliteMigrator } from "@effect/sql-sqlite-node"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import projectSession from "./migrations/20260801000000_project_session.js"
 import permission from "./migrations/20260801000100_permission.js"
 import todo from "./migrations/20260801000200_todo.js"
 import toolCall from "./migrations/20260801000300_tool_call.js"
+import runnerOwner from "./migrations/20260801000400_runner_owner.js"
 import permissionDirectory from "./migrations/20260802000000_permission_directory.js"
 import projectRoot from "./migrations/20260802000100_project_root.js"
 import * as Global from "./global.js"
@@ -28,32 +33,113 @@ export const migrations: Readonly<Record<string, Effect.Effect<void, unknown, Sq
   "20260801000100_permission": permission,
   "20260801000200_todo": todo,
   "20260801000300_tool_call": toolCall,
+  "20260801000400_runner_owner": runnerOwner,
   "20260802000000_permission_directory": permissionDirectory,
   "20260802000100_project_root": projectRoot,
 }
+
+/**
+ * The table whose row a process writes first inside the migration transaction. Writing it takes the database's
+ * write lock before anything is read, so concurrent starts queue on the busy timeout instead of racing.
+ *
+ * @since 0.2.0
+ */
+export const LOCK_TABLE = "toolgate_lock"
 
 /** What the database layers provide. */
 export type Client = SqlClient.SqlClient | SqliteClient.SqliteClient
 
 /**
- * Connection setup. The sqlite client holds exactly one connection for its lifetime, so running the pragmas once
- * after it opens covers "every connection". `foreign_keys` must be set outside a transaction, hence before migrating.
+ * The database could not be opened, configured or migrated. `message` is one line naming the file and the
+ * underlying SQLite code and message (for example `SQLITE_BUSY: database is locked`).
+ *
+ * @since 0.2.0
  */
-const configure = Layer.effectDiscard(
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    yield* sql.unsafe(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
-    yield* sql.unsafe("PRAGMA foreign_keys = ON")
-  }),
-)
+export class OpenError extends Schema.TaggedError<OpenError>()("Database.OpenError", {
+  filename: Schema.String,
+  message: Schema.String,
+}) {}
 
-const migrate = SqliteMigrator.layer({ loader: SqliteMigrator.fromRecord(migrations) }).pipe(
-  Layer.provide(NodeContext.layer),
-)
+/**
+ * One readable line for an error and the chain of its causes: each distinct message once, SQLite codes
+ * (`SQLITE_BUSY`, …) in front of their message, joined with `: `.
+ *
+ * @since 0.2.0
+ */
+export const describe = (error: unknown): string => {
+  const parts: Array<string> = []
+  const seen = new Set<unknown>()
+  let current: unknown = error
+  while (current !== undefined && current !== null && !seen.has(current)) {
+    seen.add(current)
+    if (typeof current === "object") {
+      const record = current as { readonly message?: unknown; readonly code?: unknown; readonly cause?: unknown }
+      const message = typeof record.message === "string" ? record.message.trim() : ""
+      const code = typeof record.code === "string" ? record.code : ""
+      const part = code !== "" && !message.startsWith(code) ? `${code}: ${message}` : message
+      if (part !== "" && !parts.includes(part)) parts.push(part)
+      current = record.cause
+    } else {
+      parts.push(String(current))
+      current = undefined
+    }
+  }
+  return parts.length === 0 ? String(error) : parts.join(": ").replace(/\s+/g, " ")
+}
 
-/** A migrated database in `filename` (`:memory:` for a private in-memory one). Open failures are defects. */
-export const layerFile = (filename: string): Layer.Layer<Client> =>
-  migrate.pipe(Layer.provideMerge(configure.pipe(Layer.provideMerge(SqliteClient.layer({ filename })))), Layer.orDie)
+/**
+ * Connection setup, in an order that cannot race another process: the busy timeout first (the client opens with
+ * WAL disabled, so nothing before it takes a lock), then the switch to WAL (which needs an exclusive lock and so
+ * waits on the timeout), then `synchronous = NORMAL` (durable at checkpoints; narrowing changes use `durably`) and
+ * `foreign_keys`, which must be set outside a transaction. The client holds exactly one connection, so running the
+ * pragmas once covers every statement.
+ */
+const configure = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.unsafe(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
+  yield* sql.unsafe("PRAGMA journal_mode = WAL")
+  yield* sql.unsafe("PRAGMA synchronous = NORMAL")
+  yield* sql.unsafe("PRAGMA foreign_keys = ON")
+})
+
+const latestMigration = Math.max(...Object.keys(migrations).map((key) => Number(key.slice(0, 14))))
+
+/**
+ * Runs the migrator inside one transaction whose first statement is a write, so the write lock is taken (waiting on
+ * the busy timeout) before the migrator reads its table. A second process therefore waits for the first to commit
+ * and then finds nothing to do. Without it, the migrator's own read-then-insert loses the race with `SQLITE_BUSY`,
+ * reports "Migrations already running", and the process goes on before the tables exist.
+ */
+const migrate = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.unsafe(
+    `CREATE TABLE IF NOT EXISTS ${LOCK_TABLE} (name TEXT PRIMARY KEY NOT NULL, pid INTEGER NOT NULL, time_acquired INTEGER NOT NULL)`,
+  )
+  yield* sql.withTransaction(
+    Effect.gen(function* () {
+      yield* sql`INSERT INTO ${sql(LOCK_TABLE)} (name, pid, time_acquired) VALUES ('migrations', ${process.pid}, ${Date.now()})
+        ON CONFLICT (name) DO UPDATE SET pid = excluded.pid, time_acquired = excluded.time_acquired`
+      yield* SqliteMigrator.run({ loader: SqliteMigrator.fromRecord(migrations) })
+      const [row] = yield* sql<{ latest: number | null }>`SELECT MAX(migration_id) AS latest FROM effect_sql_migrations`
+      if ((row?.latest ?? 0) < latestMigration) {
+        return yield* Effect.fail(new Error(`migrations stopped at ${row?.latest ?? 0}, expected ${latestMigration}`))
+      }
+    }),
+  )
+}).pipe(Effect.provide(NodeContext.layer))
+
+/**
+ * A migrated database in `filename` (`:memory:` for a private in-memory one). A failure to open, configure or
+ * migrate is a defect carrying an `OpenError` whose message names the SQLite cause.
+ */
+export const layerFile = (filename: string): Layer.Layer<Client> => {
+  const ready = Layer.effectDiscard(
+    Effect.zipRight(configure, migrate).pipe(
+      Effect.mapError((error) => new OpenError({ filename, message: `cannot open ${filename}: ${describe(error)}` })),
+    ),
+  )
+  return ready.pipe(Layer.provideMerge(SqliteClient.layer({ filename, disableWAL: true })), Layer.orDie)
+}
 
 /** The process-wide database at `Global.database(global)`; creates the data directory. */
 export const layer: Layer.Layer<Client, never, Global.Service> = Layer.unwrapEffect(
@@ -66,3 +152,53 @@ export const layer: Layer.Layer<Client, never, Global.Service> = Layer.unwrapEff
 
 /** A fresh, migrated in-memory database per build; for tests. */
 export const layerMemory: Layer.Layer<Client> = layerFile(":memory:")
+
+/** Durable sections of one client run one at a time (they switch the connection's `synchronous` level). */
+const durableLocks = new WeakMap<SqlClient.SqlClient, Effect.Semaphore>()
+
+const durableLock = (sql: SqlClient.SqlClient): Effect.Semaphore => {
+  let lock = durableLocks.get(sql)
+  if (lock === undefined) {
+    lock = Effect.unsafeMakeSemaphore(1)
+    durableLocks.set(sql, lock)
+  }
+  return lock
+}
+
+/** The `synchronous` level `durably` commits with (`PRAGMA synchronous` reads it as 2). */
+export const DURABLE_SYNCHRONOUS = 2
+
+/**
+ * Runs `effect` in a transaction committed with `synchronous = FULL`: when it returns, the change is in the fsynced
+ * WAL and survives power loss, not only a crash of the process. For changes that narrow what is allowed (a revoke):
+ * losing one would silently bring an approval back. SQLite refuses to change the level inside a transaction, so it
+ * is raised before `BEGIN` and lowered again after the commit; the level in force is read back inside the
+ * transaction, recorded on the span as `db.synchronous`, and anything but FULL is a defect. Start the effect with a
+ * write, not a read, so the write lock is taken on the busy timeout.
+ *
+ * @since 0.2.0
+ */
+export const durably = <A, E, R>(
+  effect: Effect.Effect<A, E, R>,
+): Effect.Effect<A, E | SqlError.SqlError, R | SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    durableLock(sql).withPermits(1)(
+      Effect.acquireUseRelease(
+        sql.unsafe("PRAGMA synchronous = FULL"),
+        () =>
+          Effect.gen(function* () {
+            const [value, level] = yield* sql.withTransaction(
+              Effect.zip(
+                effect,
+                Effect.map(sql<{ synchronous: number }>`PRAGMA synchronous`, ([row]) => row?.synchronous),
+              ),
+            )
+            yield* Effect.annotateCurrentSpan("db.synchronous", level)
+            if (level !== DURABLE_SYNCHRONOUS)
+              return yield* Effect.dieMessage(`durable commit with synchronous = ${level}`)
+            return value
+          }),
+        () => Effect.orDie(sql.unsafe("PRAGMA synchronous = NORMAL")),
+      ),
+    ),
+  ).pipe(Effect.withSpan("Database.durably"))

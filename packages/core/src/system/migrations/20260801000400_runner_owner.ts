@@ -1,0 +1,27 @@
+/**
+ * Creates `runner_owner`, one row per live runner with the time its lease runs out, and gives each `tool_call` the
+ * owner that recorded it. A starting runner fails only the unfinished calls whose owner's lease has expired (or that
+ * have no owner), so runners sharing one database leave each other's live calls alone. See docs/database.md.
+ *
+ * @since 0.2.0
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { NOW_MS } from "./now.js"
+
+/** The migration. */
+export default Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.unsafe(`CREATE TABLE runner_owner (
+  id TEXT PRIMARY KEY NOT NULL,
+  pid INTEGER NOT NULL,
+  hostname TEXT NOT NULL,
+  instance TEXT,
+  lease_expires INTEGER NOT NULL,
+  time_created INTEGER NOT NULL DEFAULT ${NOW_MS},
+  time_updated INTEGER NOT NULL DEFAULT ${NOW_MS}
+)`)
+  yield* sql.unsafe(`CREATE INDEX runner_owner_instance_idx ON runner_owner (instance)`)
+  yield* sql.unsafe(`ALTER TABLE tool_call ADD COLUMN owner_id TEXT`)
+  yield* sql.unsafe(`CREATE INDEX tool_call_owner_idx ON tool_call (owner_id)`)
+})
