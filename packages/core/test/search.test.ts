@@ -3,7 +3,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, FastCheck, Fiber } from "effect"
+import { Cause, Effect, Either, Exit, FastCheck, Fiber } from "effect"
 import { Search } from "../src/index.js"
 
 const hasRg = spawnSync("rg", ["--version"]).status === 0
@@ -167,7 +167,38 @@ describe.each(engines)("shared engine rules ($engine)", ({ search, skip }) => {
   )
 })
 
+describe.each(engines)("inputs the operating system cannot take ($engine)", ({ search, skip }) => {
+  it.skipIf(skip)("NUL bytes and lone surrogates are a Search.InvalidInputError naming the field, never a defect", () =>
+    withDir({ "a.txt": "needle\n" }, async (cwd) => {
+      const cases = [
+        [search.glob({ cwd, pattern: "*\0", limit: 5 }), "pattern", "nul_byte"],
+        [search.glob({ cwd: `${cwd}\0`, pattern: "*", limit: 5 }), "path", "nul_byte"],
+        [search.glob({ cwd, pattern: "\uD83D", limit: 5 }), "pattern", "malformed_unicode"],
+        [search.grep({ cwd, pattern: "a\0", limit: 5 }), "pattern", "nul_byte"],
+        [search.grep({ cwd, pattern: "a", include: "*.txt\0", limit: 5 }), "include", "nul_byte"],
+        [search.grep({ cwd, pattern: "a", file: "a.txt\0", limit: 5 }), "path", "nul_byte"],
+        [search.grep({ cwd, pattern: "a", include: "\uDE00x", limit: 5 }), "include", "malformed_unicode"],
+      ] as const
+      for (const [effect, field, reason] of cases) {
+        const exit = await Effect.runPromiseExit(effect)
+        expect(exit).toMatchObject({ _tag: "Failure", cause: { _tag: "Fail" } })
+        expect(Exit.isFailure(exit) && Cause.failureOption(exit.cause)).toMatchObject({
+          value: { _tag: "Search.InvalidInputError", field, reason },
+        })
+      }
+      // A well-formed pair (an emoji) is fine.
+      expect(await run(search.grep({ cwd, pattern: "\uD83D\uDE00", limit: 5 }))).toEqual(Either.right([]))
+    }),
+  )
+})
+
 describe("ripgrep process handling", () => {
+  it("a spawn that Node refuses synchronously is a Search.Error, not a defect", async () => {
+    const engine = Search.make({ _tag: "ripgrep", rgPath: "rg\0" })
+    const exit = await Effect.runPromiseExit(engine.glob({ cwd: os.tmpdir(), pattern: "*", limit: 1 }))
+    expect(Exit.isFailure(exit) && Cause.failureOption(exit.cause)).toMatchObject({ value: { _tag: "Search.Error" } })
+  })
+
   const script = (dir: string, body: string) => {
     const file = path.join(dir, "fake-rg")
     fs.writeFileSync(file, `#!/bin/sh\n${body}\n`, { mode: 0o755 })

@@ -117,17 +117,70 @@ describe.each(engines)("glob ($engine engine)", ({ search, skip }) => {
     ),
   )
 
-  it.scoped.skipIf(skip)("glob path outside the Location is not confined (reference behaviour)", () =>
+  // The reference leaves `path` unconfined; here an outside root needs external_directory first (docs/trust/search.md).
+  it.scoped.skipIf(skip)("glob path outside the Location asserts external_directory, then glob", () =>
     Effect.gen(function* () {
       const outside = yield* tempDir()
       write(outside, { "far.ts": "" })
       const result = yield* inLocation(search, {}, (dir) =>
-        Effect.map(settle({ pattern: "*.ts", path: outside }), (settled) => ({ dir, settled })),
+        Effect.gen(function* () {
+          const settled = yield* settle({ pattern: "*.ts", path: outside })
+          return { dir, settled, asserts: yield* FakePermission.asserts }
+        }),
       )
       expect(result.settled.output?.structured).toEqual([
         { path: path.relative(result.dir, path.join(outside, "far.ts")), type: "file" },
       ])
+      expect(result.asserts.map((input) => [input.action, input.resources, input.save])).toEqual([
+        ["external_directory", [`${outside}/*`], [`${outside}/*`]],
+        ["glob", ["*.ts"], ["*"]],
+      ])
     }),
+  )
+
+  it.scoped.skipIf(skip)("glob path: a denied external_directory names it and nothing is searched", () =>
+    Effect.gen(function* () {
+      const outside = yield* tempDir()
+      write(outside, { "far.ts": "" })
+      const result = yield* inLocation(search, {}, () =>
+        Effect.gen(function* () {
+          yield* FakePermission.deny("external_directory")
+          return { settled: yield* settle({ pattern: "*.ts", path: outside }), actions: yield* FakePermission.actions }
+        }),
+      )
+      expect(result.settled.result).toEqual({
+        type: "error",
+        value: `Permission denied by configured rules for external_directory: ${outside}/*`,
+      })
+      expect(result.actions).toEqual(["external_directory"])
+    }),
+  )
+
+  it.scoped.skipIf(skip)("glob path: a relative escape is refused before any permission is asked", () =>
+    inLocation(search, { "a.ts": "" }, () =>
+      Effect.gen(function* () {
+        const settled = yield* settle({ pattern: "*.ts", path: "../" })
+        expect(settled.result).toEqual({
+          type: "error",
+          value:
+            "Unable to search ../: a relative path must stay inside the Location (an absolute path outside it needs approval)",
+        })
+        expect(yield* FakePermission.asserts).toEqual([])
+      }),
+    ),
+  )
+
+  it.scoped.skipIf(skip)("glob pattern with a NUL byte: a tool error before any permission is asked", () =>
+    inLocation(search, { "a.ts": "" }, () =>
+      Effect.gen(function* () {
+        const settled = yield* settle({ pattern: "*.ts\0" })
+        expect(settled.result).toEqual({
+          type: "error",
+          value: "Unable to find files: the pattern contains a NUL byte",
+        })
+        expect(yield* FakePermission.asserts).toEqual([])
+      }),
+    ),
   )
 
   it.scoped.skipIf(skip)("glob failures: a missing path and an invalid glob give the generic message", () =>

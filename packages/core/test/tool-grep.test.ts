@@ -1,3 +1,4 @@
+import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Ref } from "effect"
@@ -96,6 +97,82 @@ describe.each(engines)("grep ($engine engine)", ({ search, skip }) => {
         value: `Found 1 matches\n${path.join(managed, "tool_01")}:\n  Line 2: needle here\n`,
       })
     }),
+  )
+
+  // The reference leaves `path` unconfined; here an outside root needs external_directory first and the matched
+  // file's read rules apply (docs/trust/search.md).
+  it.scoped.skipIf(skip)("grep outside file: external_directory on its folder, then grep; read is evaluated without an ask", () =>
+    Effect.gen(function* () {
+      const managed = yield* tempDir()
+      write(managed, { tool_01: "needle\n" })
+      const asserts = yield* inLocation(search, {}, () =>
+        Effect.zipRight(settle({ pattern: "needle", path: path.join(managed, "tool_01") }), FakePermission.asserts),
+      )
+      expect(asserts.map((input) => [input.action, input.resources])).toEqual([
+        ["external_directory", [`${managed}/*`]],
+        ["grep", ["needle"]],
+      ])
+    }),
+  )
+
+  it.scoped.skipIf(skip)("grep read rules: files whose read is denied are withheld and counted in the text", () =>
+    inLocation(search, { "a.txt": "needle\n", "b.txt": "needle\n" }, () =>
+      Effect.gen(function* () {
+        yield* FakePermission.deny("read")
+        const settled = yield* settle({ pattern: "needle" })
+        expect(settled.output?.structured).toEqual([])
+        expect(settled.result).toEqual({
+          type: "text",
+          value: "No files found\n\n(Matches in 2 files withheld because the read permission rules deny reading them.)",
+        })
+        expect(yield* FakePermission.actions).toEqual(["grep"])
+      }),
+    ),
+  )
+
+  it.scoped.skipIf(skip)("grep path: a relative escape and a symlink out are refused before any permission", () =>
+    Effect.gen(function* () {
+      const outside = yield* tempDir()
+      write(outside, { "x.txt": "needle\n" })
+      const result = yield* inLocation(search, { "a.txt": "needle\n" }, (dir) =>
+        Effect.gen(function* () {
+          fs.symlinkSync(outside, path.join(dir, "out"))
+          const escape = yield* settle({ pattern: "needle", path: "../missing" })
+          const link = yield* settle({ pattern: "needle", path: "out" })
+          return { escape, link, asserts: yield* FakePermission.asserts }
+        }),
+      )
+      expect(result.escape.result).toEqual({
+        type: "error",
+        value:
+          "Unable to search ../missing: a relative path must stay inside the Location (an absolute path outside it needs approval)",
+      })
+      expect(result.link.result).toEqual({
+        type: "error",
+        value: "Unable to search out: it leads outside the Location through a symbolic link",
+      })
+      expect(result.asserts).toEqual([])
+    }),
+  )
+
+  it.scoped.skipIf(skip)("grep NUL in pattern, include or path: tool errors, nothing asked", () =>
+    inLocation(search, { "a.txt": "needle\n" }, () =>
+      Effect.gen(function* () {
+        expect((yield* settle({ pattern: "a\0" })).result).toEqual({
+          type: "error",
+          value: "Unable to grep: the pattern contains a NUL byte",
+        })
+        expect((yield* settle({ pattern: "a", include: "\0" })).result).toEqual({
+          type: "error",
+          value: "Unable to grep: the include contains a NUL byte",
+        })
+        expect((yield* settle({ pattern: "a", path: "x\0" })).result).toEqual({
+          type: "error",
+          value: "Unable to search x\\u0000: the path contains a NUL byte",
+        })
+        expect(yield* FakePermission.asserts).toEqual([])
+      }),
+    ),
   )
 
   it.scoped.skipIf(skip)("grep missing path: searches the parent directory", () =>
