@@ -180,7 +180,7 @@ describe.each(engines)("inputs the operating system cannot take ($engine)", ({ s
         [search.grep({ cwd, pattern: "a", include: "\uDE00x", limit: 5 }), "include", "malformed_unicode"],
       ] as const
       for (const [effect, field, reason] of cases) {
-        const exit = await Effect.runPromiseExit(effect)
+        const exit = await Effect.runPromiseExit<unknown, unknown>(effect)
         expect(exit).toMatchObject({ _tag: "Failure", cause: { _tag: "Fail" } })
         expect(Exit.isFailure(exit) && Cause.failureOption(exit.cause)).toMatchObject({
           value: { _tag: "Search.InvalidInputError", field, reason },
