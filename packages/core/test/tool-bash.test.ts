@@ -144,7 +144,9 @@ describe("bash tool", () => {
             source: { type: "tool", messageID: identity.assistantMessageID, callID: "call-bash" },
             action: "bash",
             resources: ["pwd"],
-            save: ["pwd"],
+            // One saved prefix per segment (the arity of `pwd` is 1), no longer the whole command string.
+            save: ["pwd *"],
+            metadata: { command: "pwd", segments: [] },
           },
         ])
       }),

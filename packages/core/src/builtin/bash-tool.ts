@@ -3,19 +3,27 @@
  * workdir) and reports its interleaved output, exit code and any capture loss.
  *
  * Bash is not sandboxed: the spawned shell runs with the host user's filesystem, process, and network authority.
- * The permission gate is the only control: the whole command string is the single `bash` resource (and the saved
- * pattern of an `always` reply), an external `workdir` is an enforced `external_directory` check asserted first, and
- * the scan of absolute command arguments only produces advisory warnings — it never asks and never blocks.
+ * The permission gate is the only control. The command is parsed with a shell grammar (`ShellCommand`) and every
+ * simple command in it is its own `bash` resource: any denied segment blocks the call, the asking segments make one
+ * ask, and an `always` reply saves one command prefix per segment (`BashArity`). Files the command writes through
+ * redirections are `edit` targets (protected paths ask `protected_path`), a `cd` out of the Location needs
+ * `external_directory` for what follows, and an external `workdir` is asserted first. The scan of absolute command
+ * arguments only produces advisory warnings — it never asks and never blocks. See docs/shell.md.
  *
  * Output bounding for the model happens at the registry boundary; this tool only keeps `AppProcess`'s 1 MiB capture
  * limit and says when it was hit. It never returns a managed output path.
  *
  * @since 0.1.0
  */
+import * as os from "node:os"
 import * as path from "node:path"
 import { FileSystem } from "@effect/platform"
-import { Duration, Effect, Layer, Schema } from "effect"
+import { Duration, Effect, Layer, Option, Schema } from "effect"
+import * as BashArity from "../policy/bash-arity.js"
 import * as Config from "../place/config.js"
+import * as ProtectedPath from "../place/protected-path.js"
+import * as ShellCommand from "../policy/shell-command.js"
+import * as Wildcard from "../values/wildcard.js"
 import * as LLM from "../values/llm.js"
 import * as LocationMutation from "../world/location-mutation.js"
 import * as PermissionV2 from "../policy/permission.js"
@@ -23,8 +31,7 @@ import * as AppProcess from "../world/app-process.js"
 import * as Tool from "../tool/tool.js"
 import * as Tools from "../tool/tools.js"
 
-// TODO: Port tree-sitter bash / PowerShell parser-based approval reduction.
-// TODO: Port BashArity reusable command-prefix approvals.
+// TODO: Port PowerShell parser-based approval reduction (bash is parsed with tree-sitter; see docs/shell.md).
 // TODO: Replace token-based command-argument external-directory advisories with parser-based detection.
 // TODO: Restore PowerShell and cmd-specific invocation/path handling on Windows.
 // TODO: Add plugin shell.env environment augmentation once V2 plugin hooks exist.
@@ -151,11 +158,295 @@ export interface Services {
   readonly process: AppProcess.Interface
   readonly config: Config.Interface
   readonly fs: FileSystem.FileSystem
+  readonly shell: ShellCommand.Interface
+  readonly protectedPaths: ProtectedPath.Interface
+}
+
+/** The arity table: the built-in one extended by every configuration document's `bash.arity`, in priority order. */
+export const arityTable = (entries: ReadonlyArray<Config.Entry>): BashArity.Table =>
+  BashArity.extend(BashArity.DEFAULT, ...Config.documents(entries).map((document) => document.info.bash?.arity))
+
+/**
+ * Commands that read the files named by their arguments; `script` means the first non-option word is a pattern or
+ * program, not a file. When bash is not allowed wholesale, these files go through the `read` rules.
+ */
+export interface Reader {
+  readonly script: boolean
+  readonly recursive?: boolean
+}
+
+/** @see Reader */
+export const READERS: ReadonlyMap<string, Reader> = new Map<string, Reader>([
+  ...[
+    "cat",
+    "tac",
+    "head",
+    "tail",
+    "less",
+    "more",
+    "nl",
+    "wc",
+    "sort",
+    "uniq",
+    "cut",
+    "od",
+    "xxd",
+    "hexdump",
+    "strings",
+    "file",
+    "stat",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "base64",
+    "diff",
+    "cmp",
+    "bat",
+  ].map((name): [string, Reader] => [name, { script: false }]),
+  ...["grep", "egrep", "fgrep", "sed", "awk", "jq"].map((name): [string, Reader] => [name, { script: true }]),
+  ...["rg", "ag", "ack"].map((name): [string, Reader] => [name, { script: true, recursive: true }]),
+])
+
+/** A resource no real command can be: `bash` allows it only when bash is allowed wholesale. */
+const WHOLESALE_PROBE = "\u0000"
+
+const isRecursiveGrep = (argv: ReadonlyArray<ShellCommand.Word>): boolean =>
+  argv.some(
+    (w) =>
+      w.literal &&
+      (w.text === "--recursive" ||
+        w.text === "--dereference-recursive" ||
+        (/^-[A-Za-z]+$/.test(w.text) && /[rR]/.test(w.text))),
+  )
+
+const homeOf = (target: string): string | undefined => {
+  if (target === "~") return os.homedir()
+  if (target.startsWith("~/")) return path.join(os.homedir(), target.slice(2))
+  if (target.startsWith("~")) return undefined
+  return target
+}
+
+/** One permission group of a review: an action and its resources, evaluated together. */
+interface Group {
+  readonly action: string
+  readonly resources: ReadonlyArray<string>
+  readonly save: ReadonlyArray<string>
+  readonly metadata?: Record<string, unknown>
+  /** Assert even when everything is allowed (the bash group, so every call is on record). */
+  readonly always?: boolean
 }
 
 /** Builds the tool over the given services. */
-export const make = (services: Services) =>
-  Tool.make({
+export const make = (services: Services) => {
+  /** Where an absolute path lands; through a symlink inside the Location that points out, its real place. */
+  const locate = (absolute: string, kind: "file" | "directory") =>
+    services.mutation.resolve({ path: absolute, kind }).pipe(
+      Effect.catchTag("LocationMutation.PathError", (error) =>
+        error.reason === "location_escape"
+          ? services.fs.realPath(absolute).pipe(
+              Effect.orElse(() =>
+                Effect.map(services.fs.realPath(path.dirname(absolute)), (real) =>
+                  path.join(real, path.basename(absolute)),
+                ),
+              ),
+              Effect.flatMap((real) => services.mutation.resolve({ path: real, kind })),
+            )
+          : Effect.fail(error),
+      ),
+      Effect.option,
+    )
+
+  /**
+   * Evaluates everything the command does, denies first: its bash segments, the files it writes (edit,
+   * protected_path) and reads (read, when bash is not allowed wholesale), and the external directories it enters or
+   * writes into. Then asks once per action for what is left.
+   */
+  const review = (command: string, workdir: string, base: ReturnType<typeof PermissionV2.fromToolCall>) =>
+    Effect.gen(function* () {
+      const parsed = services.shell.parse(command)
+      const table = arityTable(yield* services.config.entries())
+      const check = (action: string, resources: ReadonlyArray<string>) =>
+        Effect.map(
+          services.permission.check({ sessionID: base.sessionID, agent: base.agent, action, resources }),
+          (effects) => new Map(resources.map((resource, i) => [resource, effects[i] ?? "ask"] as const)),
+        )
+
+      const candidates = new Set<string>([WHOLESALE_PROBE])
+      for (const segment of parsed.segments) {
+        for (const form of ShellCommand.forms(segment)) candidates.add(form)
+        candidates.add(`${ShellCommand.UNRESOLVED_PREFIX}${segment.text}`)
+      }
+      const bashEffects = yield* check(name, [...candidates])
+      const effectOf = (resource: string) => bashEffects.get(resource) ?? "ask"
+      const wholesale = effectOf(WHOLESALE_PROBE) === "allow"
+      const verdicts: Array<ShellCommand.Verdict> = [
+        ...ShellCommand.evaluate(parsed, effectOf, (argv) => BashArity.pattern(argv, table)),
+      ]
+
+      // Writes, reads and directories, following `cd` in order.
+      const externals = new Map<string, LocationMutation.ExternalDirectoryAuthorization>()
+      const edits = new Set<string>()
+      const protects = new Set<string>()
+      const reads = new Set<string>()
+      const opaque: Array<{ readonly segment: ShellCommand.Segment; readonly text: string; readonly reason: string }> =
+        []
+      let cwd = workdir
+      let entered: LocationMutation.ExternalDirectoryAuthorization | undefined
+      for (const segment of parsed.segments) {
+        if (entered !== undefined) {
+          externals.set(entered.resource, entered)
+          entered = undefined
+        }
+        for (const write of segment.writes) {
+          const target = write.target === undefined ? undefined : homeOf(write.target)
+          if (target === undefined) {
+            opaque.push({ segment, text: write.raw, reason: "the file it writes is only known when the shell runs" })
+            continue
+          }
+          const place = yield* locate(path.resolve(cwd, target), "file")
+          if (Option.isNone(place)) continue
+          if (place.value.externalDirectory !== undefined) {
+            externals.set(place.value.externalDirectory.resource, place.value.externalDirectory)
+          }
+          edits.add(place.value.resource)
+          if (services.protectedPaths.classify(place.value.canonical) !== undefined) protects.add(place.value.resource)
+        }
+        const verdict = verdicts.find((v) => v.segment === segment)
+        const reader = READERS.get(path.posix.basename(segment.argv[0]?.text ?? ""))
+        if (!wholesale && verdict?.effect === "allow" && segment.unresolved === undefined && reader !== undefined) {
+          const files: Array<ShellCommand.Word> = segment.reads.map((r) =>
+            r.target === undefined
+              ? { text: r.raw, literal: false, glob: false }
+              : { text: r.target, literal: true, glob: false },
+          )
+          let script = reader.script
+          let optionsDone = false
+          for (const w of segment.argv.slice(1)) {
+            if (!optionsDone && w.literal && w.text === "--") {
+              optionsDone = true
+              continue
+            }
+            if (!optionsDone && w.literal && w.text.startsWith("-") && w.text !== "-") {
+              if (reader.script && (w.text === "-e" || w.text === "-f" || w.text.startsWith("--regexp"))) script = false
+              continue
+            }
+            if (script) {
+              script = false
+              continue
+            }
+            files.push(w)
+          }
+          const recursive = reader.recursive === true || (reader.script && isRecursiveGrep(segment.argv))
+          if (recursive) {
+            opaque.push({ segment, text: segment.text, reason: "it reads a whole directory tree, past the read rules" })
+          }
+          for (const file of files) {
+            const target = file.literal && !file.glob ? homeOf(file.text) : undefined
+            if (target === undefined) {
+              opaque.push({
+                segment,
+                text: segment.text,
+                reason: `it reads ${file.text}, known only when the shell runs`,
+              })
+              continue
+            }
+            const place = yield* locate(path.resolve(cwd, target), "file")
+            if (Option.isNone(place)) continue
+            if (place.value.externalDirectory !== undefined) {
+              externals.set(place.value.externalDirectory.resource, place.value.externalDirectory)
+            }
+            reads.add(place.value.resource)
+          }
+        }
+        if (segment.cd?.target !== undefined) {
+          const target = homeOf(segment.cd.target)
+          if (target === undefined) {
+            opaque.push({
+              segment,
+              text: segment.text,
+              reason: "the directory it enters is only known when the shell runs",
+            })
+            continue
+          }
+          cwd = path.resolve(cwd, target)
+          const place = yield* locate(cwd, "directory")
+          if (Option.isSome(place) && place.value.externalDirectory !== undefined)
+            entered = place.value.externalDirectory
+        }
+      }
+      if (opaque.length > 0) {
+        const resources = opaque.map((item) => `${ShellCommand.UNRESOLVED_PREFIX}${item.text}`)
+        const found = yield* check(name, resources)
+        opaque.forEach((item, i) => {
+          const resource = resources[i]!
+          const effect = found.get(resource) ?? "ask"
+          verdicts.push({ segment: item.segment, effect, resource, reason: item.reason })
+        })
+      }
+
+      const unique = (values: ReadonlyArray<string>) => [...new Set(values)]
+      const asking = verdicts.filter((v) => v.effect === "ask")
+      const shown = asking.length > 0 ? asking : verdicts.filter((v) => v.effect !== "deny")
+      const bashGroup: Group = {
+        action: name,
+        resources: shown.length === 0 ? [command] : unique(shown.map((v) => v.resource)),
+        save:
+          shown.length === 0
+            ? [Wildcard.literal(command)]
+            : unique(shown.flatMap((v) => (v.save === undefined ? [] : [v.save]))),
+        metadata: {
+          command,
+          segments: asking.map((v) => ({
+            text: v.segment.text,
+            resource: v.resource,
+            ...(v.reason === undefined ? {} : { reason: v.reason }),
+          })),
+        },
+        always: true,
+      }
+      const literal = (resources: ReadonlySet<string>) => [...resources].map(Wildcard.literal)
+      const groups: ReadonlyArray<Group> = [
+        ...[...externals.values()].map((auth): Group => ({
+          action: auth.action,
+          resources: [auth.resource],
+          save: [auth.save],
+        })),
+        bashGroup,
+        { action: "read", resources: [...reads], save: literal(reads) },
+        { action: "edit", resources: [...edits], save: literal(edits) },
+        { action: ProtectedPath.ACTION, resources: [...protects], save: literal(protects) },
+      ]
+
+      // Denies first, so nothing is asked for a call that is blocked anyway.
+      const deniedBash = unique(verdicts.filter((v) => v.effect === "deny").map((v) => v.resource))
+      if (deniedBash.length > 0) yield* services.permission.assert({ ...base, action: name, resources: deniedBash })
+      const effects = new Map<Group, ReadonlyMap<string, PermissionV2.Effect>>()
+      for (const group of groups) {
+        if (group === bashGroup || group.resources.length === 0) continue
+        const found = yield* check(group.action, group.resources)
+        effects.set(group, found)
+        const denied = group.resources.filter((resource) => found.get(resource) === "deny")
+        if (denied.length > 0) yield* services.permission.assert({ ...base, action: group.action, resources: denied })
+      }
+      for (const group of groups) {
+        if (group.resources.length === 0) continue
+        const found = effects.get(group)
+        if (group.always !== true && found !== undefined && group.resources.every((r) => found.get(r) === "allow")) {
+          continue
+        }
+        yield* services.permission.assert({
+          ...base,
+          action: group.action,
+          resources: group.resources,
+          save: group.save,
+          ...(group.metadata === undefined ? {} : { metadata: group.metadata }),
+        })
+      }
+      return parsed
+    })
+
+  return Tool.make({
     description,
     input: Input,
     output: Output,
@@ -182,7 +473,7 @@ export const make = (services: Services) =>
         const warnings = (yield* externalDirectories(input.command, target.canonical).pipe(
           Effect.provideService(FileSystem.FileSystem, services.fs),
         )).map(externalWarning)
-        yield* services.permission.assert({ ...base, action: name, resources: [input.command], save: [input.command] })
+        yield* review(input.command, target.canonical, base)
 
         // The directory may have changed while the user was deciding.
         const info = yield* services.fs.stat(target.canonical)
@@ -225,6 +516,7 @@ export const make = (services: Services) =>
         ),
       ),
   })
+}
 
 /** Registers `bash` in the Location for the lifetime of the layer. */
 export const layer: Layer.Layer<
@@ -239,13 +531,17 @@ export const layer: Layer.Layer<
 > = Tools.layer(
   name,
   Effect.gen(function* () {
+    const protectedPaths = yield* Effect.serviceOption(ProtectedPath.Service)
     const tool = make({
       permission: yield* PermissionV2.Service,
       mutation: yield* LocationMutation.Service,
       process: yield* AppProcess.Service,
       config: yield* Config.Service,
       fs: yield* FileSystem.FileSystem,
+      shell: yield* ShellCommand.Service,
+      // Without the Location's service, the name-based protected paths still apply.
+      protectedPaths: Option.getOrElse(protectedPaths, () => ProtectedPath.make([])),
     })
     return tool
   }),
-)
+).pipe(Layer.provide(ShellCommand.layer))

@@ -230,11 +230,12 @@ export const EXPLICIT_ACTIONS: ReadonlySet<string> = new Set([ProtectedPath.ACTI
 /**
  * Resource prefixes only a rule naming them can allow: for a resource that starts with one of them, an allow whose
  * resource pattern does not start with the same prefix is passed over (so `webfetch * allow` never allows
- * `private:…`). Denies and asks apply as usual. See docs/trust/webfetch.md.
+ * `private:…`, and `bash * allow` never allows a shell command that cannot be resolved statically,
+ * `unresolved:…`). Denies and asks apply as usual. See docs/trust/webfetch.md and docs/shell.md.
  *
  * @since 0.2.0
  */
-export const EXPLICIT_RESOURCE_PREFIXES: ReadonlyArray<string> = ["private:"]
+export const EXPLICIT_RESOURCE_PREFIXES: ReadonlyArray<string> = ["private:", "unresolved:"]
 
 const explicitPrefixOf = (resource: string): string | undefined => {
   for (const prefix of EXPLICIT_RESOURCE_PREFIXES) if (resource.startsWith(prefix)) return prefix
