@@ -283,7 +283,8 @@ const turndownInWorker = (html: string): Effect.Effect<string, Error> =>
     worker.once("message", (markdown: string) => settle(Effect.succeed(markdown)))
     worker.once("error", (error) => settle(Effect.fail(error instanceof Error ? error : new Error(String(error)))))
     worker.once("exit", (code) => settle(Effect.fail(new Error(`HTML conversion stopped (exit code ${code})`))))
-    return Effect.promise(() => worker.terminate())
+    // Stopping starts at once; the call does not wait for the thread to wind down.
+    return Effect.sync(() => void worker.terminate().catch(() => undefined))
   })
 
 /** `toMarkdown` without blocking the event loop for long: chunked depth check, then inline or worker conversion. */
