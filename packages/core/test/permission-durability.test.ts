@@ -1,58 +1,44 @@
-import { type ChildProcess, spawn } from "node:child_process"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Tracer } from "effect"
 import { Database, Global, PermissionSaved } from "../src/index.js"
+import * as Children from "./support/children.js"
 import { tempDir } from "./support/location.js"
 
-const packageDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-const script = path.join(packageDir, "test", "fixtures", "save-approvals.ts")
+const script = Children.fixture("save-approvals.ts")
 
-interface Child {
-  readonly process: ChildProcess
-  /** Resolves with the first stdout line. */
-  readonly line: Promise<string>
-  /** Resolves with the exit code (or signal) and all stderr. */
-  readonly exit: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>
-}
-
-const run = (args: ReadonlyArray<string>): Child => {
-  const child = spawn(process.execPath, ["--import", "tsx", script, ...args], { cwd: packageDir, stdio: "pipe" })
-  let stdout = ""
-  let stderr = ""
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
-  const line = new Promise<string>((resolve, reject) => {
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString()
-      const end = stdout.indexOf("\n")
-      if (end !== -1) resolve(stdout.slice(0, end))
-    })
-    child.on("exit", () => reject(new Error(`child exited without output: ${stderr}`)))
-  })
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) =>
-    child.on("exit", (code, signal) => resolve({ code, signal, stderr })),
-  )
-  line.catch(() => undefined)
-  return { process: child, line, exit }
-}
-
-/** Kills a child still running when the scope closes (a failed assertion must not leak processes). */
-const scopedChild = (args: ReadonlyArray<string>) =>
-  Effect.acquireRelease(
-    Effect.sync(() => run(args)),
-    (child) =>
-      Effect.sync(
-        () => child.process.exitCode === null && child.process.signalCode === null && child.process.kill("SIGKILL"),
-      ),
-  )
+const processLayer = (data: string) =>
+  PermissionSaved.layer.pipe(Layer.provideMerge(Database.layer), Layer.provide(Global.layerWith({ data })))
 
 const savedIn = (data: string, projectID: string) =>
-  Effect.flatMap(PermissionSaved.Service, (saved) => saved.list({ projectID })).pipe(
-    Effect.provide(
-      PermissionSaved.layer.pipe(Layer.provideMerge(Database.layer), Layer.provide(Global.layerWith({ data }))),
-    ),
-  )
+  Effect.flatMap(PermissionSaved.Service, (saved) => saved.list({ projectID })).pipe(Effect.provide(processLayer(data)))
+
+/** Every span started while `effect` runs, through the tracer in force (the spans keep their attributes). */
+const recordingSpans = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function* () {
+    const spans: Array<Tracer.Span> = []
+    const inner = yield* Effect.tracer
+    const tracer = Tracer.make({
+      span: (...args) => {
+        const span = inner.span(...args)
+        spans.push(span)
+        return span
+      },
+      context: inner.context,
+    })
+    const value = yield* Effect.withTracer(effect, tracer)
+    return { value, spans }
+  })
+
+const ancestors = (span: Tracer.Span): Array<string> => {
+  const names: Array<string> = []
+  let parent = span.parent
+  while (parent._tag === "Some") {
+    if (parent.value._tag === "Span") names.push(parent.value.name)
+    parent = parent.value._tag === "Span" ? parent.value.parent : { _tag: "None" }
+  }
+  return names
+}
 
 describe("saved approvals are durable across processes", () => {
   it.live(
@@ -61,12 +47,11 @@ describe("saved approvals are durable across processes", () => {
       Effect.scoped(
         Effect.gen(function* () {
           const data = yield* tempDir()
-          const child = yield* scopedChild([data, "proj", "1", "approved", "hold"])
-          const printed = JSON.parse(yield* Effect.promise(() => child.line)) as { rows: Array<PermissionSaved.Info> }
+          const child = yield* Children.scoped(script, [data, "proj", "1", "approved", "hold"])
+          const printed = JSON.parse(yield* Children.nextLine(child)) as { rows: Array<PermissionSaved.Info> }
           expect(printed.rows).toHaveLength(1)
           child.process.kill("SIGKILL")
-          const exit = yield* Effect.promise(() => child.exit)
-          expect(exit.signal).toBe("SIGKILL")
+          expect((yield* Children.exited(child)).signal).toBe("SIGKILL")
           const rows = yield* savedIn(data, "proj")
           expect(rows).toEqual(printed.rows)
           expect(rows[0]).toMatchObject({ projectID: "proj", action: "bash", resource: "approved-0" })
@@ -76,19 +61,69 @@ describe("saved approvals are durable across processes", () => {
   )
 
   it.live(
+    "a revoke that has returned survives a SIGKILL right after it: the row is gone, the others stay",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const data = yield* tempDir()
+          const child = yield* Children.scoped(script, [data, "proj", "3", "approved", "hold"])
+          const printed = JSON.parse(yield* Children.nextLine(child)) as { rows: Array<PermissionSaved.Info> }
+          expect(printed.rows).toHaveLength(3)
+          const revoked = printed.rows.find((row) => row.resource === "approved-1")!
+          child.send(`revoke ${revoked.id}`)
+          expect(JSON.parse(yield* Children.nextLine(child))).toEqual({ revoked: revoked.id })
+          child.process.kill("SIGKILL")
+          expect((yield* Children.exited(child)).signal).toBe("SIGKILL")
+          const rows = yield* savedIn(data, "proj")
+          expect(rows.map((row) => row.resource).sort()).toEqual(["approved-0", "approved-2"])
+          expect(rows.some((row) => row.id === revoked.id)).toBe(false)
+        }),
+      ),
+    120_000,
+  )
+
+  it.live("a revoke commits with synchronous = FULL on the connection that ran the DELETE", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const saved = yield* PermissionSaved.Service
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`INSERT INTO project (id, worktree) VALUES ('proj', '/')`
+        yield* saved.add({ projectID: "proj", action: "bash", resources: ["a", "b"] })
+        const [row] = (yield* saved.list({ projectID: "proj" })).filter((info) => info.resource === "a")
+        const level = () => Effect.map(sql<{ synchronous: number }>`PRAGMA synchronous`, ([r]) => r?.synchronous)
+        // Outside a durable commit the connection runs NORMAL (1).
+        expect(yield* level()).toBe(1)
+        const { spans } = yield* recordingSpans(saved.remove(row!.id))
+        const durable = spans.filter((span) => span.name === "Database.durably")
+        expect(durable).toHaveLength(1)
+        // Read back inside the transaction that deleted the row, on the same connection.
+        expect(durable[0]!.attributes.get("db.synchronous")).toBe(Database.DURABLE_SYNCHRONOUS)
+        const deletes = spans.filter((span) =>
+          String(span.attributes.get("db.query.text") ?? "").startsWith("DELETE FROM permission"),
+        )
+        expect(deletes).toHaveLength(1)
+        expect(ancestors(deletes[0]!)).toContain("Database.durably")
+        expect(ancestors(deletes[0]!)).toContain("PermissionSaved.remove")
+        expect(yield* level()).toBe(1)
+        expect((yield* saved.list({ projectID: "proj" })).map((info) => info.resource)).toEqual(["b"])
+      }).pipe(Effect.provide(Layer.unwrapScoped(Effect.map(tempDir(), processLayer)))),
+    ),
+  )
+
+  it.live(
     "two processes saving 500 approvals each at once both succeed and all 1000 rows exist",
     () =>
       Effect.scoped(
         Effect.gen(function* () {
           const data = yield* tempDir()
-          const a = yield* scopedChild([data, "proj", "500", "a", "exit"])
-          const b = yield* scopedChild([data, "proj", "500", "b", "exit"])
-          const [exitA, exitB] = yield* Effect.promise(() => Promise.all([a.exit, b.exit]))
+          const a = yield* Children.scoped(script, [data, "proj", "500", "a", "exit"])
+          const b = yield* Children.scoped(script, [data, "proj", "500", "b", "exit"])
+          const [exitA, exitB] = yield* Effect.all([Children.exited(a), Children.exited(b)], { concurrency: 2 })
           expect(exitA.stderr).not.toContain("SQLITE_BUSY")
           expect(exitB.stderr).not.toContain("SQLITE_BUSY")
           expect([exitA.code, exitB.code]).toEqual([0, 0])
-          expect(JSON.parse(yield* Effect.promise(() => a.line))).toEqual({ saved: 500 })
-          expect(JSON.parse(yield* Effect.promise(() => b.line))).toEqual({ saved: 500 })
+          expect(JSON.parse(yield* Children.nextLine(a))).toEqual({ saved: 500 })
+          expect(JSON.parse(yield* Children.nextLine(b))).toEqual({ saved: 500 })
           const rows = yield* savedIn(data, "proj")
           expect(rows).toHaveLength(1000)
           expect(new Set(rows.map((r) => r.resource)).size).toBe(1000)

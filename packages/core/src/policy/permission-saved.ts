@@ -8,6 +8,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
+import * as Database from "../system/database.js"
 import * as Identifier from "../values/identifier.js"
 
 /** A saved-approval id: `"psv_" + ascending()` (no prefix check). */
@@ -50,7 +51,7 @@ export interface Interface {
     readonly action: string
     readonly resources: ReadonlyArray<string>
   }) => Effect.Effect<void>
-  /** Deletes by id; absent rows are fine. */
+  /** Deletes by id; absent rows are fine. Durable when it returns (committed with `synchronous = FULL`). */
   readonly remove: (id: string) => Effect.Effect<void>
 }
 
@@ -128,7 +129,8 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient> = Layer.eff
     )
 
     const remove = Effect.fn("PermissionSaved.remove")(function* (id: string) {
-      yield* sql`DELETE FROM permission WHERE id = ${id}`
+      // A lost revoke would silently bring the approval back: commit it with synchronous = FULL.
+      yield* Database.durably(sql, sql`DELETE FROM permission WHERE id = ${id}`)
     }, Effect.orDie)
 
     return Service.of({ list, add, remove })

@@ -19,9 +19,9 @@ import projectSession from "./migrations/20260801000000_project_session.js"
 import permission from "./migrations/20260801000100_permission.js"
 import todo from "./migrations/20260801000200_todo.js"
 import toolCall from "./migrations/20260801000300_tool_call.js"
-import runnerOwner from "./migrations/20260801000400_runner_owner.js"
 import permissionDirectory from "./migrations/20260802000000_permission_directory.js"
 import projectRoot from "./migrations/20260802000100_project_root.js"
+import runnerOwner from "./migrations/20260803000000_runner_owner.js"
 import * as Global from "./global.js"
 
 /** How long a statement waits for another process's write lock before failing with `SQLITE_BUSY`. */
@@ -33,9 +33,9 @@ export const migrations: Readonly<Record<string, Effect.Effect<void, unknown, Sq
   "20260801000100_permission": permission,
   "20260801000200_todo": todo,
   "20260801000300_tool_call": toolCall,
-  "20260801000400_runner_owner": runnerOwner,
   "20260802000000_permission_directory": permissionDirectory,
   "20260802000100_project_root": projectRoot,
+  "20260803000000_runner_owner": runnerOwner,
 }
 
 /**
@@ -179,10 +179,11 @@ export const DURABLE_SYNCHRONOUS = 2
  * @since 0.2.0
  */
 export const durably = <A, E, R>(
+  sql: SqlClient.SqlClient,
   effect: Effect.Effect<A, E, R>,
-): Effect.Effect<A, E | SqlError.SqlError, R | SqlClient.SqlClient> =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    durableLock(sql).withPermits(1)(
+): Effect.Effect<A, E | SqlError.SqlError, R> =>
+  durableLock(sql)
+    .withPermits(1)(
       Effect.acquireUseRelease(
         sql.unsafe("PRAGMA synchronous = FULL"),
         () =>
@@ -194,11 +195,12 @@ export const durably = <A, E, R>(
               ),
             )
             yield* Effect.annotateCurrentSpan("db.synchronous", level)
-            if (level !== DURABLE_SYNCHRONOUS)
+            if (level !== DURABLE_SYNCHRONOUS) {
               return yield* Effect.dieMessage(`durable commit with synchronous = ${level}`)
+            }
             return value
           }),
         () => Effect.orDie(sql.unsafe("PRAGMA synchronous = NORMAL")),
       ),
-    ),
-  ).pipe(Effect.withSpan("Database.durably"))
+    )
+    .pipe(Effect.withSpan("Database.durably"))
