@@ -79,7 +79,7 @@ describe("registry bounding (end to end)", () => {
       expect(settlement.result.type).toBe("text")
       expect(settlement.outputPaths).toHaveLength(1)
       const file = settlement.outputPaths![0]!
-      expect(path.dirname(file)).toBe(path.join(data, "tool-output"))
+      expect(path.dirname(file)).toBe(path.join(data, "tool-output", ToolOutputStore.UNSCOPED_FOLDER))
       const expected = yield* Effect.orDie(
         Tool.settle(
           big,

@@ -375,11 +375,12 @@ const naivePreview = (full: string, maxLines: number, maxBytes: number) => {
 }
 
 describe("ToolOutputStore marker and preview arithmetic (derived)", () => {
-  it.scoped("the marker names the managed file under <data>/tool-output, tool_ + 26 characters", () =>
+  it.scoped("the marker names the managed file under <data>/tool-output/<folder>, tool_ + 26 characters", () =>
     Effect.gen(function* () {
       const { data, result } = yield* boundIn({ structured: {}, content: [text("m".repeat(MAX_BYTES + 1))] })
       const file = onlyPath(result)
-      expect(path.dirname(file)).toBe(path.join(data, "tool-output"))
+      // without a Location in context the store files under the unscoped folder (docs/trust/managed-output.md)
+      expect(path.dirname(file)).toBe(path.join(data, "tool-output", ToolOutputStore.UNSCOPED_FOLDER))
       expect(path.basename(file)).toMatch(/^tool_[0-9A-Za-z]{26}$/)
       const preview = previewOf(result)
       expect(preview).toContain(`\n\n... output truncated; full content saved to ${file} ...\n\n`)
@@ -405,7 +406,11 @@ describe("ToolOutputStore marker and preview arithmetic (derived)", () => {
       const data = yield* tempDir()
       const store = yield* Effect.provide(ToolOutputStore.Service, storeLayer(data))
       // The marker's size depends only on the path length, which is fixed for a given data directory.
-      const markerBytes = bytes(ToolOutputStore.marker(path.join(data, "tool-output", "tool_" + "x".repeat(26))))
+      const markerBytes = bytes(
+        ToolOutputStore.marker(
+          path.join(data, "tool-output", ToolOutputStore.UNSCOPED_FOLDER, "tool_" + "x".repeat(26)),
+        ),
+      )
       const budget = MAX_BYTES - markerBytes - 4
       const headBudget = Math.ceil(budget / 2)
       const tailBudget = Math.floor(budget / 2)
@@ -436,7 +441,11 @@ describe("ToolOutputStore marker and preview arithmetic (derived)", () => {
     Effect.gen(function* () {
       const data = yield* tempDir()
       const store = yield* Effect.provide(ToolOutputStore.Service, storeLayer(data))
-      const markerBytes = bytes(ToolOutputStore.marker(path.join(data, "tool-output", "tool_" + "x".repeat(26))))
+      const markerBytes = bytes(
+        ToolOutputStore.marker(
+          path.join(data, "tool-output", ToolOutputStore.UNSCOPED_FOLDER, "tool_" + "x".repeat(26)),
+        ),
+      )
       const headBudget = Math.ceil((MAX_BYTES - markerBytes - 4) / 2)
       const full = "h".repeat(headBudget - 4) + "😀" + "z".repeat(200_000)
       const result = yield* store.bound({
@@ -469,7 +478,11 @@ describe("ToolOutputStore marker and preview arithmetic (derived)", () => {
   it.scoped("the frame needs markerBytes + 5 bytes; at markerBytes + 4 only the marker is shown", () =>
     Effect.gen(function* () {
       const data = yield* tempDir()
-      const markerBytes = bytes(ToolOutputStore.marker(path.join(data, "tool-output", "tool_" + "x".repeat(26))))
+      const markerBytes = bytes(
+        ToolOutputStore.marker(
+          path.join(data, "tool-output", ToolOutputStore.UNSCOPED_FOLDER, "tool_" + "x".repeat(26)),
+        ),
+      )
       const run = (maxBytes: number) =>
         Effect.flatMap(
           Effect.provide(

@@ -11,16 +11,20 @@ import * as YAML from "yaml"
 import type { Draft, MutableInfo } from "./agent-info.js"
 import * as Config from "../place/config.js"
 import * as Global from "../system/global.js"
+import * as Wildcard from "../values/wildcard.js"
 import * as ProtectedPath from "../place/protected-path.js"
 
 type Rule = typeof Config.PermissionRule.Type
 
 const rule = (action: string, resource: string, effect: Rule["effect"]): Rule => ({ action, resource, effect })
 
-/** External directories every agent may read: ask by default, but managed tool output and tmp are allowed. */
-export const readonlyExternalDirectory = (global: Global.Interface): ReadonlyArray<Rule> => [
+/**
+ * External directories every agent may read: ask by default, but tmp and this project's managed tool output
+ * (`output`, see docs/trust/managed-output.md; other projects' folders still ask) are allowed.
+ */
+export const readonlyExternalDirectory = (global: Global.Interface, output: string): ReadonlyArray<Rule> => [
   rule("external_directory", "*", "ask"),
-  rule("external_directory", path.join(Global.toolOutput(global), "*"), "allow"),
+  rule("external_directory", Wildcard.literal(`${output.replaceAll("\\", "/").replace(/\/$/, "")}/`) + "*", "allow"),
   rule("external_directory", path.join(global.tmp, "*"), "allow"),
 ]
 
@@ -61,9 +65,9 @@ export const secretRules: ReadonlyArray<Rule> = [
 ]
 
 /** The rules every built-in agent starts with. */
-export const defaults = (global: Global.Interface): ReadonlyArray<Rule> => [
+export const defaults = (global: Global.Interface, output: string): ReadonlyArray<Rule> => [
   rule("*", "*", "allow"),
-  ...readonlyExternalDirectory(global),
+  ...readonlyExternalDirectory(global, output),
   rule("question", "*", "deny"),
   rule("plan_enter", "*", "deny"),
   rule("plan_exit", "*", "deny"),
@@ -80,8 +84,11 @@ export interface Builtin {
   readonly rules: ReadonlyArray<Rule>
 }
 
-/** The seven built-in agents, in installation order. `worktree` is the Location directory. */
-export const agents = (global: Global.Interface, worktree: string): ReadonlyArray<Builtin> => {
+/**
+ * The seven built-in agents, in installation order. `worktree` is the Location directory, `output` the project's
+ * managed tool-output folder.
+ */
+export const agents = (global: Global.Interface, worktree: string, output: string): ReadonlyArray<Builtin> => {
   const plans = path.join(global.data, "plans")
   const denyAll = [rule("*", "*", "deny")]
   return [
@@ -129,7 +136,7 @@ export const agents = (global: Global.Interface, worktree: string): ReadonlyArra
         rule("webfetch", "*", "allow"),
         rule("websearch", "*", "allow"),
         rule("read", "*", "allow"),
-        ...readonlyExternalDirectory(global),
+        ...readonlyExternalDirectory(global, output),
       ],
     },
     { id: "compaction", mode: "primary", hidden: true, rules: denyAll },
@@ -139,9 +146,9 @@ export const agents = (global: Global.Interface, worktree: string): ReadonlyArra
 }
 
 /** The transform that installs the built-in agents; rules are pushed onto whatever an agent already has. */
-export const builtins = (global: Global.Interface, worktree: string) => {
-  const base = defaults(global)
-  const list = agents(global, worktree)
+export const builtins = (global: Global.Interface, worktree: string, output: string) => {
+  const base = defaults(global, output)
+  const list = agents(global, worktree, output)
   return (draft: Draft): void => {
     for (const builtin of list) {
       draft.update(builtin.id, (agent) => {

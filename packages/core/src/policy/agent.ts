@@ -9,6 +9,7 @@ import { Context, Effect, Layer, Schema, type Scope, type Types } from "effect"
 import * as Config from "../place/config.js"
 import * as Global from "../system/global.js"
 import * as Location from "../place/location.js"
+import * as ProjectV2 from "../place/project.js"
 import * as State from "../values/state.js"
 import * as Builtins from "./agent-builtins.js"
 
@@ -123,7 +124,8 @@ export const layer: Layer.Layer<Service, never, Global.Service | Config.Service 
     const global = yield* Global.Service
     const location = yield* Location.Service
     const config = yield* Config.Service
-    yield* service.transform(Builtins.builtins(global, location.directory))
+    const output = Global.toolOutputFor(global, ProjectV2.storageKey(location.project.id, location.directory))
+    yield* service.transform(Builtins.builtins(global, location.directory, output))
     const documents = yield* Builtins.loadDocuments(yield* config.entries())
     yield* service.transform(Builtins.configure(documents, global.home))
     return service

@@ -29,6 +29,14 @@ export const TOOL_OUTPUT_DIRECTORY = "tool-output"
 /** `<data>/tool-output`. */
 export const toolOutput = (global: Interface): string => path.join(global.data, TOOL_OUTPUT_DIRECTORY)
 
+/**
+ * `<data>/tool-output/<key>`: one project's managed tool output (`key` from `Project.storageKey`). See
+ * docs/trust/managed-output.md.
+ *
+ * @since 0.2.0
+ */
+export const toolOutputFor = (global: Interface, key: string): string => path.join(toolOutput(global), key)
+
 /** `<data>/toolgate.db`. */
 export const database = (global: Interface): string => path.join(global.data, "toolgate.db")
 

@@ -1,7 +1,9 @@
 /**
  * The single model-output bounding boundary. The registry calls `bound` exactly once per successful settlement;
  * within limits the output passes through untouched, over a limit the full text is kept in a managed file and the
- * model receives a head+tail preview naming it.
+ * model receives a head+tail preview naming it. Managed files are kept per project,
+ * `<data>/tool-output/<project key>/tool_…`, so one project's output is not another's to read (see
+ * docs/trust/managed-output.md).
  *
  * @since 0.1.0
  */
@@ -9,6 +11,8 @@ import * as path from "node:path"
 import { FileSystem } from "@effect/platform"
 import { Clock, Context, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
 import * as Config from "../place/config.js"
+import * as Location from "../place/location.js"
+import * as ProjectV2 from "../place/project.js"
 import * as Global from "../system/global.js"
 import * as Identifier from "../values/identifier.js"
 import type * as LLM from "../values/llm.js"
@@ -21,6 +25,13 @@ export const MAX_BYTES = 50 * 1024
 export const RETENTION = Duration.days(7)
 /** The managed directory under the data directory. */
 export const MANAGED_DIRECTORY = "tool-output"
+/**
+ * The folder under the managed directory for a store built without a Location (no project to file it under); no
+ * default rule allows reading it.
+ *
+ * @since 0.2.0
+ */
+export const UNSCOPED_FOLDER = "unscoped"
 
 /** What `bound` receives. */
 export interface BoundInput {
@@ -261,13 +272,26 @@ const contextualText = (output: LLM.ToolOutput): Effect.Effect<string, StorageEr
 
 const defaults: Limits = { maxLines: MAX_LINES, maxBytes: MAX_BYTES }
 
-/** Builds a store; without `config` the limits are always the defaults. */
+/**
+ * The managed folder key of a Location: `Project.storageKey` of its project and directory.
+ *
+ * @since 0.2.0
+ */
+export const folderOf = (location: Location.Interface): string =>
+  ProjectV2.storageKey(location.project.id, location.directory)
+
+/**
+ * Builds a store whose managed files go to `<data>/tool-output/<folder>` (default `UNSCOPED_FOLDER`); without
+ * `config` the limits are always the defaults. `cleanup` covers every folder.
+ */
 export const make = (
   config: Option.Option<Config.Interface>,
+  folder: string = UNSCOPED_FOLDER,
 ): Effect.Effect<Interface, never, FileSystem.FileSystem | Global.Service> =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
-    const directory = Global.toolOutput(yield* Global.Service)
+    const root = Global.toolOutput(yield* Global.Service)
+    const directory = path.join(root, folder)
 
     // Untraced so `bound` pays for one span, not two.
     const readLimits: Effect.Effect<Limits> = Option.match(config, {
@@ -307,32 +331,53 @@ export const make = (
       return { output: { structured: input.output.structured, content }, outputPaths: [file] } satisfies BoundResult
     })
 
+    /** Removes the expired `tool_*` files of `folder`; with `descend`, also of each project folder in it. */
+    const sweep = (folder: string, cutoff: number, descend: boolean): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        const names = yield* fs.readDirectory(folder).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => []))
+        for (const name of names) {
+          const file = path.join(folder, name)
+          const info = yield* Effect.option(fs.stat(file))
+          if (Option.isNone(info)) continue
+          if (info.value.type === "Directory") {
+            if (descend) yield* sweep(file, cutoff, false)
+            continue
+          }
+          if (!name.startsWith("tool_")) continue
+          const modified = Option.match(info.value.mtime, { onNone: () => 0, onSome: (date) => date.getTime() })
+          if (modified < cutoff) yield* Effect.ignore(fs.remove(file))
+        }
+      })
+
     const cleanup = Effect.fn("ToolOutputStore.cleanup")(function* () {
-      const names = yield* fs.readDirectory(directory).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => []))
       const cutoff = (yield* Clock.currentTimeMillis) - Duration.toMillis(RETENTION)
-      for (const name of names) {
-        if (!name.startsWith("tool_")) continue
-        const file = path.join(directory, name)
-        const info = yield* Effect.option(fs.stat(file))
-        if (Option.isNone(info)) continue
-        const modified = Option.match(info.value.mtime, { onNone: () => 0, onSome: (date) => date.getTime() })
-        if (modified < cutoff) yield* Effect.ignore(fs.remove(file))
-      }
+      // files directly under the root were written before output was kept per project
+      yield* sweep(root, cutoff, true)
     })
 
     return Service.of({ limits, bound, cleanup })
   })
 
-/** The Location store with limits from `Config` (re-read on every call). */
-export const layer: Layer.Layer<Service, never, FileSystem.FileSystem | Global.Service | Config.Service> = Layer.effect(
-  Service,
-  Effect.flatMap(Config.Service, (config) => make(Option.some(config))),
+/** The Location's folder when a Location is in context, else `UNSCOPED_FOLDER`. */
+const contextFolder = Effect.map(Effect.serviceOption(Location.Service), (location) =>
+  Option.match(location, { onNone: () => UNSCOPED_FOLDER, onSome: folderOf }),
 )
 
-/** The Location store with the default limits. */
+/**
+ * The Location store with limits from `Config` (re-read on every call), filing managed output under the Location's
+ * project folder (`UNSCOPED_FOLDER` when no Location is in context).
+ */
+export const layer: Layer.Layer<Service, never, FileSystem.FileSystem | Global.Service | Config.Service> = Layer.effect(
+  Service,
+  Effect.flatMap(Config.Service, (config) =>
+    Effect.flatMap(contextFolder, (folder) => make(Option.some(config), folder)),
+  ),
+)
+
+/** The Location store with the default limits (same folder rule as `layer`). */
 export const layerWithoutConfig: Layer.Layer<Service, never, FileSystem.FileSystem | Global.Service> = Layer.effect(
   Service,
-  make(Option.none()),
+  Effect.flatMap(contextFolder, (folder) => make(Option.none(), folder)),
 )
 
 /**
