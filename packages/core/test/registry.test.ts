@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Deferred, Effect, Exit, Fiber, Layer, Option, Schema, Scope } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, Layer, Option, Queue, Schema, Scope, Stream } from "effect"
 import { ApplicationTools, Tool, ToolRegistry, Tools } from "../src/index.js"
 import { call, diskFull, echoTool, identity, names, registryLayer, settleTool, storeCalls } from "./support/registry.js"
 
@@ -158,7 +158,7 @@ describe("ToolRegistry", () => {
     withRegistry(
       Effect.gen(function* () {
         const registry = yield* ToolRegistry.Service
-        expect(Object.keys(registry).sort()).toEqual(["materialize", "register"])
+        expect(Object.keys(registry).sort()).toEqual(["changes", "materialize", "register"])
         expect("definitions" in registry || "execute" in registry || "settle" in registry).toBe(false)
         expect(typeof registry.materialize).toBe("function")
       }),
@@ -489,6 +489,75 @@ describe("ToolRegistry (derived)", () => {
         yield* registerIn(scope, { echo: echoTool() })
         expect(yield* names()).toEqual([])
       }),
+    ),
+  )
+})
+
+describe("ToolRegistry.changes", () => {
+  /** Collects change notifications into a queue, subscribed before anything happens. */
+  const watch = Effect.gen(function* () {
+    const registry = yield* ToolRegistry.Service
+    const seen = yield* Queue.unbounded<void>()
+    const subscribed = yield* Deferred.make<void>()
+    yield* Effect.forkScoped(
+      registry.changes.pipe(
+        Stream.onStart(Deferred.succeed(subscribed, undefined)),
+        Stream.runForEach((change) => Queue.offer(seen, change)),
+      ),
+    )
+    yield* Deferred.await(subscribed)
+    // The PubSub subscription is taken when the stream starts pulling; let the fork reach its first pull.
+    yield* Effect.yieldNow()
+    return seen
+  })
+
+  it.scoped("emits after a Location registration is added and after it is removed, once each", () =>
+    Effect.provide(
+      Effect.gen(function* () {
+        const seen = yield* watch
+        const scope = yield* Scope.make()
+        yield* registerIn(scope, { echo: echoTool(), other: echoTool() })
+        yield* Queue.take(seen)
+        expect(yield* names()).toEqual(["echo", "other"])
+        expect(yield* Queue.size(seen)).toBe(0)
+        yield* Scope.close(scope, Exit.void)
+        yield* Queue.take(seen)
+        // The removal is visible by the time the change arrives.
+        expect(yield* names()).toEqual([])
+        expect(yield* Queue.size(seen)).toBe(0)
+      }),
+      registryLayer,
+    ),
+  )
+
+  it.scoped("emits for application registrations too, after they are visible", () =>
+    Effect.provide(
+      Effect.gen(function* () {
+        const seen = yield* watch
+        const applications = yield* ApplicationTools.Service
+        const scope = yield* Scope.make()
+        yield* Scope.extend(applications.register({ app: echoTool() }), scope)
+        yield* Queue.take(seen)
+        expect(yield* names()).toEqual(["app"])
+        yield* Scope.close(scope, Exit.void)
+        yield* Queue.take(seen)
+        expect(yield* names()).toEqual([])
+      }),
+      registryLayer,
+    ),
+  )
+
+  it.scoped("a failed registration (invalid name) changes nothing and emits nothing", () =>
+    Effect.provide(
+      Effect.gen(function* () {
+        const seen = yield* watch
+        const exit = yield* Effect.exit(register({ "bad name": echoTool() }))
+        expect(Exit.isFailure(exit)).toBe(true)
+        yield* register({ ok: echoTool() })
+        yield* Queue.take(seen)
+        expect(yield* Queue.size(seen)).toBe(0)
+      }),
+      registryLayer,
     ),
   )
 })

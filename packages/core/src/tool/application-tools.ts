@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, type Scope } from "effect"
+import { Context, Effect, Layer, PubSub, type Scope, Stream } from "effect"
 import * as State from "../values/state.js"
 import * as Tool from "./tool.js"
 
@@ -23,6 +23,13 @@ export interface Interface {
   ) => Effect.Effect<void, Tool.RegistrationError, Scope.Scope>
   /** The current effective name → entry map. */
   readonly entries: () => ReadonlyMap<string, Entry>
+  /**
+   * One element each time a registration is added or removed, after the change is visible in `entries`. The
+   * stream subscribes when it is run; changes before that are not replayed.
+   *
+   * @since 0.2.0
+   */
+  readonly changes: Stream.Stream<void>
 }
 
 /** The ApplicationTools service. */
@@ -35,17 +42,23 @@ export const make: Effect.Effect<Interface> = Effect.gen(function* () {
     draft: (value) => value,
   })
 
+  const hub = yield* PubSub.unbounded<void>()
+  const changed = PubSub.publish(hub, undefined)
+
   const register = Effect.fn("ApplicationTools.register")(function* (tools: Readonly<Record<string, Tool.AnyTool>>) {
     const entries = Object.entries(tools)
     if (entries.length === 0) return
     yield* Tool.validateNames(entries.map(([name]) => name))
     const pairs = entries.map(([name, tool]) => [name, { identity: {}, tool }] as const)
+    // Added before the transform, so on close it runs after the removal (finalizers run last-in, first-out).
+    yield* Effect.addFinalizer(() => changed)
     yield* state.transform((draft) => {
       for (const [name, entry] of pairs) draft.set(name, entry)
     })
+    yield* changed
   })
 
-  return Service.of({ register, entries: () => state.get() })
+  return Service.of({ register, entries: () => state.get(), changes: Stream.fromPubSub(hub) })
 })
 
 /** The process-wide layer; build it once per process. */

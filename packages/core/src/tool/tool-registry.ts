@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import type { FileSystem } from "@effect/platform"
-import { Context, Effect, Layer, Scope } from "effect"
+import { Context, Effect, Layer, PubSub, Scope, Stream } from "effect"
 import type * as Config from "../place/config.js"
 import type * as Global from "../system/global.js"
 import type * as LLM from "../values/llm.js"
@@ -49,6 +49,14 @@ export interface VisibilityRule {
 export interface Interface {
   /** Captures this turn's catalogue, hiding wholly denied tools. */
   readonly materialize: (permissions?: ReadonlyArray<VisibilityRule>) => Effect.Effect<Materialization>
+  /**
+   * One element each time the catalogue `materialize` sees may have changed: a Location registration added or
+   * removed, or an application registration added or removed. Consumers materialize again and compare. The
+   * stream subscribes when it is run; changes before that are not replayed.
+   *
+   * @since 0.2.0
+   */
+  readonly changes: Stream.Stream<void>
   /** Internal registration capability exposed publicly only through Tools.Service. */
   readonly register: (
     tools: Readonly<Record<string, Tool.AnyTool>>,
@@ -83,6 +91,8 @@ export const make: Effect.Effect<Interface, never, ApplicationTools.Service | To
     const applications = yield* ApplicationTools.Service
     const store = yield* ToolOutputStore.Service
     const local = new Map<string, Array<{ readonly token: object; readonly registration: Registration }>>()
+    const hub = yield* PubSub.unbounded<void>()
+    const changes = Stream.merge(Stream.fromPubSub(hub), applications.changes)
 
     const effective = (name: string): Registration | undefined =>
       local.get(name)?.at(-1)?.registration ?? applications.entries().get(name)
@@ -114,8 +124,11 @@ export const make: Effect.Effect<Interface, never, ApplicationTools.Service | To
           const names = entries.map(([name]) => name)
           return Scope.addFinalizer(
             scope,
-            Effect.sync(() => remove(token, names)),
-          )
+            Effect.zipRight(
+              Effect.sync(() => remove(token, names)),
+              PubSub.publish(hub, undefined),
+            ),
+          ).pipe(Effect.zipRight(PubSub.publish(hub, undefined)))
         }),
       )
     })
@@ -173,7 +186,7 @@ export const make: Effect.Effect<Interface, never, ApplicationTools.Service | To
       return { definitions, settle } satisfies Materialization
     })
 
-    return Service.of({ materialize, register })
+    return Service.of({ materialize, register, changes })
   },
 )
 
