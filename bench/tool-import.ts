@@ -1,0 +1,65 @@
+/**
+ * What `@toolgate/core/tool` costs a fresh process: `import("@toolgate/core/tool")` and one settlement, timed from
+ * inside the process (import start → settled) and as the wall time of the whole process, against `node -e 0`
+ * measured in the same run. Target: ≤ 150 ms wall.
+ *
+ * Needs the build (`npx -y pnpm@12.21.0 build`). Run: npx tsx bench/tool-import.ts
+ */
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const ROUNDS = 9
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+if (!fs.existsSync(path.join(repo, "packages/core/dist/entry/tool.js")))
+  throw new Error("packages/core/dist is missing: run `npx -y pnpm@12.21.0 build`")
+
+// Runs from the repository root, where @toolgate/core resolves to the built package like a consumer's would.
+const probe = `
+const start = performance.now()
+const { ApplicationTools, Tool, ToolOutputStore, ToolRegistry } = await import("@toolgate/core/tool")
+const { Effect, Layer, Schema } = await import("effect")
+const echo = Tool.make({
+  description: "Echo",
+  input: Schema.Struct({ text: Schema.String }),
+  output: Schema.String,
+  execute: (input) => Effect.succeed(input.text),
+})
+const settlement = await Effect.gen(function* () {
+  const registry = yield* ToolRegistry.Service
+  yield* registry.register({ echo })
+  const turn = yield* registry.materialize([])
+  return yield* turn.settle({ sessionID: "s", agent: "build", assistantMessageID: "m", call: { id: "c", name: "echo", input: { text: "hi" } } })
+}).pipe(Effect.scoped, Effect.provide(ToolRegistry.layer.pipe(Layer.provide([ApplicationTools.layer, ToolOutputStore.layerPassthrough]))), Effect.runPromise)
+if (settlement.result.value !== "hi") throw new Error("unexpected settlement")
+process.stdout.write(String(performance.now() - start))
+`
+
+const wall = (args: ReadonlyArray<string>) => {
+  const start = performance.now()
+  const result = spawnSync(process.execPath, args, { cwd: repo, encoding: "utf8" })
+  const ms = performance.now() - start
+  if (result.status !== 0) throw new Error(`node exited ${result.status}: ${result.stderr}`)
+  return { ms, stdout: result.stdout }
+}
+const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+
+wall(["-e", "0"])
+wall(["--input-type=module", "-e", probe])
+const bare: Array<number> = []
+const whole: Array<number> = []
+const inside: Array<number> = []
+for (let round = 0; round < ROUNDS; round++) {
+  bare.push(wall(["-e", "0"]).ms)
+  const run = wall(["--input-type=module", "-e", probe])
+  whole.push(run.ms)
+  inside.push(Number(run.stdout))
+}
+const b = median(bare)
+const w = median(whole)
+console.log(`node -e 0                          : ${b.toFixed(0)} ms (median of ${ROUNDS})`)
+console.log(`import tool entry + one settlement : ${median(inside).toFixed(0)} ms inside the process`)
+console.log(
+  `whole process wall                 : ${w.toFixed(0)} ms = ${(w / b).toFixed(1)}x bare node (target ≤ 150 ms)`,
+)
