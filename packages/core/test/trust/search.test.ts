@@ -324,6 +324,26 @@ describe.each(engines)("search roots are confined like read ($engine engine)", (
     ),
   )
 
+  it.scoped.skipIf(skip)("patterns and include globs that point outside match nothing outside", () =>
+    inTrust(search, ({ outside }) =>
+      Effect.gen(function* () {
+        const rel = path.basename(outside)
+        for (const pattern of ["../*", `../${rel}/*`, `${outside}/*`, "/**", "**/../../*", "../**/*.txt"]) {
+          const settled = yield* settleReal("glob", { pattern })
+          expect(text(settled)).not.toContain(OUTSIDE_NAME)
+          for (const entry of structuredPaths(settled)) expect(entry.startsWith("..")).toBe(false)
+        }
+        for (const include of ["../**", `${outside}/*`, `../${rel}/${OUTSIDE_NAME}`, "/**/*.txt"]) {
+          const settled = yield* settleReal("grep", { pattern: "SECRET|needle", include })
+          expect(leaked(settled)).toEqual([])
+          if (settled.output !== undefined) {
+            for (const entry of structuredPaths(settled)) expect(entry.startsWith("..")).toBe(false)
+          }
+        }
+      }),
+    ),
+  )
+
   it.scoped.skipIf(skip)("an absolute path inside the Location is treated as inside (no ask)", () =>
     inTrust(search, ({ dir }) =>
       Effect.gen(function* () {
