@@ -219,12 +219,15 @@ describe("AgentV2 built-ins", () => {
             "summary",
             "title",
           ])
-          for (const agent of all) {
+          // Only plan mode carries bash rules (ask, with its read-only commands allowed per segment; docs/shell.md).
+          for (const agent of all.filter((a) => a.id !== "plan")) {
             expect(agent.permissions.filter((r) => r.action === "bash" && r.effect !== "deny")).toEqual([])
           }
           const bash = (agent: AgentV2.Info) => PermissionV2.evaluate("bash", "rm -rf /", agent.permissions).effect
           const byID = new Map(all.map((agent) => [agent.id as string, agent]))
-          for (const id of ["build", "plan", "general"]) expect(bash(byID.get(id)!)).toBe("allow")
+          for (const id of ["build", "general"]) expect(bash(byID.get(id)!)).toBe("allow")
+          expect(bash(byID.get("plan")!)).toBe("ask")
+          expect(PermissionV2.evaluate("bash", "git status", byID.get("plan")!.permissions).effect).toBe("allow")
           for (const id of ["explore", "compaction", "title", "summary"]) expect(bash(byID.get(id)!)).toBe("deny")
         }),
     ),
@@ -283,6 +286,14 @@ describe("AgentV2 built-ins", () => {
               resource: path.relative(d.worktree, path.join(d.data, "plans", "*.md")),
               effect: "allow",
             },
+            { action: "bash", resource: "*", effect: "ask" },
+            ...AgentV2.PLAN_READ_ONLY_COMMANDS.map((command) => ({
+              action: "bash",
+              resource: `${command} *`,
+              effect: "allow",
+            })),
+            { action: "bash", resource: "git *--output*", effect: "ask" },
+            { action: "bash", resource: "rg *--pre*", effect: "ask" },
           ])
           const general = yield* agents.get("general")
           expect(general?.mode).toBe("subagent")

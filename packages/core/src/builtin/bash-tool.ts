@@ -264,7 +264,7 @@ export const make = (services: Services) => {
    */
   const review = (command: string, workdir: string, base: ReturnType<typeof PermissionV2.fromToolCall>) =>
     Effect.gen(function* () {
-      const parsed = services.shell.parse(command)
+      const parsed = yield* services.shell.parse(command)
       const table = arityTable(yield* services.config.entries())
       const check = (action: string, resources: ReadonlyArray<string>) =>
         Effect.map(

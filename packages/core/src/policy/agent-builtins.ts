@@ -75,6 +75,46 @@ export const defaults = (global: Global.Interface, output: string): ReadonlyArra
   ...secretRules,
 ]
 
+/**
+ * Commands plan mode runs without asking, each judged per simple command of a bash call (see docs/shell.md): they
+ * only read. Their file arguments still go through the `read` rules, and what they write through a redirection is
+ * an edit (denied in plan mode).
+ *
+ * @since 0.2.0
+ */
+export const PLAN_READ_ONLY_COMMANDS = [
+  "ls",
+  "pwd",
+  "cat",
+  "head",
+  "tail",
+  "wc",
+  "grep",
+  "rg",
+  "find",
+  "file",
+  "stat",
+  "du",
+  "df",
+  "which",
+  "echo",
+  "git status",
+  "git log",
+  "git diff",
+  "git show",
+  "git blame",
+  "git ls-files",
+  "git rev-parse",
+] as const
+
+/** Plan mode's bash rules: ask, except the read-only commands; options that write or run something ask again. */
+const planBash: ReadonlyArray<Rule> = [
+  rule("bash", "*", "ask"),
+  ...PLAN_READ_ONLY_COMMANDS.map((command) => rule("bash", `${command} *`, "allow")),
+  rule("bash", "git *--output*", "ask"),
+  rule("bash", "rg *--pre*", "ask"),
+]
+
 /** One built-in agent: its flags, description and the rules that follow `defaults`. */
 export interface Builtin {
   readonly id: string
@@ -113,6 +153,7 @@ export const agents = (global: Global.Interface, worktree: string, output: strin
         // `.toolgate/` is protected; plan files are the one part of it plan mode writes.
         rule(ProtectedPath.ACTION, ".toolgate/plans/*.md", "allow"),
         rule("edit", path.relative(worktree, path.join(plans, "*.md")), "allow"),
+        ...planBash,
       ],
     },
     {

@@ -14,7 +14,7 @@ import * as State from "../values/state.js"
 import * as Builtins from "./agent-builtins.js"
 
 export * from "./agent-info.js"
-export { SECRET_FILES, SECRET_TEMPLATES, secretRules } from "./agent-builtins.js"
+export { PLAN_READ_ONLY_COMMANDS, SECRET_FILES, SECRET_TEMPLATES, secretRules } from "./agent-builtins.js"
 import { type Data, type Draft, ID, type Info, type MutableInfo, defaultID, empty } from "./agent-info.js"
 
 /** An agent id with the agent it names, if any. */

@@ -96,8 +96,8 @@ export class LoadError extends Schema.TaggedError<LoadError>()("ShellCommand.Loa
  * @since 0.2.0
  */
 export interface Interface {
-  /** Parses synchronously; never throws for any input. */
-  readonly parse: (command: string) => Parsed
+  /** Parses a command; waits for the grammar on the first call only. Never fails for any input. */
+  readonly parse: (command: string) => Effect.Effect<Parsed>
 }
 
 /**
@@ -773,45 +773,60 @@ const parseWith = (parser: Parser, command: string, depth: number): Parsed => {
 }
 
 /**
- * A parser over an initialised grammar.
+ * A synchronous parser over a loaded grammar (for benchmarks and pure tests; the service wraps the same function).
  *
  * @since 0.2.0
  */
-export const makeParser = (language: Language): Interface => {
+export const makeParser = (language: Language): ((command: string) => Parsed) => {
   const parser = new Parser()
   parser.setLanguage(language)
-  return Service.of({ parse: (command) => parseWith(parser, command, 0) })
+  return (command) => parseWith(parser, command, 0)
 }
 
 let loading: Promise<Language> | undefined
 
+const load = (): Promise<Language> => {
+  loading ??= (async () => {
+    const require = createRequire(import.meta.url)
+    await Parser.init()
+    return Language.load(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"))
+  })().catch((error: unknown) => {
+    loading = undefined
+    throw error
+  })
+  return loading
+}
+
 /**
- * Loads the grammar (once per process: later calls share the same promise).
+ * Loads the grammar, once per process: later calls share the same promise (a failed load is retried).
  *
  * @since 0.2.0
  */
 export const loadLanguage: Effect.Effect<Language, LoadError> = Effect.tryPromise({
-  try: () => {
-    loading ??= (async () => {
-      const require = createRequire(import.meta.url)
-      await Parser.init()
-      return Language.load(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"))
-    })().catch((error: unknown) => {
-      loading = undefined
-      throw error
-    })
-    return loading
-  },
+  try: load,
   catch: (error) => new LoadError({ message: `Unable to load the bash grammar: ${String(error)}` }),
 })
 
 /**
- * The process-wide layer. The grammar is loaded the first time any layer is built and shared afterwards; a
- * grammar that cannot be loaded is a defect (the package ships it).
+ * The process-wide layer. Building it starts loading the grammar without waiting for it (tool registration is not
+ * delayed); the first `parse` waits for the load, later ones run synchronously. A grammar that cannot be loaded is
+ * a defect (the package ships it).
  *
  * @since 0.2.0
  */
-export const layer: Layer.Layer<Service> = Layer.effect(Service, Effect.map(Effect.orDie(loadLanguage), makeParser))
+export const layer: Layer.Layer<Service> = Layer.sync(Service, () => {
+  // Started now, awaited by the first parse; a failure surfaces there.
+  load().catch(() => undefined)
+  let ready: ((command: string) => Parsed) | undefined
+  const start = Effect.map(Effect.orDie(loadLanguage), (language) => {
+    ready ??= makeParser(language)
+    return ready
+  })
+  return Service.of({
+    parse: (command) =>
+      ready !== undefined ? Effect.sync(() => ready!(command)) : Effect.map(start, (parse) => parse(command)),
+  })
+})
 
 // ---------------------------------------------------------------------------------------------------------------
 // Evaluation
@@ -836,16 +851,19 @@ export interface Verdict {
   readonly effect: "allow" | "ask" | "deny"
   readonly resource: string
   readonly save?: string
-  /** Why it asks or is denied beyond the rules themselves. */
+  /** Why it asks beyond the rules themselves. */
   readonly reason?: string
 }
 
-/** The deny-relevant forms of a segment: the command, each wrapper, and each with its command name's base name. */
+/**
+ * The deny-relevant forms of a segment: the command, each wrapper form, and each of them with its command name
+ * reduced to the base name (`/bin/rm x` → `rm x`). An unresolved segment adds its `unresolved:` resource and text.
+ *
+ * @since 0.2.0
+ */
 export const forms = (segment: Segment): ReadonlyArray<string> => {
-  if (segment.unresolved !== undefined) {
-    return [...new Set([`${UNRESOLVED_PREFIX}${segment.text}`, segment.command, segment.text, ...segment.wrappers])]
-  }
   const out = new Set<string>([segment.command])
+  if (segment.unresolved !== undefined) out.add(segment.text)
   const variant = (text: string) => {
     const space = text.indexOf(" ")
     const name = space === -1 ? text : text.slice(0, space)
@@ -862,9 +880,9 @@ export const forms = (segment: Segment): ReadonlyArray<string> => {
 
 /**
  * Evaluates the segments of `parsed` (command-less segments, which only redirect, are skipped): a segment is denied
- * when any of its forms is denied; an unresolved one asks as `unresolved:<raw text>`; an elevated one (`sudo`) needs
- * its outermost form allowed too; otherwise the command's own effect decides. `effectOf` answers for one bash
- * resource; `savePattern` gives the `always` pattern of an argv.
+ * when any of its forms is denied; an unresolved one is asked about as `unresolved:<raw text>`; an elevated one
+ * (`sudo`) needs its outermost form allowed too; otherwise the command's own effect decides. `effectOf` answers for
+ * one bash resource; `savePattern` gives the `always` pattern of an argv.
  *
  * @since 0.2.0
  */
@@ -876,30 +894,28 @@ export const evaluate = (
   const out: Array<Verdict> = []
   for (const segment of parsed.segments) {
     if (segment.argv.length === 0) continue
-    const all = forms(segment)
-    const denied = all.find((form) => effectOf(form) === "deny")
+    const denied = forms(segment).find((form) => effectOf(form) === "deny")
     if (denied !== undefined) {
       out.push({ segment, effect: "deny", resource: denied })
       continue
     }
     if (segment.unresolved !== undefined) {
       const resource = `${UNRESOLVED_PREFIX}${segment.text}`
-      out.push({
-        segment,
-        effect: effectOf(resource) === "allow" ? "allow" : "ask",
-        resource,
-        reason: segment.unresolved,
-      })
+      const effect = effectOf(resource)
+      out.push({ segment, effect: effect === "allow" ? "allow" : effect, resource, reason: segment.unresolved })
       continue
     }
-    const argv = segment.argv.map((w) => w.text)
-    const own = effectOf(segment.command)
     const outer = segment.elevated ? segment.wrappers[0] : undefined
     if (outer !== undefined && effectOf(outer) !== "allow") {
       out.push({ segment, effect: "ask", resource: outer, save: Wildcard.literal(outer) })
       continue
     }
-    out.push({ segment, effect: own, resource: segment.command, save: savePattern(argv) })
+    out.push({
+      segment,
+      effect: effectOf(segment.command),
+      resource: segment.command,
+      save: savePattern(segment.argv.map((w) => w.text)),
+    })
   }
   return out
 }
