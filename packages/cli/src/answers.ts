@@ -166,7 +166,7 @@ export const terminal: Answerer = {
           message: "Allow?",
           choices: [
             { title: "once", value: "once", description: "allow this call only" },
-            { title: "always", value: "always", description: "allow and save the approval for this project" },
+            { title: "always", value: "always", description: "allow and save what is shown above, where it says" },
             { title: "reject", value: "reject", description: "refuse; optionally tell the model why" },
           ],
         }),

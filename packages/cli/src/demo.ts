@@ -189,8 +189,7 @@ const session = (screen: Screen.Screen, answerer: Answers.Answerer) =>
       Effect.gen(function* () {
         if ((yield* permission.get(request.id)) === undefined) return
         screen.status(undefined)
-        screen.line(`  ? permission: ${request.action}`)
-        screen.line(`    resources: ${request.resources.map((resource) => Table.clip(resource, 100)).join(", ")}`)
+        for (const line of Describe.permissionPrompt(request)) screen.line(line)
         if (answerer.name === "stdin") screen.line(`    (${Answers.PERMISSION_HINT})`)
         const answer = yield* answerer.permission(request)
         if (answerer.name === "--yes") screen.line(`    > ${answer.reply} (--yes)`)

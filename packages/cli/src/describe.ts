@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import type { LLM } from "@toolgate/core"
+import { type LLM, PermissionV2 } from "@toolgate/core"
 import { clip } from "./table.js"
 
 const field = (input: unknown, key: string): string | undefined => {
@@ -52,6 +52,49 @@ export const input = (tool: string, value: unknown): string => {
     default:
       return clip(JSON.stringify(value) ?? "", 70)
   }
+}
+
+/**
+ * `text` cut into lines of at most `width` characters, breaking after a space when there is one in reach and
+ * mid-word otherwise; the text's own line breaks are kept. Nothing is dropped: joining the pieces of each line
+ * gives it back.
+ *
+ * @since 0.2.0
+ */
+export const wrap = (text: string, width: number): ReadonlyArray<string> => {
+  const out: Array<string> = []
+  for (const line of text.replace(/\r\n/g, "\n").split("\n")) {
+    let rest = line
+    while (rest.length > width) {
+      const space = rest.lastIndexOf(" ", width - 1)
+      const cut = space > 0 ? space + 1 : width
+      out.push(rest.slice(0, cut))
+      rest = rest.slice(cut)
+    }
+    out.push(rest)
+  }
+  return out
+}
+
+/**
+ * The lines of a permission prompt: the action, every resource in full (wrapped, never clipped: the user approves
+ * exactly what is shown) and what `always` will save and where.
+ *
+ * @since 0.2.0
+ */
+export const permissionPrompt = (request: PermissionV2.Request, width = 100): ReadonlyArray<string> => {
+  const lines = [`  ? permission: ${request.action}`]
+  const block = (label: string, text: string) => {
+    const pieces = wrap(text, Math.max(20, width - label.length))
+    lines.push(`${label}${pieces[0] ?? ""}`, ...pieces.slice(1).map((piece) => `${" ".repeat(label.length)}${piece}`))
+  }
+  if (request.resources.length === 1) block("    resource: ", request.resources[0]!)
+  else {
+    lines.push(`    resources (${request.resources.length}):`)
+    for (const resource of request.resources) block("      - ", resource)
+  }
+  for (const line of PermissionV2.describeAlways(request.always)) block("    ", line)
+  return lines
 }
 
 /** The model-visible text of a result. */

@@ -300,10 +300,10 @@ export const describeAlways = (always: Always | undefined): ReadonlyArray<string
   if (always === undefined || always.entries.length === 0) return ["always: saves nothing (same as once)"]
   const where =
     always.scope.kind === "directory"
-      ? `in the directory ${always.scope.directory} only (not in a git repository)`
-      : `in project ${always.scope.projectID} (${always.scope.directory}), in every directory of it`
+      ? `for the directory ${always.scope.directory} only (no git repository)`
+      : `for project ${always.scope.projectID} (${always.scope.directory}, all its directories)`
   return [
-    `always: saves ${always.action} ${where} for`,
+    `always: saves ${always.action} ${where}:`,
     ...always.entries.map((entry) =>
       entry.literal ? `  exactly: ${JSON.stringify(entry.text)}` : `  pattern: ${entry.text}`,
     ),

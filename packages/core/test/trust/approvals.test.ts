@@ -187,7 +187,7 @@ describe("global approvals are per directory", () => {
         save: ["*"],
       })
       expect(shown.always?.scope).toEqual({ kind: "directory", projectID: "global", directory: one })
-      expect(PermissionV2.describeAlways(shown.always).join("\n")).toContain(`in the directory ${one} only`)
+      expect(PermissionV2.describeAlways(shown.always).join("\n")).toContain(`for the directory ${one} only`)
       expect((yield* a.f.ask({ id: "per_a2", action: "edit", resources: ["x.ts"] })).effect).toBe("allow")
       for (const directory of [two, path.join(one, "sub")]) {
         const other = yield* stackAt(directory, database, [])
@@ -232,7 +232,7 @@ describe("global approvals are per directory", () => {
       const id = a.location.project.id
       expect(shown.always?.scope).toEqual({ kind: "project", projectID: id, directory: repo })
       expect(PermissionV2.describeAlways(shown.always)[0]).toBe(
-        `always: saves edit in project ${id} (${repo}), in every directory of it for`,
+        `always: saves edit for project ${id} (${repo}, all its directories):`,
       )
       const b = yield* stackAt(path.join(repo, "sub"), database, [])
       expect((yield* b.f.ask({ id: "per_q", action: "edit", resources: ["x"] })).effect).toBe("allow")
@@ -370,7 +370,7 @@ describe("every request shows what always will save", () => {
         scope: { kind: "directory", projectID: "global", directory: dir },
       })
       expect(PermissionV2.describeAlways(asked.always)).toEqual([
-        `always: saves bash in the directory ${dir} only (not in a git repository) for`,
+        `always: saves bash for the directory ${dir} only (no git repository):`,
         `  exactly: "ls *"`,
       ])
       // the payload survives the Request schema
