@@ -133,9 +133,14 @@ const requestedSchema: ElicitRequestFormParams["requestedSchema"] = {
   required: ["decision"],
 }
 
-/** The prompt shown to the user for one permission request. */
+/**
+ * The prompt shown to the user for one permission request: the action and every resource in full, then what
+ * "Always allow" will save and where (so the user sees its breadth before choosing).
+ */
 export const askMessage = (request: PermissionV2.Request): string =>
-  `Allow ${request.action} on ${request.resources.join(", ")}?`
+  [`Allow ${request.action} on ${request.resources.join(", ")}?`, ...PermissionV2.describeAlways(request.always)].join(
+    "\n",
+  )
 
 /**
  * Serves the current Location on `options.transport` until the client disconnects. All calls settle in one session

@@ -145,7 +145,10 @@ describe("McpServer over stdio", () => {
     const allowed = await call("write", { path: "new.txt", content: "hello" })
     expect(allowed.isError).toBeFalsy()
     expect(fs.readFileSync(path.join(directory, "new.txt"), "utf8")).toBe("hello")
-    expect(prompts).toEqual(["Allow edit on new.txt?"])
+    // the prompt names what "Always allow" saves and where: this non-git directory only
+    expect(prompts).toEqual([
+      `Allow edit on new.txt?\nalways: saves edit for the directory ${directory} only (no git repository):\n  pattern: *`,
+    ])
 
     decision = { action: "decline" }
     const declined = await call("write", { path: "other.txt", content: "x" })
