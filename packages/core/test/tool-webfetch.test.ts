@@ -259,8 +259,9 @@ describe("webfetch", () => {
 
   it.scoped("converts a page above INLINE_MARKDOWN_LIMIT in a worker with the same result", () =>
     Effect.gen(function* () {
-      const page = `<h1>Big</h1>${"<p>para <em>graph</em></p><ul><li>item</li></ul>".repeat(2000)}`
-      expect(page.length).toBeGreaterThan(WebFetchTool.INLINE_MARKDOWN_LIMIT)
+      // Above the inline limit, and longer than one parser chunk (256 KiB), so the chunked passes are exercised.
+      const page = `<h1>Big</h1>${"<p>para <em>graph</em></p><ul><li>item</li></ul>".repeat(6000)}`
+      expect(page.length).toBeGreaterThan(Math.max(WebFetchTool.INLINE_MARKDOWN_LIMIT, 256 * 1024))
       const server = yield* loopbackServer(respond(page, "text/html"))
       return yield* Effect.gen(function* () {
         const settlement = yield* settle({ url: `${server.base}/big` })

@@ -121,10 +121,12 @@ describe("WebAddress.classify", () => {
       ["64:ff9b::7f00:1", "loopback"],
       ["64:ff9b::808:808", "public"],
       ["2002:7f00:1::1", "6to4"],
+      ["not-an-address", "invalid"],
     ]
     for (const [address, range] of table) expect(WebAddress.classify(address), address).toBe(range)
     expect(WebAddress.isPrivate("127.0.0.1")).toBe(true)
     expect(WebAddress.isPrivate("8.8.8.8")).toBe(false)
+    expect(WebAddress.isPrivate("example.com")).toBe(true)
   })
 })
 

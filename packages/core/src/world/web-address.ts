@@ -133,7 +133,7 @@ export const canonical = (raw: string, base?: string): Either.Either<Canonical, 
  * The kind of an IP address: `public` for ordinary unicast, `metadata` for cloud instance-metadata endpoints, else
  * the `ipaddr.js` range name (`loopback`, `private`, `linkLocal`, `uniqueLocal`, `unspecified`, `carrierGradeNat`,
  * `reserved`, `multicast`, `6to4`, `teredo`, …). NAT64 addresses (`64:ff9b::/96`) take the kind of the IPv4 address
- * they carry; an IPv4-mapped IPv6 address that of its IPv4 address.
+ * they carry; an IPv4-mapped IPv6 address that of its IPv4 address. Text that is not an address is `invalid`.
  *
  * @since 0.2.0
  */
@@ -159,8 +159,13 @@ const metadata = {
 
 const NAT64 = ipaddr.parseCIDR("64:ff9b::/96")
 
-/** The range of `address` (IPv4 or IPv6 text); throws when `address` is not an IP address. */
+/**
+ * The range of `address` (IPv4 or IPv6 text); text that is not an IP address is `invalid`, which counts as private.
+ *
+ * @since 0.2.0
+ */
 export const classify = (address: string): Range => {
+  if (!ipaddr.isValid(address)) return "invalid"
   let parsed = ipaddr.process(address)
   if (parsed.kind() === "ipv6" && parsed.match(NAT64)) {
     parsed = new ipaddr.IPv4(parsed.toByteArray().slice(12))

@@ -324,6 +324,24 @@ describe("the private check: what the host resolves to", () => {
     }),
   )
 
+  it.scoped("IPv6 loopback in any spelling asks; approved, the same spellings reach the ::1 server", () =>
+    Effect.gen(function* () {
+      const server = yield* loopbackServer(respond(SECRET), "::1")
+      const p = server.port
+      const { log, layer } = location({ rules: [{ action: "webfetch", resource: "*", effect: "allow" }] })
+      const spellings = [`http://[::1]:${p}/`, `http://[0:0:0:0:0:0:0:1]:${p}/`, `http://[::0:0:1]:${p}/`]
+      return yield* Effect.gen(function* () {
+        for (const url of spellings) expect((yield* fetch({ url })).result, url).toEqual(rejected)
+        expect(asked(log)).toEqual(spellings.map(() => [`private:http://[::1]:${p}/`]))
+        expect(server.hits).toEqual([])
+        log.answer = () => ({ reply: "once" })
+        for (const url of spellings)
+          expect((yield* fetch({ url, format: "text" })).result, url).toEqual({ type: "text", value: SECRET })
+        expect(server.hits.map((hit) => hit.localAddress)).toEqual(["::1", "::1", "::1"])
+      }).pipe(Effect.provide(layer))
+    }),
+  )
+
   it.scoped("the built-in defaults (allow everything) still ask for a private address", () =>
     Effect.gen(function* () {
       const server = yield* secretServer()
