@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { Console, Effect, Layer, Option } from "effect"
-import { Database, Global, PermissionSaved } from "@toolgate/core"
+import { Database, Global, PermissionSaved, Wildcard } from "@toolgate/core"
 import { dataDirectory } from "./paths.js"
 import { CliError } from "./errors.js"
 import * as Table from "./table.js"
@@ -32,10 +32,18 @@ export const list = (options: { readonly project: Option.Option<string>; readonl
       )
     }
     const sorted = [...rows].sort((a, b) => a.projectID.localeCompare(b.projectID) || a.id.localeCompare(b.id))
+    // `directory` is where a `global` approval applies; project rows apply in every directory of the project.
+    // Resources are shown as Wildcard.display renders them (a literal `*` saved from a command shows as typed).
     yield* Console.log(
       Table.render(
-        ["id", "project", "action", "resource"],
-        sorted.map((row) => [row.id, row.projectID, row.action, Table.clip(row.resource, 100)]),
+        ["id", "project", "directory", "action", "resource"],
+        sorted.map((row) => [
+          row.id,
+          row.projectID,
+          row.directory === "" ? "(all)" : row.directory,
+          row.action,
+          Table.clip(Wildcard.display(row.resource), 100),
+        ]),
       ),
     )
   })
@@ -53,6 +61,9 @@ export const revoke = (options: { readonly id: string; readonly data: Option.Opt
         })
       }
       yield* store.remove(row.id)
-      yield* Console.log(`Revoked ${row.id}: ${row.action} ${Table.clip(row.resource, 100)} (project ${row.projectID})`)
+      const where = row.directory === "" ? `project ${row.projectID}` : `project ${row.projectID}, ${row.directory}`
+      yield* Console.log(
+        `Revoked ${row.id}: ${row.action} ${Table.clip(Wildcard.display(row.resource), 100)} (${where})`,
+      )
     }).pipe(Effect.provide(layer))
   })

@@ -94,7 +94,7 @@ describe.concurrent("toolgate demo", () => {
     expect(section(run.stdout, "Truncated outputs")).toEqual(["  (none)"])
     expect(fs.existsSync(path.join(dir, "CHANGELOG.md"))).toBe(true)
 
-    // The `always` reply saved one approval for the project.
+    // The `always` reply saved one approval, for the demo's (non-git) directory only.
     const listed = await toolgate(["permissions", "list", "--data", data], { home })
     expect(listed.code).toBe(0)
     const rows = listed.stdout
@@ -102,7 +102,7 @@ describe.concurrent("toolgate demo", () => {
       .split("\n")
       .slice(2)
       .map((line) => line.trim().split(/\s{2,}/))
-    expect(rows).toEqual([[expect.stringMatching(/^psv_/), "global", "edit", "*"]])
+    expect(rows).toEqual([[expect.stringMatching(/^psv_/), "global", dir, "edit", "*"]])
     const other = await toolgate(["permissions", "list", "--project", "elsewhere", "--data", data], { home })
     expect(other.stdout.trim()).toBe("No saved approvals for project elsewhere.")
 
