@@ -216,12 +216,18 @@ if (check(`npm install of the tarballs (${((Date.now() - install) / 1000).toFixe
 if (!args.has("--no-pnpm")) {
   fs.rmSync(path.join(consumer, "node_modules"), { recursive: true, force: true })
   fs.rmSync(path.join(consumer, "package-lock.json"), { force: true })
-  // What a pnpm consumer adds: better-sqlite3's install script must be allowed to build the addon.
+  // What a pnpm consumer adds (README "Install in your project"): better-sqlite3 must build its addon; pnpm 11+
+  // fails the install on any other unlisted build script, so toolgate's other two are listed as not needed. The
+  // last two belong to this project's own dev tools (tsx, vitest).
   fs.writeFileSync(
     path.join(consumer, "pnpm-workspace.yaml"),
     [
       "allowBuilds:",
       "  better-sqlite3: true",
+      "  tree-sitter-bash: false",
+      "  msgpackr-extract: false",
+      "  esbuild: true",
+      '  "@parcel/watcher": false',
       "overrides:",
       `  "@toolgate/core": "${toolgate["@toolgate/core"]}"`,
       `  "@toolgate/mcp": "${toolgate["@toolgate/mcp"]}"`,
