@@ -6,7 +6,6 @@
  *
  * @since 0.1.0
  */
-import { SqlClient } from "@effect/sql"
 import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Option, Schema, Scope, Stream } from "effect"
 import * as AgentV2 from "../policy/agent.js"
 import * as EventV2 from "../place/event.js"
@@ -17,6 +16,7 @@ import * as SessionV2 from "../place/session.js"
 import * as Tool from "../tool/tool.js"
 import type * as ToolOutputStore from "../tool/tool-output-store.js"
 import * as ToolRegistry from "../tool/tool-registry.js"
+import * as ToolCallJournal from "./tool-call-journal.js"
 
 /** Provider turns allowed per run. */
 export const STEP_LIMIT = 25
@@ -52,12 +52,12 @@ export const Event = {
     "session.next.tool.success",
     Schema.Struct({
       ...Identity,
-      result: Schema.Unknown,
-      output: Schema.optional(Schema.Unknown),
+      result: LLM.ToolResultValue,
+      output: Schema.optional(LLM.ToolOutput),
       outputPaths: Schema.optional(Schema.Array(Schema.String)),
     }),
   ),
-  Failed: EventV2.define("session.next.tool.failed", Schema.Struct({ ...Identity, result: Schema.Unknown })),
+  Failed: EventV2.define("session.next.tool.failed", Schema.Struct({ ...Identity, result: LLM.ToolResultValue })),
 } as const
 
 /** What `run` takes. */
@@ -80,7 +80,11 @@ export interface Interface {
   readonly run: (
     input: RunInput,
   ) => Effect.Effect<RunResult, StepLimitExceeded | Model.ModelError | SessionV2.NotFoundError | ToolOutputStore.Error>
-  /** Marks calls left pending or running by a previous process as failed; returns how many. Runs at layer start. */
+  /**
+   * Marks failed the calls left pending or running by runners that are gone (their lease expired, or they recorded
+   * no owner); returns how many. Runs at layer start. Calls of live runners — other Locations, other processes — are
+   * left alone.
+   */
   readonly recover: () => Effect.Effect<number>
 }
 
@@ -109,7 +113,7 @@ const errorMessage = (cause: Cause.Cause<unknown>): string => {
 
 /** Builds the runner for the current Location. */
 export const make = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
+  const journal = yield* ToolCallJournal.Service
   const events = yield* EventV2.Service
   const registry = yield* ToolRegistry.Service
   const agents = yield* AgentV2.Service
@@ -117,13 +121,8 @@ export const make = Effect.gen(function* () {
   const model = yield* Model.Service
 
   const recover = Effect.fn("Runner.recover")(function* () {
-    const rows = yield* sql<{
-      count: number
-    }>`SELECT COUNT(*) AS count FROM tool_call WHERE status IN ('pending', 'running')`
-    yield* sql`UPDATE tool_call SET status = 'failed', error = ${INTERRUPTED}, time_updated = ${Date.now()}
-      WHERE status IN ('pending', 'running')`
-    return rows[0]?.count ?? 0
-  }, Effect.orDie)
+    return yield* journal.recover(INTERRUPTED)
+  })
 
   const turn = (input: {
     readonly sessionID: string
@@ -160,17 +159,19 @@ export const make = Effect.gen(function* () {
             call.settled = true
             call.result = result
             const failed = result.type === "error"
-            return sql`UPDATE tool_call SET status = ${failed ? "failed" : "completed"}, result = ${JSON.stringify(result)},
-                error = ${failed ? String(result.value) : null}, time_updated = ${Date.now()}
-                WHERE session_id = ${input.sessionID} AND assistant_message_id = ${assistantMessageID} AND call_id = ${call.id}`.pipe(
-              Effect.orDie,
-              Effect.zipRight(
-                failed
-                  ? events.publish(Event.Failed, { ...identity(call), result })
-                  : events.publish(Event.Success, { ...identity(call), result, ...extra }),
-              ),
-              Effect.orDie,
-            )
+            return journal
+              .settle(
+                { sessionID: input.sessionID, assistantMessageID, callID: call.id },
+                { status: failed ? "failed" : "completed", result, error: failed ? String(result.value) : null },
+              )
+              .pipe(
+                Effect.zipRight(
+                  failed
+                    ? events.publish(Event.Failed, { ...identity(call), result })
+                    : events.publish(Event.Success, { ...identity(call), result, ...extra }),
+                ),
+                Effect.orDie,
+              )
           }),
         )
 
@@ -188,9 +189,14 @@ export const make = Effect.gen(function* () {
             settled: false,
           }
           // The durable record and the called event come before any side effect of the call.
-          yield* sql`INSERT INTO tool_call (session_id, assistant_message_id, call_id, name, input, provider_executed, status, time_created, time_updated)
-            VALUES (${input.sessionID}, ${assistantMessageID}, ${event.id}, ${event.name}, ${JSON.stringify(event.input ?? null)},
-              ${executed ? 1 : 0}, 'running', ${Date.now()}, ${Date.now()})`.pipe(Effect.orDie)
+          yield* journal.record({
+            sessionID: input.sessionID,
+            assistantMessageID,
+            callID: event.id,
+            name: event.name,
+            input: event.input,
+            providerExecuted: executed,
+          })
           yield* events
             .publish(Event.Called, {
               ...identity(call),
@@ -344,5 +350,14 @@ export const make = Effect.gen(function* () {
   return Service.of({ run, recover })
 })
 
-/** The Location-scoped runner; marks leftovers of a previous process as interrupted when built. */
-export const layer = Layer.effect(Service, make)
+/**
+ * A Location-scoped runner with its own journal owner (`options`: its lease and instance name); when built it
+ * marks as interrupted the leftovers of runners that are gone.
+ *
+ * @since 0.2.0
+ */
+export const layerWith = (options: ToolCallJournal.Options = {}) =>
+  Layer.effect(Service, make).pipe(Layer.provide(ToolCallJournal.layer(options)))
+
+/** The Location-scoped runner with the default lease; marks leftovers of runners that are gone as interrupted. */
+export const layer = layerWith()

@@ -1,0 +1,179 @@
+/**
+ * The runner's durable call log: every `tool_call` row is written here, and nowhere else. A journal belongs to one
+ * owner — a `runner_owner` row with a lease that a background fiber renews while the journal's scope is open — and
+ * every call it records carries that owner. Recovery fails only unfinished calls whose owner is gone (its lease
+ * expired, it has no owner, or it was an earlier incarnation of the same named instance), so runners in other
+ * Locations or other processes sharing the database keep their live calls. Leases follow Effect's `Clock`, so tests
+ * drive them with `TestClock`. See docs/database.md.
+ *
+ * @since 0.2.0
+ */
+import * as os from "node:os"
+import { SqlClient } from "@effect/sql"
+import { Clock, Context, Duration, Effect, Layer } from "effect"
+import * as Identifier from "../values/identifier.js"
+
+/**
+ * How long an owner stays live without renewing. Generous on purpose: a loaded machine may delay a heartbeat by
+ * seconds, and an expired lease lets another runner fail this runner's calls.
+ *
+ * @since 0.2.0
+ */
+export const LEASE: Duration.Duration = Duration.seconds(30)
+
+/**
+ * Options of a journal's owner.
+ *
+ * @since 0.2.0
+ */
+export interface Options {
+  /** How long the owner stays live without renewing (default `LEASE`); renewed every third of it. */
+  readonly lease?: Duration.DurationInput
+  /**
+   * A stable name for this runner across restarts (for example a service's instance name). A new owner with the
+   * same name takes over at once: the calls of the earlier owners of that name are recovered without waiting for
+   * their leases.
+   */
+  readonly instance?: string
+}
+
+/** Which call a row is. */
+export interface CallKey {
+  readonly sessionID: string
+  readonly assistantMessageID: string
+  readonly callID: string
+}
+
+/** A call as recorded before any side effect. */
+export interface Call extends CallKey {
+  readonly name: string
+  readonly input: unknown
+  readonly providerExecuted: boolean
+}
+
+/** How a call ended. */
+export interface Outcome {
+  readonly status: "completed" | "failed"
+  /** The result value stored as JSON. */
+  readonly result: unknown
+  /** The failure text (for `failed`). */
+  readonly error: string | null
+}
+
+/**
+ * The journal. `record` and `settle` sit on the per-call path and are not traced; database errors are defects.
+ *
+ * @since 0.2.0
+ */
+export interface Interface {
+  /** This journal's owner id (`own_…`). */
+  readonly ownerID: string
+  /** Writes the call as `running`, owned by this journal. */
+  readonly record: (call: Call) => Effect.Effect<void>
+  /** Writes the call's final status, result and error. */
+  readonly settle: (call: CallKey, outcome: Outcome) => Effect.Effect<void>
+  /**
+   * Marks `failed` with `error` every pending or running call whose owner is gone, forgets expired owners, and
+   * returns how many calls it failed.
+   */
+  readonly recover: (error: string) => Effect.Effect<number>
+  /** Extends this owner's lease from now (the heartbeat calls it). */
+  readonly renew: () => Effect.Effect<void>
+}
+
+/**
+ * The ToolCallJournal service.
+ *
+ * @since 0.2.0
+ */
+export class Service extends Context.Tag("@toolgate/v2/ToolCallJournal")<Service, Interface>() {}
+
+/**
+ * Registers a new owner, renews its lease in a fiber tied to the scope, and removes the owner when the scope
+ * closes (its unfinished calls, if any, are then recovered by the next runner at once).
+ *
+ * @since 0.2.0
+ */
+export const make = (options: Options = {}) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const lease = Duration.toMillis(Duration.decode(options.lease ?? LEASE))
+    const ownerID = Identifier.create("own")
+    const instance = options.instance ?? null
+
+    const renewOnce = Effect.flatMap(
+      Clock.currentTimeMillis,
+      (now) =>
+        sql`INSERT INTO runner_owner (id, pid, hostname, instance, lease_expires, time_created, time_updated)
+          VALUES (${ownerID}, ${process.pid}, ${os.hostname()}, ${instance}, ${now + lease}, ${Date.now()}, ${Date.now()})
+          ON CONFLICT (id) DO UPDATE SET lease_expires = excluded.lease_expires, time_updated = excluded.time_updated`,
+    )
+    const renew = () => Effect.orDie(Effect.asVoid(renewOnce))
+
+    yield* Effect.acquireRelease(
+      Effect.zipRight(
+        instance === null
+          ? Effect.void
+          : Effect.orDie(sql`UPDATE runner_owner SET lease_expires = 0 WHERE instance = ${instance}`),
+        renew(),
+      ),
+      () => Effect.orDie(sql`DELETE FROM runner_owner WHERE id = ${ownerID}`),
+    )
+    // The heartbeat. A failed renewal (say SQLITE_BUSY on a loaded machine) is retried on the next beat; the lease
+    // leaves room for two misses.
+    const beat = Duration.millis(Math.max(1, Math.floor(lease / 3)))
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.delay(
+          renewOnce.pipe(
+            Effect.asVoid,
+            Effect.catchAll((error) => Effect.logWarning("ToolCallJournal: lease renewal failed", error)),
+          ),
+          beat,
+        ),
+      ),
+    )
+
+    const record = (call: Call) =>
+      sql`INSERT INTO tool_call (session_id, assistant_message_id, call_id, name, input, provider_executed, status, owner_id, time_created, time_updated)
+        VALUES (${call.sessionID}, ${call.assistantMessageID}, ${call.callID}, ${call.name}, ${JSON.stringify(call.input ?? null)},
+          ${call.providerExecuted ? 1 : 0}, 'running', ${ownerID}, ${Date.now()}, ${Date.now()})`.pipe(
+        Effect.asVoid,
+        Effect.orDie,
+      )
+
+    const settle = (call: CallKey, outcome: Outcome) =>
+      sql`UPDATE tool_call SET status = ${outcome.status}, result = ${JSON.stringify(outcome.result)},
+          error = ${outcome.error}, time_updated = ${Date.now()}
+          WHERE session_id = ${call.sessionID} AND assistant_message_id = ${call.assistantMessageID} AND call_id = ${call.callID}`.pipe(
+        Effect.asVoid,
+        Effect.orDie,
+      )
+
+    const recover = Effect.fn("ToolCallJournal.recover")(function* (error: string) {
+      const now = yield* Clock.currentTimeMillis
+      // One transaction that starts with a write, so it takes the write lock before reading anything.
+      return yield* sql.withTransaction(
+        Effect.gen(function* () {
+          const failed = yield* sql<{
+            call_id: string
+          }>`UPDATE tool_call SET status = 'failed', error = ${error}, time_updated = ${Date.now()}
+            WHERE status IN ('pending', 'running')
+              AND (owner_id IS NULL OR owner_id NOT IN (SELECT id FROM runner_owner WHERE lease_expires > ${now}))
+            RETURNING call_id`
+          yield* sql`DELETE FROM runner_owner WHERE lease_expires <= ${now} AND id != ${ownerID}`
+          return failed.length
+        }),
+      )
+    }, Effect.orDie)
+
+    return Service.of({ ownerID, record, settle, recover, renew })
+  })
+
+/**
+ * A journal with its own owner for the layer's lifetime.
+ *
+ * @since 0.2.0
+ */
+export const layer = (options: Options = {}): Layer.Layer<Service, never, SqlClient.SqlClient> =>
+  Layer.scoped(Service, make(options))

@@ -1,0 +1,122 @@
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
+import { Context, Deferred, Duration, Effect, Fiber, Layer, Schema, TestClock } from "effect"
+import { Core, Runner, ScriptedModel, SessionV2, Tool, ToolRegistry } from "../src/index.js"
+import * as Children from "./support/children.js"
+import { tempDir } from "./support/location.js"
+
+interface Row {
+  readonly call_id: string
+  readonly status: string
+  readonly error: string | null
+}
+
+const rows = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) => sql<Row>`SELECT call_id, status, error FROM tool_call ORDER BY call_id`,
+)
+
+/** A Location with its own runner over an already built process context. */
+const location = (
+  processContext: Context.Context<Core.ProcessServices>,
+  directory: string,
+  script: ScriptedModel.Script,
+) =>
+  Layer.build(
+    Runner.layer.pipe(
+      Layer.provideMerge(ScriptedModel.layer(script)),
+      Layer.provideMerge(Core.layerLocation({ directory, discover: false })),
+      Layer.provideMerge(Layer.succeedContext(processContext)),
+    ),
+  )
+
+const hangScript = (ids: ReadonlyArray<string>): ScriptedModel.Script => [
+  ids.map((id) => ({ type: "tool-call" as const, id, name: "gate", input: { text: id } })),
+  [{ type: "text", text: "done" }],
+]
+
+describe("Runner ownership of tool calls", () => {
+  it.live("a second runner built while the first has calls in flight fails none of them", () =>
+    Effect.gen(function* () {
+      const data = yield* tempDir()
+      const processContext = yield* Layer.build(Core.layerProcess({ data }))
+      const first = yield* location(processContext, yield* tempDir(), hangScript(["a1", "a2"]))
+      const release = yield* Deferred.make<void>()
+      const started = yield* Deferred.make<void>()
+      let running = 0
+      const gate = Tool.make({
+        description: "Waits for the test",
+        input: Schema.Struct({ text: Schema.String }),
+        output: Schema.String,
+        execute: (input) =>
+          Effect.zipRight(
+            Effect.suspend(() => (++running === 2 ? Deferred.succeed(started, undefined) : Effect.void)),
+            Effect.as(Deferred.await(release), input.text),
+          ),
+      })
+      const run = yield* Effect.gen(function* () {
+        yield* (yield* ToolRegistry.Service).register({ gate })
+        const session = yield* (yield* SessionV2.Service).create()
+        return yield* Effect.fork((yield* Runner.Service).run({ sessionID: session.id, prompt: "go" }))
+      }).pipe(Effect.provide(first))
+      yield* Deferred.await(started)
+      expect((yield* rows.pipe(Effect.provide(first))).map((row) => row.status)).toEqual(["running", "running"])
+
+      // Another Location of the same process gets its own runner: building it runs recovery.
+      const second = yield* location(processContext, yield* tempDir(), [])
+      expect(yield* Effect.flatMap(Runner.Service, (runner) => runner.recover()).pipe(Effect.provide(second))).toBe(0)
+      expect((yield* rows.pipe(Effect.provide(second))).map((row) => row.status)).toEqual(["running", "running"])
+
+      yield* Deferred.succeed(release, undefined)
+      const result = yield* Fiber.join(run)
+      expect(result.steps).toBe(2)
+      expect(yield* rows.pipe(Effect.provide(first))).toEqual([
+        { call_id: "a1", status: "completed", error: null },
+        { call_id: "a2", status: "completed", error: null },
+      ])
+    }).pipe(Effect.scoped),
+  )
+
+  it.effect(
+    "a runner process killed with SIGKILL has its calls failed only once its lease has expired",
+    () =>
+      Effect.gen(function* () {
+        const data = yield* tempDir()
+        const lease = Duration.seconds(20)
+        const child = yield* Children.scoped(Children.fixture("runner-child.ts"), [
+          data,
+          yield* tempDir(),
+          String(Duration.toMillis(lease)),
+          "2",
+        ])
+        const printed = JSON.parse(yield* Children.nextLine(child)) as { running: Array<string> }
+        expect(printed.running.sort()).toEqual(["child-0", "child-1"])
+
+        const processContext = yield* Layer.build(Core.layerProcess({ data }))
+        const sql = Context.get(processContext, SqlClient.SqlClient)
+        const [owner] = yield* sql<{ lease_expires: number }>`SELECT lease_expires FROM runner_owner`
+        const expires = owner!.lease_expires
+
+        // While the child lives, a runner in this process (its Clock at the child's present) leaves its calls.
+        yield* TestClock.setTime(expires - Duration.toMillis(lease))
+        const runner = yield* location(processContext, yield* tempDir(), [])
+        const recover = Effect.flatMap(Runner.Service, (r) => r.recover()).pipe(Effect.provide(runner))
+        expect((yield* rows.pipe(Effect.provide(runner))).map((row) => row.status)).toEqual(["running", "running"])
+
+        child.process.kill("SIGKILL")
+        expect((yield* Children.exited(child)).signal).toBe("SIGKILL")
+        // Dead, but its lease has not run out yet: its calls are still left alone.
+        yield* TestClock.setTime(expires - 1)
+        expect(yield* recover).toBe(0)
+        expect((yield* rows.pipe(Effect.provide(runner))).map((row) => row.status)).toEqual(["running", "running"])
+
+        yield* TestClock.setTime(expires)
+        expect(yield* recover).toBe(2)
+        expect(yield* rows.pipe(Effect.provide(runner))).toEqual([
+          { call_id: "child-0", status: "failed", error: Runner.INTERRUPTED },
+          { call_id: "child-1", status: "failed", error: Runner.INTERRUPTED },
+        ])
+      }).pipe(Effect.scoped),
+    120_000,
+  )
+})
