@@ -4,7 +4,7 @@ import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Deferred, Effect, Exit, FastCheck, Fiber, Layer, Ref, TestClock } from "effect"
-import { Config, Global, type LLM, Location, ToolOutputStore } from "../src/index.js"
+import { Config, Global, type LLM, Location, Project, ToolOutputStore } from "../src/index.js"
 import { tempDir } from "./support/location.js"
 
 const { MAX_BYTES, MAX_LINES } = ToolOutputStore
@@ -623,6 +623,77 @@ describe("ToolOutputStore.cleanupLayer", () => {
       expect(yield* Ref.get(scans)).toBe(2)
       yield* TestClock.adjust("5 hours")
       expect(yield* Ref.get(scans)).toBe(2)
+    }),
+  )
+})
+
+describe("ToolOutputStore per-project folders (docs/trust/managed-output.md)", () => {
+  const big = { structured: {}, content: [text("p".repeat(MAX_BYTES + 1))] } satisfies LLM.ToolOutput
+
+  const boundAt = (data: string, location: Location.Interface) =>
+    Effect.gen(function* () {
+      const store = yield* Effect.provide(
+        ToolOutputStore.Service,
+        storeLayer(data).pipe(Layer.provide(Location.layerWith(location))),
+      )
+      return onlyPath(yield* store.bound({ sessionID: "s", toolCallID: "c", output: big }))
+    })
+
+  it.scoped("files managed output under the Location's project folder; global Locations get one per directory", () =>
+    Effect.gen(function* () {
+      const data = yield* tempDir()
+      const root = path.join(data, "tool-output")
+      const project = yield* boundAt(data, { directory: "/w/a", project: { id: "abc123", directory: "/w" } })
+      expect(path.dirname(project)).toBe(path.join(root, "abc123"))
+      const one = yield* boundAt(data, { directory: "/tmp/one", project: { id: "global", directory: "/tmp/one" } })
+      const two = yield* boundAt(data, { directory: "/tmp/two", project: { id: "global", directory: "/tmp/two" } })
+      expect(path.dirname(one)).toBe(path.join(root, Project.storageKey("global", "/tmp/one")))
+      expect(path.dirname(one)).not.toBe(path.dirname(two))
+      expect(path.basename(path.dirname(one))).toMatch(/^global-[0-9a-f]{40}$/)
+      // the full text is on disk in that folder
+      expect(fs.readFileSync(one, "utf8")).toBe("p".repeat(MAX_BYTES + 1))
+    }),
+  )
+
+  it.scoped("a project id that is not a plain token cannot steer the folder out of the managed directory", () =>
+    Effect.gen(function* () {
+      const data = yield* tempDir()
+      const root = path.join(data, "tool-output")
+      for (const id of ["../escape", "/abs", "a/b", "..", ""]) {
+        const file = yield* boundAt(data, { directory: "/w", project: { id, directory: "/w" } })
+        expect(path.dirname(path.dirname(file))).toBe(root)
+        expect(path.basename(path.dirname(file))).toMatch(/^id-[0-9a-f]{40}$/)
+      }
+      expect(fs.existsSync(path.join(data, "escape"))).toBe(false)
+    }),
+  )
+
+  it.scoped("cleanup removes expired files in every project folder and at the old flat location, nothing else", () =>
+    Effect.gen(function* () {
+      const data = yield* tempDir()
+      const root = path.join(data, "tool-output")
+      const now = Date.now()
+      const eightDaysAgo = (now - 8 * 24 * 60 * 60 * 1000) / 1000
+      const files = {
+        tool_flat_old: true,
+        tool_flat_new: false,
+        "p1/tool_old": true,
+        "p1/tool_new": false,
+        "p1/keep.txt": false,
+        "global-x/tool_old": true,
+        "p1/nested/tool_old": false,
+      }
+      for (const [name, old] of Object.entries(files)) {
+        const file = path.join(root, name)
+        fs.mkdirSync(path.dirname(file), { recursive: true })
+        fs.writeFileSync(file, name)
+        if (old || name.endsWith("keep.txt") || name.includes("nested")) fs.utimesSync(file, eightDaysAgo, eightDaysAgo)
+      }
+      yield* TestClock.setTime(now)
+      const store = yield* Effect.provide(ToolOutputStore.Service, storeLayer(data))
+      yield* store.cleanup()
+      const left = Object.keys(files).filter((name) => fs.existsSync(path.join(root, name)))
+      expect(left.sort()).toEqual(["p1/keep.txt", "p1/nested/tool_old", "p1/tool_new", "tool_flat_new"])
     }),
   )
 })
