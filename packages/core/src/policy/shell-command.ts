@@ -313,7 +313,10 @@ const word = (node: Node): Word => {
       const raw = node.text
       // `{a,b}` arrives as the words `{`, `a,b`, `}`: a brace expansion, which changes the word count.
       const texts = parts.map((part) => part.text)
-      const brace = texts.includes("{") && texts.includes("}")
+      const open = texts.indexOf("{")
+      const close = texts.lastIndexOf("}")
+      const brace =
+        open !== -1 && close > open && texts.slice(open + 1, close).some((t) => t.includes(",") || t.includes(".."))
       if (brace || parts.some((part) => !part.literal)) return dynamic(raw)
       return { text: texts.join(""), literal: true, glob: parts.some((part) => part.glob) }
     }
@@ -408,7 +411,7 @@ const skipOptions = (
       i++
       break
     }
-    if (name === "env" && /^[A-Za-z_][A-Za-z0-9_]*=/.test(t)) {
+    if ((name === "env" || name === "sudo") && /^[A-Za-z_][A-Za-z0-9_]*=/.test(t)) {
       i++
       continue
     }
@@ -864,16 +867,16 @@ export interface Verdict {
 export const forms = (segment: Segment): ReadonlyArray<string> => {
   const out = new Set<string>([segment.command])
   if (segment.unresolved !== undefined) out.add(segment.text)
-  const variant = (text: string) => {
-    const space = text.indexOf(" ")
-    const name = space === -1 ? text : text.slice(0, space)
+  const variant = (words: ReadonlyArray<string>) => {
+    const name = words[0]
+    if (name === undefined) return
     const base = baseName(name)
-    if (base !== name && base !== "") out.add(space === -1 ? base : `${base}${text.slice(space)}`)
+    if (base !== name && base !== "") out.add([base, ...words.slice(1)].join(" "))
   }
-  variant(segment.command)
+  variant(segment.argv.map((w) => w.text))
   for (const wrapper of segment.wrappers) {
     out.add(wrapper)
-    variant(wrapper)
+    variant(wrapper.split(" "))
   }
   return [...out]
 }
