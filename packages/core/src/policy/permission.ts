@@ -560,11 +560,11 @@ export const make = Fx.gen(function* () {
     const configured = yield* configuredFor(input.sessionID, input.agent)
     if (configured === undefined) return yield* new SessionV2.NotFoundError({ sessionID: input.sessionID })
     const approvals = yield* savedRules
-    return input.resources.map((resource): Effect =>
-      evaluate(input.action, resource, configured).effect === "deny"
-        ? "deny"
-        : aggregate(input.action, [resource], configured, approvals),
-    )
+    return input.resources.map((resource): Effect => {
+      const alone = evaluate(input.action, resource, configured).effect
+      // Saved rows only ever allow, so a configured allow or deny is already the answer.
+      return alone === "ask" ? aggregate(input.action, [resource], configured, approvals) : alone
+    })
   })
 
   const get = Fx.fn("PermissionV2.get")(function* (id: string) {
