@@ -3,14 +3,19 @@
  * repository), timed through our ripgrep engine, our Node engine, and `rg` itself spawned directly with the same
  * arguments, all in one run. Targets: rg engine ≤ 1.2× rg; Node engine ≤ 3× rg.
  *
+ * Then the trust checks the glob and grep leaves add (docs/trust/search.md): confining the root (resolve, resolve
+ * again after the asks) and holding every matched file to the `read` rules (a real path per file and one
+ * `PermissionV2.check` of the build agent's rules), against the same permission assert and engine call without
+ * them, samples interleaved in one run. Target: ≤ 1.10×.
+ *
  * Run: npx tsx bench/search.ts
  */
 import { spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Effect } from "effect"
-import { Search } from "@toolgate/core"
+import { Effect, ManagedRuntime } from "effect"
+import { Core, LocationMutation, PermissionV2, Search, SessionV2 } from "@toolgate/core"
 
 const FILES = 50_000
 const ROUNDS = 5
@@ -113,8 +118,124 @@ const main = async () => {
           `node engine ${(viaNode / base).toFixed(2)}× rg (target ≤ 3)`,
       )
     }
+    await trustChecks(root, { ripgrep, node })
   } finally {
     fs.rmSync(root, { recursive: true, force: true })
+  }
+}
+
+/** Times `a` and `b` alternately (after one warm-up each) and returns both medians. */
+const pair = async (labels: readonly [string, string], a: () => Promise<number>, b: () => Promise<number>) => {
+  await a()
+  await b()
+  const left: Array<number> = []
+  const right: Array<number> = []
+  let rows: readonly [number, number] = [0, 0]
+  for (let i = 0; i < ROUNDS + 2; i++) {
+    let start = performance.now()
+    const x = await a()
+    left.push(performance.now() - start)
+    start = performance.now()
+    const y = await b()
+    right.push(performance.now() - start)
+    rows = [x, y]
+  }
+  const [ma, mb] = [median(left), median(right)]
+  console.log(`  ${labels[0].padEnd(12)} ${ma.toFixed(1).padStart(8)} ms  (${rows[0]} rows)`)
+  console.log(`  ${labels[1].padEnd(12)} ${mb.toFixed(1).padStart(8)} ms  (${rows[1]} rows)`)
+  return [ma, mb] as const
+}
+
+/** The median of 31 timed runs of `body` after one warm-up, in ms. */
+const repeat = async (body: () => Promise<unknown>) => {
+  await body()
+  const samples: Array<number> = []
+  for (let i = 0; i < 31; i++) {
+    const start = performance.now()
+    await body()
+    samples.push(performance.now() - start)
+  }
+  return median(samples)
+}
+
+const trustChecks = async (root: string, engines: Record<"ripgrep" | "node", Search.Interface>) => {
+  const data = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "toolgate-bench-data-")))
+  const runtime = ManagedRuntime.make(Core.layer({ directory: root, discover: false, data, memoryDatabase: true }))
+  try {
+    const { permission, mutation, sessionID } = await runtime.runPromise(
+      Effect.gen(function* () {
+        const session = yield* (yield* SessionV2.Service).create({ agent: "build" })
+        return {
+          permission: yield* PermissionV2.Service,
+          mutation: yield* LocationMutation.Service,
+          sessionID: session.id,
+        }
+      }),
+    )
+    const caller = { sessionID, agent: "build", source: { type: "tool" as const, messageID: "msg", callID: "call" } }
+    const limit = Number.MAX_SAFE_INTEGER
+    const assertGrep = permission.assert({ ...caller, action: "grep", resources: ["fetchUser"], save: ["*"] })
+    const assertGlob = permission.assert({ ...caller, action: "glob", resources: ["*.test.ts"], save: ["*"] })
+    const confine = (authorize: typeof assertGrep) =>
+      Search.confineRoot({ mutation, permission, caller, path: ".", authorize })
+    for (const [name, search] of Object.entries(engines)) {
+      console.log(`trust checks, ${name} engine: grep fetchUser`)
+      const [plainGrep, checkedGrep] = await pair(
+        ["without", "with checks"],
+        () =>
+          runtime.runPromise(
+            Effect.zipRight(
+              assertGrep,
+              Effect.map(search.grep({ cwd: root, pattern: "fetchUser", limit }), (rows) => rows.length),
+            ),
+          ),
+        () =>
+          runtime.runPromise(
+            Effect.gen(function* () {
+              const target = yield* confine(assertGrep)
+              const matches = yield* search.grep({ cwd: target.canonical, pattern: "fetchUser", limit })
+              const shown = yield* Search.readable({ permission, caller, root: mutation.root, cwd: root, matches })
+              return shown.matches.length
+            }),
+          ),
+      )
+      console.log(`trust checks, ${name} engine: glob *.test.ts`)
+      const [plainGlob, checkedGlob] = await pair(
+        ["without", "with checks"],
+        () =>
+          runtime.runPromise(
+            Effect.zipRight(
+              assertGlob,
+              Effect.map(search.glob({ cwd: root, pattern: "*.test.ts", limit }), (rows) => rows.length),
+            ),
+          ),
+        () =>
+          runtime.runPromise(
+            Effect.flatMap(confine(assertGlob), (target) =>
+              Effect.map(search.glob({ cwd: target.canonical, pattern: "*.test.ts", limit }), (rows) => rows.length),
+            ),
+          ),
+      )
+      console.log(
+        `  ratios (end to end, interleaved): grep ${(checkedGrep / plainGrep).toFixed(3)}×, ` +
+          `glob ${(checkedGlob / plainGlob).toFixed(3)}× with the trust checks vs without (target ≤ 1.10)`,
+      )
+      // The shared machine makes whole-search timings noisy; the checks alone are timed many times for a steadier
+      // figure: (plain + checks) / plain, with plain the median of the interleaved runs above.
+      const matches = await runtime.runPromise(search.grep({ cwd: root, pattern: "fetchUser", limit }))
+      const confineOnly = await repeat(() => runtime.runPromise(confine(Effect.void)))
+      const readableOnly = await repeat(() =>
+        runtime.runPromise(Search.readable({ permission, caller, root: mutation.root, cwd: root, matches })),
+      )
+      console.log(
+        `  checks alone: root ${confineOnly.toFixed(2)} ms, read rules on ${matches.length} matches ` +
+          `${readableOnly.toFixed(2)} ms → grep ${((plainGrep + confineOnly + readableOnly) / plainGrep).toFixed(3)}×, ` +
+          `glob ${((plainGlob + confineOnly) / plainGlob).toFixed(3)}× (target ≤ 1.10)`,
+      )
+    }
+  } finally {
+    await runtime.dispose()
+    fs.rmSync(data, { recursive: true, force: true })
   }
 }
 
