@@ -1,7 +1,9 @@
 /**
- * File search for the `glob` and `grep` tools (P12). Two engines give the same rows in the same order: ripgrep
- * when it is configured or on `PATH`, otherwise a built-in Node engine. The engine is chosen once, when the
- * process-wide layer is built.
+ * File search for the `glob` and `grep` tools. Two engines give the same rows in the same order: ripgrep when it
+ * is configured or on `PATH`, otherwise a built-in Node engine. The engine is chosen once, when the process-wide
+ * layer is built. Input neither engine can take (a NUL byte, a lone surrogate) is refused here for both alike. What
+ * a search may touch and return — the confined root and the `read` rules on grep content — is in `confine.ts`
+ * (see docs/trust/search.md).
  *
  * @since 0.1.0
  */
