@@ -361,3 +361,49 @@ describe("apply_patch", () => {
     }),
   )
 })
+
+describe("apply_patch: read first, protected paths last", () => {
+  it.scoped(
+    "one read assert for the targets read would not allow, one protected_path assert for the protected ones",
+    () =>
+      Effect.gen(function* () {
+        const dir = yield* tempDir()
+        write(path.join(dir, ".env"), "A=1\n")
+        write(path.join(dir, "toolgate.json"), "{}\n")
+        const { layer } = harness(dir)
+        yield* Effect.gen(function* () {
+          yield* Permission.deny("protected_path")
+          const settled = yield* settle(
+            patch("*** Update File: toolgate.json", "@@", "-{}", "+{ }", "*** Add File: notes.txt", "+n"),
+          )
+          expect(settled.result).toEqual({
+            type: "error",
+            value: "Permission denied by configured rules for protected_path: toolgate.json",
+          })
+          const asserts = yield* Permission.asserts
+          expect(asserts.map((input) => [input.action, input.resources])).toEqual([
+            ["edit", ["toolgate.json", "notes.txt"]],
+            ["protected_path", ["toolgate.json"]],
+          ])
+        }).pipe(Effect.provide(layer))
+        expect(fs.readFileSync(path.join(dir, "toolgate.json"), "utf8")).toBe("{}\n")
+        expect(fs.existsSync(path.join(dir, "notes.txt"))).toBe(false)
+      }),
+  )
+
+  it.scoped("a read deny on a target refuses the whole patch before any target is read", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir()
+      write(path.join(dir, ".env"), "A=1\n")
+      const { control, layer } = harness(dir)
+      yield* Effect.gen(function* () {
+        yield* Permission.deny("read")
+        const settled = yield* settle(patch("*** Update File: .env", "@@", "-A=1", "+A=2"))
+        expect(settled.result).toEqual({ type: "error", value: "Permission denied by configured rules for read: .env" })
+        expect(yield* Permission.actions).toEqual(["read"])
+      }).pipe(Effect.provide(layer))
+      expect(control.reads).toBe(0)
+      expect(fs.readFileSync(path.join(dir, ".env"), "utf8")).toBe("A=1\n")
+    }),
+  )
+})

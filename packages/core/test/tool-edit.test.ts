@@ -428,3 +428,36 @@ describe("edit", () => {
     )
   })
 })
+
+describe("edit: no oracle on files read would not allow", () => {
+  it.scoped("with read denied, a right and a wrong oldString fail the same way and the file is not read", () =>
+    withEdit(({ root }) =>
+      Effect.gen(function* () {
+        put(path.join(root, ".env"), "TOKEN=secret\n")
+        yield* FakePermission.deny("read")
+        const right = yield* edit({ path: ".env", oldString: "TOKEN=secret", newString: "TOKEN=x" })
+        const wrong = yield* edit({ path: ".env", oldString: "TOKEN=guess", newString: "TOKEN=x" })
+        expect(right.result).toEqual(wrong.result)
+        expect(right.result).toEqual({ type: "error", value: "Permission denied by configured rules for read: .env" })
+        expect(yield* FakePermission.actions).toEqual(["read", "read"])
+        expect(read(path.join(root, ".env"))).toBe("TOKEN=secret\n")
+      }),
+    ),
+  )
+
+  it.scoped("a protected path asks protected_path after edit and before the file is touched", () =>
+    withEdit(({ root }) =>
+      Effect.gen(function* () {
+        put(path.join(root, "toolgate.json"), '{"permissions":[]}')
+        yield* FakePermission.deny("protected_path")
+        const settled = yield* edit({ path: "toolgate.json", oldString: "[]", newString: "[1]" })
+        expect(settled.result).toEqual({
+          type: "error",
+          value: "Permission denied by configured rules for protected_path: toolgate.json",
+        })
+        expect(yield* FakePermission.actions).toEqual(["edit", "protected_path"])
+        expect(read(path.join(root, "toolgate.json"))).toBe('{"permissions":[]}')
+      }),
+    ),
+  )
+})

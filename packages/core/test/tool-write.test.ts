@@ -210,3 +210,49 @@ describe("write", () => {
     ),
   )
 })
+
+describe("write: read first, protected paths last", () => {
+  it.scoped("a file read would not allow is asserted as read before edit; a read deny writes nothing", () =>
+    withWrite(({ root }) =>
+      Effect.gen(function* () {
+        nodeFs.writeFileSync(path.join(root, ".env"), "TOKEN=1\n")
+        yield* FakePermission.deny("read")
+        const settled = yield* write({ path: ".env", content: "TOKEN=2\n" })
+        expect(settled.result).toEqual({ type: "error", value: "Permission denied by configured rules for read: .env" })
+        expect(yield* FakePermission.actions).toEqual(["read"])
+        expect(nodeFs.readFileSync(path.join(root, ".env"), "utf8")).toBe("TOKEN=1\n")
+        expect(yield* RecordingFs.writes).toEqual([])
+      }),
+    ),
+  )
+
+  it.scoped("a protected path asserts protected_path after edit, with no save; a deny there writes nothing", () =>
+    withWrite(({ root }) =>
+      Effect.gen(function* () {
+        yield* FakePermission.deny("protected_path")
+        const settled = yield* write({ path: ".toolgate/agents/x.md", content: "x" })
+        expect(settled.result).toEqual({
+          type: "error",
+          value: "Permission denied by configured rules for protected_path: .toolgate/agents/x.md",
+        })
+        const asserts = yield* FakePermission.asserts
+        expect(asserts.map((input) => input.action)).toEqual(["edit", "protected_path"])
+        expect(asserts[1]).toMatchObject({
+          resources: [".toolgate/agents/x.md"],
+          metadata: { protected: [{ entry: ".toolgate/**" }] },
+        })
+        expect(asserts[1]!.save).toBeUndefined()
+        expect(nodeFs.existsSync(path.join(root, ".toolgate"))).toBe(false)
+      }),
+    ),
+  )
+
+  it.scoped("an ordinary file asserts edit only", () =>
+    withWrite(() =>
+      Effect.gen(function* () {
+        yield* write({ path: "src/plain.ts", content: "x" })
+        expect(yield* FakePermission.actions).toEqual(["edit"])
+      }),
+    ),
+  )
+})
