@@ -101,18 +101,20 @@ describe.each(engines)("grep ($engine engine)", ({ search, skip }) => {
 
   // The reference leaves `path` unconfined; here an outside root needs external_directory first and the matched
   // file's read rules apply (docs/trust/search.md).
-  it.scoped.skipIf(skip)("grep outside file: external_directory on its folder, then grep; read is evaluated without an ask", () =>
-    Effect.gen(function* () {
-      const managed = yield* tempDir()
-      write(managed, { tool_01: "needle\n" })
-      const asserts = yield* inLocation(search, {}, () =>
-        Effect.zipRight(settle({ pattern: "needle", path: path.join(managed, "tool_01") }), FakePermission.asserts),
-      )
-      expect(asserts.map((input) => [input.action, input.resources])).toEqual([
-        ["external_directory", [`${managed}/*`]],
-        ["grep", ["needle"]],
-      ])
-    }),
+  it.scoped.skipIf(skip)(
+    "grep outside file: external_directory on its folder, then grep; read is evaluated without an ask",
+    () =>
+      Effect.gen(function* () {
+        const managed = yield* tempDir()
+        write(managed, { tool_01: "needle\n" })
+        const asserts = yield* inLocation(search, {}, () =>
+          Effect.zipRight(settle({ pattern: "needle", path: path.join(managed, "tool_01") }), FakePermission.asserts),
+        )
+        expect(asserts.map((input) => [input.action, input.resources])).toEqual([
+          ["external_directory", [`${managed}/*`]],
+          ["grep", ["needle"]],
+        ])
+      }),
   )
 
   it.scoped.skipIf(skip)("grep read rules: files whose read is denied are withheld and counted in the text", () =>
@@ -152,6 +154,37 @@ describe.each(engines)("grep ($engine engine)", ({ search, skip }) => {
         value: "Unable to search out: it leads outside the Location through a symbolic link",
       })
       expect(result.asserts).toEqual([])
+    }),
+  )
+
+  it.scoped.skipIf(skip)("grep root swapped during the ask: resolved again, refused, nothing searched", () =>
+    Effect.gen(function* () {
+      const outside = yield* tempDir()
+      write(outside, { "x.txt": "needle outside\n" })
+      const result = yield* inLocation(search, { "sub/a.txt": "needle\n", "other/b.txt": "needle other\n" }, (dir) =>
+        Effect.gen(function* () {
+          const swap = (target: string) =>
+            Effect.sync(() => {
+              fs.rmSync(path.join(dir, "sub"), { recursive: true, force: true })
+              fs.symlinkSync(target, path.join(dir, "sub"))
+            })
+          yield* FakePermission.afterApproval("grep", swap(path.join(dir, "other")))
+          const inside = yield* settle({ pattern: "needle", path: "sub" })
+          fs.rmSync(path.join(dir, "sub"))
+          fs.mkdirSync(path.join(dir, "sub"))
+          yield* FakePermission.afterApproval("grep", swap(outside))
+          const out = yield* settle({ pattern: "needle", path: "sub" })
+          return { inside, out }
+        }),
+      )
+      expect(result.inside.result).toEqual({
+        type: "error",
+        value: "Unable to search sub: it resolved to another place after permission was asked",
+      })
+      expect(result.out.result).toEqual({
+        type: "error",
+        value: "Unable to search sub: it leads outside the Location through a symbolic link",
+      })
     }),
   )
 
