@@ -338,4 +338,124 @@ describe("FileMutation", () => {
       ),
     )
   })
+
+  describe("hard links", () => {
+    it.scopedLive("write, writeTextPreservingBom and writeIfUnchanged replace a multiply-linked file", () =>
+      withMutation(({ root, outside }) =>
+        Effect.gen(function* () {
+          const mutation = yield* files
+          const other = path.join(outside, "other-link.txt")
+          const file = path.join(root, "linked.txt")
+          nodeFs.writeFileSync(other, "shared")
+          nodeFs.chmodSync(other, 0o640)
+          const target = yield* resolve("linked.txt")
+          const steps: ReadonlyArray<readonly [Effect.Effect<unknown, unknown>, string]> = [
+            [mutation.write({ target, content: "one" }), "one"],
+            [mutation.writeTextPreservingBom({ target, content: "two" }), "two"],
+            [mutation.writeIfUnchanged({ target, expected: bytes("shared"), content: "three" }), "three"],
+          ]
+          for (const [step, expected] of steps) {
+            nodeFs.rmSync(file, { force: true })
+            nodeFs.linkSync(other, file)
+            expect(nodeFs.statSync(file).nlink).toBe(2)
+            yield* step
+            expect(nodeFs.readFileSync(file, "utf8")).toBe(expected)
+            expect(nodeFs.readFileSync(other, "utf8")).toBe("shared")
+            expect(nodeFs.statSync(other).nlink).toBe(1)
+            // The replacement keeps the permission bits and leaves no temporary file behind.
+            expect(nodeFs.statSync(file).mode & 0o777).toBe(0o640)
+            expect(nodeFs.readdirSync(root)).toEqual(["linked.txt"])
+          }
+        }),
+      ),
+    )
+
+    it.scopedLive("a file with one link is written in place (same inode)", () =>
+      withMutation(({ root }) =>
+        Effect.gen(function* () {
+          nodeFs.writeFileSync(path.join(root, "single.txt"), "old")
+          const inode = nodeFs.statSync(path.join(root, "single.txt")).ino
+          yield* (yield* files).write({ target: yield* resolve("single.txt"), content: "new" })
+          expect(nodeFs.statSync(path.join(root, "single.txt")).ino).toBe(inode)
+          expect(nodeFs.readFileSync(path.join(root, "single.txt"), "utf8")).toBe("new")
+        }),
+      ),
+    )
+
+    it.scopedLive("removing a multiply-linked name leaves the other link's bytes", () =>
+      withMutation(({ root, outside }) =>
+        Effect.gen(function* () {
+          nodeFs.writeFileSync(path.join(outside, "keep.txt"), "kept")
+          nodeFs.linkSync(path.join(outside, "keep.txt"), path.join(root, "keep.txt"))
+          yield* (yield* files).remove({ target: yield* resolve("keep.txt") })
+          expect(nodeFs.existsSync(path.join(root, "keep.txt"))).toBe(false)
+          expect(nodeFs.readFileSync(path.join(outside, "keep.txt"), "utf8")).toBe("kept")
+        }),
+      ),
+    )
+  })
+
+  describe("descriptor checks", () => {
+    it.scopedLive("missing parents below a directory swapped for an outside link are never created outside", () =>
+      withMutation(({ root, outside }) =>
+        Effect.gen(function* () {
+          const mutation = yield* files
+          nodeFs.mkdirSync(path.join(root, "top"))
+          const target = yield* resolve("top/new/deeper/file.txt")
+          nodeFs.renameSync(path.join(root, "top"), path.join(root, "top-moved"))
+          nodeFs.symlinkSync(outside, path.join(root, "top"))
+          for (const attempt of [
+            mutation.write({ target, content: "x" }),
+            mutation.create({ target, content: "x" }),
+            mutation.writeTextPreservingBom({ target, content: "x" }),
+          ]) {
+            const error = yield* Effect.flip(attempt)
+            expect(error).toMatchObject({
+              _tag: "FileMutation.PathChangedError",
+              path: path.join(root, "top/new/deeper/file.txt"),
+            })
+          }
+          expect(nodeFs.readdirSync(outside)).toEqual([])
+          expect(nodeFs.readdirSync(path.join(root, "top-moved"))).toEqual([])
+        }),
+      ),
+    )
+
+    it.scopedLive("a special file at the target is refused without writing", () =>
+      withMutation(({ root }) =>
+        Effect.gen(function* () {
+          nodeFs.mkdirSync(path.join(root, "a-directory"))
+          const error = yield* Effect.flip(
+            (yield* files).write({ target: yield* resolve("a-directory"), content: "x" }),
+          )
+          expect(error._tag).toBe("SystemError")
+          expect(nodeFs.statSync(path.join(root, "a-directory")).isDirectory()).toBe(true)
+        }),
+      ),
+    )
+
+    it.scopedLive("read returns the bytes through a verified descriptor and refuses a swapped path", () =>
+      withMutation(({ root, outside }) =>
+        Effect.gen(function* () {
+          const mutation = yield* files
+          nodeFs.mkdirSync(path.join(root, "dir"))
+          nodeFs.writeFileSync(path.join(root, "dir", "file.txt"), "inside")
+          nodeFs.writeFileSync(path.join(outside, "file.txt"), "OUTSIDE")
+          const target = yield* resolve("dir/file.txt")
+          expect(Buffer.from(yield* mutation.read({ target })).toString()).toBe("inside")
+          nodeFs.renameSync(path.join(root, "dir"), path.join(root, "dir-moved"))
+          nodeFs.symlinkSync(outside, path.join(root, "dir"))
+          const error = yield* Effect.flip(mutation.read({ target }))
+          expect(error._tag).toBe("FileMutation.PathChangedError")
+          nodeFs.rmSync(path.join(root, "dir"))
+          nodeFs.symlinkSync(path.join(outside, "file.txt"), path.join(root, "dir"))
+          nodeFs.writeFileSync(path.join(root, "victim.txt"), "mine")
+          const victim = yield* resolve("victim.txt")
+          nodeFs.rmSync(path.join(root, "victim.txt"))
+          nodeFs.symlinkSync(path.join(outside, "file.txt"), path.join(root, "victim.txt"))
+          expect((yield* Effect.flip(mutation.read({ target: victim })))._tag).toBe("FileMutation.PathChangedError")
+        }),
+      ),
+    )
+  })
 })

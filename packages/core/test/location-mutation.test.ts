@@ -258,4 +258,93 @@ describe("LocationMutation", () => {
       ),
     )
   })
+
+  describe("invalid paths are typed errors with a reason", () => {
+    const cases: ReadonlyArray<readonly [string, string, string]> = [
+      ["a NUL byte", "dir/a\0b.txt", "the path contains a NUL byte"],
+      ["a NUL byte in an absolute path", "/tmp/\0", "the path contains a NUL byte"],
+      ["an unpaired high surrogate", "bad\uD800.txt", "the path contains an unpaired UTF-16 surrogate"],
+      ["an unpaired low surrogate", "\uDC00/x.txt", "the path contains an unpaired UTF-16 surrogate"],
+      ["a name longer than 255 bytes", `${"ü".repeat(128)}.txt`, "a name in the path is longer than 255 bytes"],
+      ["a path longer than 4095 bytes", `${"d/".repeat(2048)}x`, "the path is longer than 4095 bytes"],
+    ]
+    for (const [label, input, detail] of cases) {
+      it.scoped(`refuses ${label} as invalid_path`, () =>
+        withResolver(({ root }) =>
+          Effect.gen(function* () {
+            const before = nodeFs.readdirSync(root)
+            for (const kind of ["file", "directory"] as const) {
+              const error = yield* Effect.flip(resolve({ path: input, kind }))
+              expect(error).toMatchObject({ _tag: "LocationMutation.PathError", reason: "invalid_path", detail })
+              expect(error.message).toBe(detail)
+            }
+            expect(nodeFs.readdirSync(root)).toEqual(before)
+          }),
+        ),
+      )
+    }
+
+    it("accepts well-formed surrogate pairs and names of exactly 255 bytes", () => {
+      expect(LocationMutation.invalidPath("emoji-😀.txt")).toBeUndefined()
+      expect(LocationMutation.invalidPath(`${"a".repeat(251)}.txt`)).toBeUndefined()
+      expect(LocationMutation.invalidPath(`${"a".repeat(252)}.txt`)).toBe("a name in the path is longer than 255 bytes")
+    })
+
+    it("gives the reference reasons a readable message", () => {
+      expect(new LocationMutation.PathError({ path: "../x", reason: "relative_escape" }).message).toBe(
+        "a relative path may not leave the current location",
+      )
+    })
+  })
+
+  describe("recheck", () => {
+    const recheck = (input: LocationMutation.ResolveInput, target: LocationMutation.Target) =>
+      Effect.flatMap(LocationMutation.Service, (service) => service.recheck(input, target))
+
+    it.scoped("passes while the path still resolves to the same target, existing or prospective", () =>
+      withResolver(({ root, outside }) =>
+        Effect.gen(function* () {
+          nodeFs.writeFileSync(path.join(root, "a.txt"), "a")
+          for (const input of [
+            { path: "a.txt", kind: "file" as const },
+            { path: "new/deeper.txt", kind: "file" as const },
+            { path: path.join(outside, "x.txt"), kind: "file" as const },
+          ]) {
+            yield* recheck(input, yield* resolve(input))
+          }
+        }),
+      ),
+    )
+
+    it.scoped("fails with PathChangedError when a link on the way now points elsewhere", () =>
+      withResolver(({ root }) =>
+        Effect.gen(function* () {
+          nodeFs.mkdirSync(path.join(root, "one"))
+          nodeFs.mkdirSync(path.join(root, "two"))
+          nodeFs.symlinkSync("one", path.join(root, "link"))
+          const input = { path: "link/file.txt", kind: "file" as const }
+          const target = yield* resolve(input)
+          nodeFs.rmSync(path.join(root, "link"))
+          nodeFs.symlinkSync("two", path.join(root, "link"))
+          const error = yield* Effect.flip(recheck(input, target))
+          expect(error).toMatchObject({ _tag: "FileMutation.PathChangedError", path: "link/file.txt" })
+          expect(error).toBeInstanceOf(LocationMutation.PathChangedError)
+        }),
+      ),
+    )
+
+    it.scoped("fails with PathChangedError when the path now leads outside", () =>
+      withResolver(({ root, outside }) =>
+        Effect.gen(function* () {
+          nodeFs.mkdirSync(path.join(root, "dir"))
+          const input = { path: "dir/file.txt", kind: "file" as const }
+          const target = yield* resolve(input)
+          nodeFs.renameSync(path.join(root, "dir"), path.join(root, "dir-moved"))
+          nodeFs.symlinkSync(outside, path.join(root, "dir"))
+          const error = yield* Effect.flip(recheck(input, target))
+          expect(error._tag).toBe("FileMutation.PathChangedError")
+        }),
+      ),
+    )
+  })
 })

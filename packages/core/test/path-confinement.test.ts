@@ -9,7 +9,19 @@ import * as path from "node:path"
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, FastCheck, Layer } from "effect"
-import { EditTool, FileMutation, LocationMutation, WriteTool } from "../src/index.js"
+import {
+  ApplicationTools,
+  Config,
+  EditTool,
+  FileMutation,
+  Image,
+  LocationMutation,
+  ReadTool,
+  ReadToolFileSystem,
+  ToolOutputStore,
+  ToolRegistry,
+  WriteTool,
+} from "../src/index.js"
 import * as RecordingFs from "./support/file-system.js"
 import * as Leaf from "./support/leaf.js"
 import { locationLayer, tempDir } from "./support/location.js"
@@ -343,6 +355,174 @@ describe("path confinement", () => {
           expect(settled.result).toEqual({ type: "error", value: "Unable to edit victim.txt" })
           expect(nodeFs.readFileSync(path.join(outside, "secret.txt"), "utf8")).toBe("secret")
           expect(yield* RecordingFs.writes).toEqual([])
+        }),
+      ),
+    )
+  })
+
+  describe("read resolves again after its ask", () => {
+    const OUTSIDE = "OUTSIDE_READ_BYTES"
+    const readLayer = (root: string) => {
+      const base = Layer.mergeAll(locationLayer(root), FakePermission.layer, NodeFileSystem.layer)
+      const services = Layer.mergeAll(
+        LocationMutation.layer,
+        ReadToolFileSystem.layer,
+        Image.layer.pipe(Layer.provide(Config.layerFromEntries([]))),
+        ToolRegistry.layer.pipe(
+          Layer.provideMerge(Layer.merge(ApplicationTools.layer, ToolOutputStore.layerPassthrough)),
+        ),
+      ).pipe(Layer.provideMerge(base))
+      return ReadTool.layer.pipe(Layer.provideMerge(services))
+    }
+    const withRead = <A, E>(
+      body: (dirs: {
+        root: string
+        outside: string
+      }) => Effect.Effect<A, E, Layer.Layer.Success<ReturnType<typeof readLayer>>>,
+    ) =>
+      Effect.gen(function* () {
+        const root = yield* tempDir()
+        const outside = yield* tempDir("toolgate-outside-")
+        nodeFs.mkdirSync(path.join(outside, "other"))
+        nodeFs.writeFileSync(path.join(outside, "file.txt"), `${OUTSIDE} file\n`)
+        nodeFs.writeFileSync(path.join(outside, "outside-only.txt"), `${OUTSIDE} only\n`)
+        nodeFs.writeFileSync(path.join(outside, "other", "a.txt"), `${OUTSIDE} other\n`)
+        return yield* body({ root, outside }).pipe(Effect.provide(readLayer(root)))
+      })
+    const settleRead = (input: unknown) =>
+      Effect.flatMap(ToolRegistry.Service, (registry) => registry.materialize()).pipe(
+        Effect.flatMap((turn) => turn.settle({ ...Leaf.identity, call: { id: "call-read", name: "read", input } })),
+      )
+    const changed = (file: string) => ({
+      type: "error",
+      value: `Unable to read ${file}: it changed after it was checked; nothing was read`,
+    })
+
+    it.scoped("a parent directory replaced by a link to the outside during the ask is refused", () =>
+      withRead(({ root, outside }) =>
+        Effect.gen(function* () {
+          nodeFs.mkdirSync(path.join(root, "sub"))
+          nodeFs.writeFileSync(path.join(root, "sub", "file.txt"), "inside\n")
+          yield* FakePermission.afterApproval(
+            "read",
+            Effect.sync(() => {
+              nodeFs.renameSync(path.join(root, "sub"), path.join(root, "sub-moved"))
+              nodeFs.symlinkSync(outside, path.join(root, "sub"))
+            }),
+          )
+          const settled = yield* settleRead({ path: "sub/file.txt" })
+          expect(settled.result).toEqual(changed("sub/file.txt"))
+          expect(JSON.stringify(settled)).not.toContain(OUTSIDE)
+        }),
+      ),
+    )
+
+    it.scoped("a file replaced by a link to an outside file during the ask is refused", () =>
+      withRead(({ root, outside }) =>
+        Effect.gen(function* () {
+          nodeFs.writeFileSync(path.join(root, "victim.txt"), "inside\n")
+          yield* FakePermission.afterApproval(
+            "read",
+            Effect.sync(() => {
+              nodeFs.rmSync(path.join(root, "victim.txt"))
+              nodeFs.symlinkSync(path.join(outside, "file.txt"), path.join(root, "victim.txt"))
+            }),
+          )
+          const settled = yield* settleRead({ path: "victim.txt" })
+          expect(settled.result).toEqual(changed("victim.txt"))
+          expect(JSON.stringify(settled)).not.toContain(OUTSIDE)
+        }),
+      ),
+    )
+
+    it.scoped("a directory listing swapped for an outside directory during the ask is refused", () =>
+      withRead(({ root, outside }) =>
+        Effect.gen(function* () {
+          nodeFs.mkdirSync(path.join(root, "listed"))
+          nodeFs.writeFileSync(path.join(root, "listed", "mine.txt"), "inside\n")
+          yield* FakePermission.afterApproval(
+            "read",
+            Effect.sync(() => {
+              nodeFs.renameSync(path.join(root, "listed"), path.join(root, "listed-moved"))
+              nodeFs.symlinkSync(outside, path.join(root, "listed"))
+            }),
+          )
+          const settled = yield* settleRead({ path: "listed" })
+          expect(settled.result).toEqual(changed("listed"))
+          expect(JSON.stringify(settled)).not.toContain("outside-only.txt")
+        }),
+      ),
+    )
+
+    it.scoped("an approved external file whose directory is swapped during the ask is refused", () =>
+      withRead(({ outside }) =>
+        Effect.gen(function* () {
+          nodeFs.mkdirSync(path.join(outside, "shared"))
+          nodeFs.writeFileSync(path.join(outside, "shared", "a.txt"), "approved bytes\n")
+          yield* FakePermission.afterApproval(
+            "read",
+            Effect.sync(() => {
+              nodeFs.renameSync(path.join(outside, "shared"), path.join(outside, "shared-moved"))
+              nodeFs.symlinkSync(path.join(outside, "other"), path.join(outside, "shared"))
+            }),
+          )
+          const file = path.join(outside, "shared", "a.txt")
+          const settled = yield* settleRead({ path: file })
+          expect(yield* FakePermission.actions).toEqual(["external_directory", "read"])
+          expect(settled.result).toEqual(changed(file))
+          expect(JSON.stringify(settled)).not.toContain(OUTSIDE)
+        }),
+      ),
+    )
+
+    it.scoped("a link repointed during the ask is refused although the approved file is still there", () =>
+      withRead(({ root }) =>
+        Effect.gen(function* () {
+          nodeFs.writeFileSync(path.join(root, "approved.txt"), "approved\n")
+          nodeFs.writeFileSync(path.join(root, "other.txt"), "other\n")
+          nodeFs.symlinkSync("approved.txt", path.join(root, "link.txt"))
+          yield* FakePermission.afterApproval(
+            "read",
+            Effect.sync(() => {
+              nodeFs.rmSync(path.join(root, "link.txt"))
+              nodeFs.symlinkSync("other.txt", path.join(root, "link.txt"))
+            }),
+          )
+          const settled = yield* settleRead({ path: "link.txt" })
+          expect((yield* FakePermission.asserts).map((input) => input.resources)).toEqual([["approved.txt"]])
+          expect(settled.result).toEqual(changed("link.txt"))
+          expect(JSON.stringify(settled)).not.toContain("other")
+        }),
+      ),
+    )
+
+    it.scoped("a NUL byte or an unpaired surrogate is a model-visible tool error, asked for nothing", () =>
+      withRead(() =>
+        Effect.gen(function* () {
+          expect((yield* settleRead({ path: "a\0b.txt" })).result).toEqual({
+            type: "error",
+            value: "Unable to read a\0b.txt: the path contains a NUL byte",
+          })
+          expect((yield* settleRead({ path: "x\uDC00" })).result).toEqual({
+            type: "error",
+            value: "Unable to read x\uDC00: the path contains an unpaired UTF-16 surrogate",
+          })
+          expect(yield* FakePermission.actions).toEqual([])
+        }),
+      ),
+    )
+
+    it.scoped("a path that still names the approved file is read", () =>
+      withRead(({ root }) =>
+        Effect.gen(function* () {
+          nodeFs.writeFileSync(path.join(root, "steady.txt"), "steady\n")
+          yield* FakePermission.afterApproval(
+            "read",
+            Effect.sync(() => nodeFs.writeFileSync(path.join(root, "unrelated.txt"), "x")),
+          )
+          const settled = yield* settleRead({ path: "steady.txt" })
+          expect(settled.result.type).not.toBe("error")
+          expect(JSON.stringify(settled)).toContain("steady")
         }),
       ),
     )

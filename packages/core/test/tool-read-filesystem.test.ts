@@ -261,4 +261,57 @@ describe("ReadToolFileSystem", () => {
     expect(ReadToolFileSystem.binary("x.txt", new Uint8Array([1, 2, 0x41, 0x41, 0x41, 0x41, 0x41]))).toBe(false)
     expect(ReadToolFileSystem.binary("x.txt", new Uint8Array([1, 2, 3, 0x41, 0x41, 0x41, 0x41]))).toBe(true)
   })
+
+  describe("verified descriptors", () => {
+    it.scoped("a canonical path that became a symlink is refused before a byte is read", () =>
+      Effect.gen(function* () {
+        const dir = yield* tempDir()
+        const outside = yield* tempDir("toolgate-outside-")
+        fs.writeFileSync(path.join(outside, "secret.txt"), "OUTSIDE SECRET")
+        fs.symlinkSync(path.join(outside, "secret.txt"), path.join(dir, "now-a-link.txt"))
+        const error = yield* withFs((files) =>
+          Effect.flip(files.read(path.join(dir, "now-a-link.txt"), "now-a-link.txt")),
+        )
+        expect(error._tag).toBe("FileMutation.PathChangedError")
+        expect(JSON.stringify(error)).not.toContain("OUTSIDE SECRET")
+      }),
+    )
+
+    it.scoped("a file below a directory that became a symlink is refused", () =>
+      Effect.gen(function* () {
+        const dir = yield* tempDir()
+        const outside = yield* tempDir("toolgate-outside-")
+        fs.writeFileSync(path.join(outside, "a.txt"), "OUTSIDE")
+        fs.symlinkSync(outside, path.join(dir, "sub"))
+        const error = yield* withFs((files) => Effect.flip(files.read(path.join(dir, "sub", "a.txt"), "sub/a.txt")))
+        expect(error._tag).toBe("FileMutation.PathChangedError")
+        const listing = yield* withFs((files) => Effect.flip(files.list(path.join(dir, "sub"))))
+        expect(listing._tag).toBe("FileMutation.PathChangedError")
+      }),
+    )
+
+    it.scoped("a FIFO at the path is refused without blocking", () =>
+      Effect.gen(function* () {
+        const dir = yield* tempDir()
+        const fifo = path.join(dir, "pipe")
+        try {
+          execFileSync("mkfifo", [fifo])
+        } catch {
+          return
+        }
+        const error = yield* withFs((files) => Effect.flip(files.read(fifo, "pipe")))
+        expect(error).toMatchObject({ _tag: "ReadTool.PathKindError", expected: "a file" })
+      }),
+    )
+
+    it.scoped("a multiply-linked file is read under the ordinary rules (documented limit)", () =>
+      Effect.gen(function* () {
+        const dir = yield* tempDir()
+        fs.writeFileSync(path.join(dir, "store.txt"), "shared bytes\n")
+        fs.linkSync(path.join(dir, "store.txt"), path.join(dir, "linked.txt"))
+        const result = yield* withFs((files) => files.read(path.join(dir, "linked.txt"), "linked.txt"))
+        expect(result).toMatchObject({ content: "shared bytes\n" })
+      }),
+    )
+  })
 })

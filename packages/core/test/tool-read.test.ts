@@ -50,10 +50,15 @@ const fakeMutation = Layer.succeed(
     contains: (canonical) => LocationMutation.isWithin(CWD, canonical),
     resolve: fakeResolve,
     recheck: (input, target) =>
-      Effect.flatMap(fakeResolve(input), (again) =>
-        again.canonical === target.canonical
-          ? Effect.void
-          : Effect.fail(new LocationMutation.PathChangedError({ path: input.path })),
+      fakeResolve(input).pipe(
+        Effect.catchTag("LocationMutation.PathError", () =>
+          Effect.fail(new LocationMutation.PathChangedError({ path: input.path })),
+        ),
+        Effect.flatMap((again) =>
+          again.canonical === target.canonical
+            ? Effect.void
+            : Effect.fail(new LocationMutation.PathChangedError({ path: input.path })),
+        ),
       ),
   }),
 )

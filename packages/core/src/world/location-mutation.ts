@@ -113,10 +113,7 @@ export interface Interface {
    *
    * @since 0.2.0
    */
-  readonly recheck: (
-    input: ResolveInput,
-    target: Target,
-  ) => Effect.Effect<void, PathError | PathChangedError | PlatformError>
+  readonly recheck: (input: ResolveInput, target: Target) => Effect.Effect<void, PathChangedError | PlatformError>
   /** True iff `canonical` is the Location root or below it. */
   readonly contains: (canonical: string) => boolean
 }
@@ -221,12 +218,16 @@ export const make: Effect.Effect<Interface, never, Location.Service | FileSystem
   const resolve = Effect.fn("LocationMutation.resolve")(resolveNow)
 
   const recheck = (input: ResolveInput, target: Target) =>
-    Effect.flatMap(resolveNow(input), (again) =>
-      again.canonical === target.canonical &&
-      again.resource === target.resource &&
-      again.externalDirectory?.resource === target.externalDirectory?.resource
-        ? Effect.void
-        : Effect.fail(new PathChangedError({ path: input.path })),
+    resolveNow(input).pipe(
+      // A path that resolved before and is refused now (say, it leads outside through a new link) has changed.
+      Effect.catchTag("LocationMutation.PathError", () => Effect.fail(new PathChangedError({ path: input.path }))),
+      Effect.flatMap((again) =>
+        again.canonical === target.canonical &&
+        again.resource === target.resource &&
+        again.externalDirectory?.resource === target.externalDirectory?.resource
+          ? Effect.void
+          : Effect.fail(new PathChangedError({ path: input.path })),
+      ),
     )
 
   return Service.of({ root, resolve, recheck, contains })
