@@ -63,7 +63,10 @@ if (work.startsWith(repo + path.sep)) throw new Error(`the consumer must live ou
 const tarballs = path.join(work, "tarballs")
 fs.mkdirSync(tarballs)
 
-if (!checkRun("build (tsc -b)", "npx", ["tsc", "-b", "tsconfig.build.json"])) process.exit(1)
+// A type error fails the check, but tsc -b still writes dist, so the rest runs and reports as well.
+checkRun("build (tsc -b)", "npx", ["tsc", "-b", "tsconfig.build.json"])
+if (!PACKAGES.every((pkg) => fs.existsSync(path.join(repo, "packages", pkg, "dist", "index.js")) || pkg === "cli"))
+  process.exit(1)
 
 const tarballOf = {}
 for (const pkg of PACKAGES) {
