@@ -12,7 +12,6 @@ import {
   Core,
   EventV2,
   Global,
-  type LLM,
   Model,
   PermissionV2,
   QuestionV2,
@@ -62,14 +61,6 @@ interface Decision {
   readonly by: string
 }
 
-interface ToolEvent {
-  readonly callID: string
-  readonly tool: string
-  readonly input?: unknown
-  readonly result?: LLM.ToolResultValue
-  readonly outputPaths?: ReadonlyArray<string>
-}
-
 type Ask =
   | { readonly type: "permission"; readonly request: PermissionV2.Request }
   | { readonly type: "question"; readonly request: QuestionV2.Request }
@@ -107,10 +98,18 @@ const session = (screen: Screen.Screen, answerer: Answers.Answerer) =>
     const prompting = new Set<string>()
     const asks = yield* Queue.unbounded<Ask>()
 
-    const onEvent = (envelope: EventV2.Envelope) => {
+    const watched = [
+      Runner.Event.Called,
+      Runner.Event.Success,
+      Runner.Event.Failed,
+      PermissionV2.Event.Asked,
+      PermissionV2.Event.Replied,
+      QuestionV2.Event.Asked,
+    ] as const
+    const onEvent = (envelope: EventV2.EnvelopeOf<(typeof watched)[number]>) => {
       switch (envelope.type) {
         case "session.next.tool.called": {
-          const data = envelope.data as ToolEvent
+          const data = envelope.data
           calls.push({
             callID: data.callID,
             tool: data.tool,
@@ -124,9 +123,9 @@ const session = (screen: Screen.Screen, answerer: Answers.Answerer) =>
         }
         case "session.next.tool.success":
         case "session.next.tool.failed": {
-          const data = envelope.data as ToolEvent
+          const data = envelope.data
           const call = calls.find((candidate) => candidate.callID === data.callID)
-          const result = data.result ?? { type: "text", value: "" }
+          const result = data.result
           const failed = envelope.type === "session.next.tool.failed"
           if (call !== undefined) {
             call.status = failed ? "failed" : "completed"
@@ -138,20 +137,20 @@ const session = (screen: Screen.Screen, answerer: Answers.Answerer) =>
             `  ${failed ? "✗" : "✓"} ${data.tool}${failed ? " failed" : ""}${call === undefined ? "" : ` (${((Date.now() - call.started) / 1000).toFixed(1)}s)`}`,
           )
           for (const line of lines) screen.line(`    │ ${line}`)
-          for (const saved of data.outputPaths ?? []) {
+          for (const saved of envelope.type === "session.next.tool.success" ? (envelope.data.outputPaths ?? []) : []) {
             truncated.push({ tool: data.tool, callID: data.callID, path: saved })
             screen.line(`    output bounded for the model; full output saved to ${saved}`)
           }
           return
         }
         case "permission.v2.asked": {
-          const request = envelope.data as PermissionV2.Request
+          const request = envelope.data
           requests.set(request.id, request)
           Queue.unsafeOffer(asks, { type: "permission", request })
           return
         }
         case "permission.v2.replied": {
-          const data = envelope.data as { readonly requestID: string; readonly reply: PermissionV2.Reply }
+          const data = envelope.data
           const request = requests.get(data.requestID)
           if (request === undefined) return
           const mine = ours.get(data.requestID)
@@ -172,18 +171,21 @@ const session = (screen: Screen.Screen, answerer: Answers.Answerer) =>
           return
         }
         case "question.v2.asked": {
-          Queue.unsafeOffer(asks, { type: "question", request: envelope.data as QuestionV2.Request })
+          Queue.unsafeOffer(asks, { type: "question", request: envelope.data })
           return
         }
       }
     }
-    yield* events.listen((envelope) => {
-      try {
-        onEvent(envelope)
-      } catch (error) {
-        screen.line(`(transcript error: ${describeError(error)})`)
-      }
-    })
+    yield* events.listen(
+      (envelope) => {
+        try {
+          onEvent(envelope)
+        } catch (error) {
+          screen.line(`(transcript error: ${describeError(error)})`)
+        }
+      },
+      ...watched,
+    )
 
     const askPermission = (request: PermissionV2.Request): Effect.Effect<void, never, Prompt.Prompt.Environment> =>
       Effect.gen(function* () {

@@ -1,10 +1,11 @@
 /**
  * Typed live events. Listeners run synchronously inside `publish`, so a failing listener fails the publish (the
- * permission service relies on this to roll back a pending request); `subscribe` offers a scoped Stream.
+ * permission service relies on this to roll back a pending request); `subscribe` offers a scoped Stream. Naming
+ * definitions in `subscribe`, `queue` or `listen` narrows the envelopes to those types, with typed data.
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, PubSub, Queue, type Schema, type Scope, Stream } from "effect"
+import { Context, Effect, Layer, Queue, type Schema, type Scope, Stream } from "effect"
 import * as Identifier from "../values/identifier.js"
 import * as Location from "./location.js"
 
@@ -20,74 +21,125 @@ export const define = <const Type extends string, Data>(
   schema: Schema.Schema<Data, any, never>,
 ): Definition<Type, Data> => ({ type, schema })
 
-/** What subscribers receive. */
-export interface Envelope<Data = unknown> {
+/** What subscribers receive; `Type` and `Data` are narrowed when the subscription names definitions. */
+export interface Envelope<Data = unknown, Type extends string = string> {
   readonly id: string
-  readonly type: string
+  readonly type: Type
   readonly location?: { readonly directory: string; readonly workspaceID?: string }
   readonly data: Data
   readonly metadata?: Record<string, unknown>
 }
 
-/** A synchronous listener; throwing fails the publish. */
-export type Listener = (envelope: Envelope) => void
+/**
+ * The envelope union of a list of definitions, discriminated by `type`.
+ *
+ * @since 0.2.0
+ */
+export type EnvelopeOf<D> = D extends Definition<infer Type, infer Data> ? Envelope<Data, Type> : never
 
-/** The bus operations. */
+/**
+ * Narrows an envelope of any subscription to one definition's typed envelope.
+ *
+ * @since 0.2.0
+ */
+export const is =
+  <Type extends string, Data>(definition: Definition<Type, Data>) =>
+  (envelope: Envelope): envelope is Envelope<Data, Type> =>
+    envelope.type === definition.type
+
+/** A synchronous listener; throwing fails the publish. */
+export type Listener<E extends Envelope = Envelope> = (envelope: E) => void
+
+type Selected<Ds extends ReadonlyArray<Definition<any, any>>> = Ds extends readonly []
+  ? Envelope
+  : EnvelopeOf<Ds[number]>
+
+/** The bus operations. Naming definitions narrows what a subscription receives and types it; none means all. */
 export interface Interface {
-  readonly publish: <Data>(
-    definition: Definition<string, Data>,
-    data: Data,
+  readonly publish: <Type extends string, Data>(
+    definition: Definition<Type, Data>,
+    data: NoInfer<Data>,
     metadata?: Record<string, unknown>,
   ) => Effect.Effect<void, unknown>
-  /** All events from now until the scope closes. */
-  readonly subscribe: () => Effect.Effect<Stream.Stream<Envelope>, never, Scope.Scope>
-  /** A queue of all events from now until the scope closes. */
-  readonly queue: () => Effect.Effect<Queue.Dequeue<Envelope>, never, Scope.Scope>
-  /** Calls `listener` synchronously for every event until the scope closes. */
-  readonly listen: (listener: Listener) => Effect.Effect<void, never, Scope.Scope>
+  /** The events of the given definitions (all events when none is named) from now until the scope closes. */
+  readonly subscribe: <const Ds extends ReadonlyArray<Definition<any, any>>>(
+    ...definitions: Ds
+  ) => Effect.Effect<Stream.Stream<Selected<Ds>>, never, Scope.Scope>
+  /** A queue of the given definitions' events (all events when none is named) from now until the scope closes. */
+  readonly queue: <const Ds extends ReadonlyArray<Definition<any, any>>>(
+    ...definitions: Ds
+  ) => Effect.Effect<Queue.Dequeue<Selected<Ds>>, never, Scope.Scope>
+  /** Calls `listener` synchronously for every event of the given definitions (all when none) until the scope closes. */
+  readonly listen: <const Ds extends ReadonlyArray<Definition<any, any>>>(
+    listener: Listener<Selected<Ds>>,
+    ...definitions: Ds
+  ) => Effect.Effect<void, never, Scope.Scope>
 }
 
 /** The EventV2 service (Location-scoped). */
 export class Service extends Context.Tag("@toolgate/v2/Event")<Service, Interface>() {}
 
-/** Builds a bus stamped with the current Location. */
+/**
+ * Builds a bus stamped with the current Location. Every subscriber is a synchronous listener, so queues and
+ * streams see events in publish order and a publish returns only after every subscriber has it.
+ */
 export const make: Effect.Effect<Interface, never, Location.Service | Scope.Scope> = Effect.gen(function* () {
   const location = yield* Location.Service
-  const hub = yield* Effect.acquireRelease(PubSub.unbounded<Envelope>(), PubSub.shutdown)
   const listeners = new Set<Listener>()
   const stamp =
     location.workspaceID === undefined
       ? { directory: location.directory }
       : { directory: location.directory, workspaceID: location.workspaceID }
 
-  const publish = Effect.fn("EventV2.publish")(function* <Data>(
-    definition: Definition<string, Data>,
+  const publish = <Type extends string, Data>(
+    definition: Definition<Type, Data>,
     data: Data,
     metadata?: Record<string, unknown>,
-  ) {
-    const envelope: Envelope = {
-      id: Identifier.create("evt"),
-      type: definition.type,
-      location: stamp,
-      data,
-      ...(metadata === undefined ? {} : { metadata }),
-    }
-    yield* Effect.try({
+  ): Effect.Effect<void, unknown> =>
+    Effect.try({
       try: () => {
+        const envelope: Envelope = {
+          id: Identifier.create("evt"),
+          type: definition.type,
+          location: stamp,
+          data,
+          ...(metadata === undefined ? {} : { metadata }),
+        }
         for (const listener of listeners) listener(envelope)
       },
       catch: (error) => error,
     })
-    yield* PubSub.publish(hub, envelope)
-  })
 
-  const queue = () => PubSub.subscribe(hub)
-  const subscribe = () => Effect.map(queue(), (dequeue) => Stream.fromQueue(dequeue))
-  const listen = (listener: Listener) =>
-    Effect.acquireRelease(
-      Effect.sync(() => listeners.add(listener)),
-      () => Effect.sync(() => listeners.delete(listener)),
+  const selecting = (definitions: ReadonlyArray<Definition<any, any>>): ((envelope: Envelope) => boolean) => {
+    if (definitions.length === 0) return () => true
+    const types = new Set(definitions.map((definition) => definition.type))
+    return (envelope) => types.has(envelope.type)
+  }
+
+  const listen = <const Ds extends ReadonlyArray<Definition<any, any>>>(
+    listener: Listener<Selected<Ds>>,
+    ...definitions: Ds
+  ): Effect.Effect<void, never, Scope.Scope> => {
+    const selected = selecting(definitions)
+    // The only place envelopes are narrowed: `selected` admits exactly the named definitions' types.
+    const wrapped: Listener = (envelope) => {
+      if (selected(envelope)) listener(envelope as Selected<Ds>)
+    }
+    return Effect.acquireRelease(
+      Effect.sync(() => listeners.add(wrapped)),
+      () => Effect.sync(() => listeners.delete(wrapped)),
     ).pipe(Effect.asVoid)
+  }
+
+  const queue = <const Ds extends ReadonlyArray<Definition<any, any>>>(...definitions: Ds) =>
+    Effect.gen(function* () {
+      const dequeue = yield* Effect.acquireRelease(Queue.unbounded<Selected<Ds>>(), Queue.shutdown)
+      yield* listen<Ds>((envelope) => void Queue.unsafeOffer(dequeue, envelope), ...definitions)
+      return dequeue as Queue.Dequeue<Selected<Ds>>
+    })
+
+  const subscribe = <const Ds extends ReadonlyArray<Definition<any, any>>>(...definitions: Ds) =>
+    Effect.map(queue(...definitions), (dequeue) => Stream.fromQueue(dequeue))
 
   return Service.of({ publish, subscribe, queue, listen })
 })

@@ -33,12 +33,13 @@ export interface ToolDefinition {
 }
 
 /** A text part of tool content. */
-export const ToolTextContent = Schema.TaggedStruct("text", { text: Schema.String })
+export const ToolTextContent = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String })
 /** A media part of tool content, carried as a `data:<mime>;base64,<data>` URI. */
-export const ToolFileContent = Schema.TaggedStruct("file", {
+export const ToolFileContent = Schema.Struct({
+  type: Schema.Literal("file"),
   uri: Schema.String,
   mime: Schema.String,
-  name: Schema.optional(Schema.String),
+  name: Schema.optionalWith(Schema.String, { exact: true }),
 })
 /** Tool content: a text or a file part, tagged on `type`. */
 export const ToolContent = Schema.Union(ToolTextContent, ToolFileContent)
@@ -60,12 +61,32 @@ export interface ToolOutput {
   readonly content: ReadonlyArray<ToolContent>
 }
 
+/**
+ * The schema of `ToolOutput` (for event payloads and journals).
+ *
+ * @since 0.2.0
+ */
+export const ToolOutput: Schema.Schema<ToolOutput> = Schema.Struct({
+  structured: Schema.Unknown,
+  content: Schema.Array(ToolContent),
+})
+
 /** The value a provider receives as the tool result. */
 export type ToolResultValue =
   | { readonly type: "json"; readonly value: unknown }
   | { readonly type: "text"; readonly value: unknown }
   | { readonly type: "error"; readonly value: unknown }
   | { readonly type: "content"; readonly value: ReadonlyArray<ToolContent> }
+
+/**
+ * The schema of `ToolResultValue`.
+ *
+ * @since 0.2.0
+ */
+export const ToolResultValue: Schema.Schema<ToolResultValue> = Schema.Union(
+  Schema.Struct({ type: Schema.Literal("json", "text", "error"), value: Schema.Unknown }),
+  Schema.Struct({ type: Schema.Literal("content"), value: Schema.Array(ToolContent) }),
+)
 
 /**
  * Chooses the provider-facing result: empty content gives `json` of `structured`, exactly one text part gives
