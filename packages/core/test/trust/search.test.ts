@@ -424,13 +424,14 @@ describe.each(engines)(
 )
 
 describe("Search.readable", () => {
-  it.scoped("a matched file that became a symlink after the search is withheld as changed", () =>
+  it.scoped("a matched file (or its folder) that became a symlink or vanished after the search is withheld", () =>
     Effect.gen(function* () {
       const dir = yield* tempDir()
       const outside = yield* tempDir()
       write(outside, { "secret.txt": `${OUTSIDE_SECRET}\n` })
       write(dir, { "a.txt": "needle\n" })
       fs.symlinkSync(path.join(outside, "secret.txt"), path.join(dir, "swapped.txt"))
+      fs.symlinkSync(outside, path.join(dir, "swapped-dir"))
       const match = (file: string): Search.Match => ({
         entry: { path: file, type: "file" },
         line: 1,
@@ -457,10 +458,10 @@ describe("Search.readable", () => {
         caller: { sessionID: "ses_x", agent: "build", source: { type: "tool", messageID: "m", callID: "c" } },
         root: dir,
         cwd: dir,
-        matches: [match("a.txt"), match("swapped.txt"), match("gone.txt")],
+        matches: [match("a.txt"), match("swapped.txt"), match("gone.txt"), match("swapped-dir/secret.txt")],
       })
       expect(result.matches.map((row) => row.entry.path)).toEqual(["a.txt"])
-      expect(result.withheld).toEqual([{ files: 2, reason: "changed" }])
+      expect(result.withheld).toEqual([{ files: 3, reason: "changed" }])
       expect(checked).toEqual([["a.txt"]])
     }),
   )

@@ -137,6 +137,25 @@ const realPath = (file: string): string | undefined => {
   }
 }
 
+/**
+ * True iff `absolute` is, by its real path, itself: its directory resolves to itself (checked once per directory
+ * through `directories`) and the file is a regular file, not a symlink. Cheaper than a real path per file.
+ */
+const isItself = (absolute: string, directories: Map<string, boolean>): boolean => {
+  const directory = nodePath.dirname(absolute)
+  let same = directories.get(directory)
+  if (same === undefined) {
+    same = realPath(directory) === directory
+    directories.set(directory, same)
+  }
+  if (!same) return false
+  try {
+    return fs.lstatSync(absolute).isFile()
+  } catch {
+    return false
+  }
+}
+
 /** What `readable` returns: the matches that may be shown, and the files left out. */
 export interface Readable {
   readonly matches: ReadonlyArray<Match>
@@ -168,13 +187,14 @@ export const readable = (input: {
   Effect.gen(function* () {
     if (input.matches.length === 0) return { matches: input.matches, withheld: [] }
     const verdicts = new Map<string, Verdict>()
+    const directories = new Map<string, boolean>()
     const checked: Array<string> = []
     const resources: Array<string> = []
     for (const match of input.matches) {
       const path = match.entry.path
       if (verdicts.has(path)) continue
       const absolute = nodePath.join(input.cwd, path)
-      if (realPath(absolute) !== absolute) {
+      if (!isItself(absolute, directories)) {
         verdicts.set(path, Verdict.Changed)
         continue
       }
