@@ -242,8 +242,35 @@ const explicitPrefixOf = (resource: string): string | undefined => {
   return undefined
 }
 
-/** The matcher of rules with `ignore_case` (every platform); see docs/trust/secrets.md. */
-const ignoringCase = Wildcard.make({ caseInsensitive: true })
+/**
+ * Rules with `ignore_case` match the lower-cased resource against their lower-cased pattern (every platform); see
+ * docs/trust/secrets.md. Each pattern is prepared once: its lower-cased form and its longest literal piece, which
+ * any matching resource must contain (a cheap test that skips most non-matching resources). The resource is
+ * lower-cased at most once per evaluation.
+ */
+interface Folded {
+  readonly pattern: string
+  readonly required: string
+}
+const foldedPatterns = new Map<string, Folded>()
+const foldPattern = (pattern: string): Folded => {
+  let folded = foldedPatterns.get(pattern)
+  if (folded === undefined) {
+    const lower = pattern.toLowerCase()
+    // The optional trailing " *" may be absent from a match, so it contributes no required text.
+    const core = (lower.endsWith(" *") ? lower.slice(0, -2) : lower).replaceAll("\\", "/")
+    const required = core.split(/[*?\u0000]/).reduce((best, piece) => (piece.length > best.length ? piece : best), "")
+    folded = { pattern: lower, required }
+    if (foldedPatterns.size >= Wildcard.CACHE_SIZE) foldedPatterns.delete(foldedPatterns.keys().next().value!)
+    foldedPatterns.set(pattern, folded)
+  }
+  return folded
+}
+
+const matchIgnoringCase = (lowered: string, pattern: string): boolean => {
+  const folded = foldPattern(pattern)
+  return lowered.includes(folded.required) && Wildcard.match(lowered, folded.pattern)
+}
 
 /**
  * Last match wins; no match gives `{ action, resource: "*", effect: "ask" }`. A rule with `ignore_case` matches its
@@ -253,6 +280,7 @@ const ignoringCase = Wildcard.make({ caseInsensitive: true })
 export const evaluate = (action: string, resource: string, ...rulesets: ReadonlyArray<Ruleset>): Rule => {
   // Rulesets repeat a few action patterns many times: match each distinct one once per call.
   const actionMatches = new Map<string, boolean>()
+  let lowered: string | undefined
   const explicit = explicitPrefixOf(resource)
   for (let set = rulesets.length - 1; set >= 0; set--) {
     const rules = rulesets[set]!
@@ -266,7 +294,7 @@ export const evaluate = (action: string, resource: string, ...rulesets: Readonly
       if (!matches) continue
       if (
         !(rule.ignore_case === true
-          ? ignoringCase.match(resource, rule.resource)
+          ? matchIgnoringCase((lowered ??= resource.toLowerCase().replaceAll("\\", "/")), rule.resource)
           : Wildcard.match(resource, rule.resource))
       )
         continue

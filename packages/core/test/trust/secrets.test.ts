@@ -8,7 +8,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FastCheck } from "effect"
-import { AgentV2, PermissionV2 } from "../../src/index.js"
+import { AgentV2, PermissionV2, Wildcard } from "../../src/index.js"
 import { tempDir } from "../support/location.js"
 import { isolateUserConfig, location, observed, settle, text, write } from "../support/trust-policy.js"
 
@@ -110,6 +110,19 @@ describe("secrets: the .env family asks for read in every spelling", () => {
       FastCheck.property(FastCheck.stringMatching(/^[a-z0-9_-]{1,10}\.(ts|md|json|txt)$/), (file) => {
         expect(PermissionV2.evaluate("read", `src/${file}`, rules).effect).toBe("allow")
       }),
+    )
+  })
+
+  it("property: an ignore_case rule matches exactly when the lower-cased resource matches the lower-cased pattern", () => {
+    const alphabet = FastCheck.constantFrom("a", "B", "e", "N", "v", ".", "/", "\\", " ", "*", "?", "-")
+    const text = (max: number) => FastCheck.array(alphabet, { maxLength: max }).map((chars) => chars.join(""))
+    FastCheck.assert(
+      FastCheck.property(text(8), text(12), (pattern, input) => {
+        const rules: PermissionV2.Ruleset = [{ action: "read", resource: pattern, effect: "deny", ignore_case: true }]
+        const expected = Wildcard.match(input.toLowerCase(), pattern.toLowerCase()) ? "deny" : "ask"
+        expect(PermissionV2.evaluate("read", input, rules).effect).toBe(expected)
+      }),
+      { numRuns: 2000 },
     )
   })
 
