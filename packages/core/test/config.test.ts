@@ -195,3 +195,37 @@ describe("Config.parseDocument", () => {
     expect(Either.isLeft(result) && result.left.message.includes("(root)")).toBe(true)
   })
 })
+
+describe("Config.projectChain", () => {
+  const at = (directory: string, project: string, git: boolean): Location.Interface => ({
+    directory,
+    project: { id: "p", directory: project },
+    ...(git ? { vcs: { type: "git" as const, store: path.join(project, ".git") } } : {}),
+  })
+
+  it("runs from the git worktree root down to the Location", () => {
+    expect(Config.projectChain(at("/r/a/b", "/r", true))).toEqual(["/r", "/r/a", "/r/a/b"])
+    expect(Config.projectChain(at("/r", "/r", true))).toEqual(["/r"])
+  })
+
+  it("is only the Location outside git, or when the Location is not below its project directory", () => {
+    expect(Config.projectChain(at("/tmp/scratch/work", "/", false))).toEqual(["/tmp/scratch/work"])
+    expect(Config.projectChain(at("/elsewhere/x", "/r", true))).toEqual(["/elsewhere/x"])
+    expect(Config.projectChain(at("/r/..sibling", "/r", true))).toEqual(["/r", "/r/..sibling"])
+  })
+
+  it.scoped("a non-git Location reads no document from its parents", () =>
+    Effect.gen(function* () {
+      const root = yield* tempDir()
+      const directory = path.join(root, "a", "b")
+      write(path.join(root, "toolgate.json"), `{ "shell": "from-root" }`)
+      write(path.join(root, "a", "toolgate.json"), `{ "shell": "from-a" }`)
+      write(path.join(directory, "toolgate.json"), `{ "shell": "here" }`)
+      const entries = yield* entriesOf(
+        discovered({ directory, project: "/", global: path.join(root, "g"), git: false }),
+      )
+      expect(Config.documents(entries).map((entry) => entry.path)).toEqual([path.join(directory, "toolgate.json")])
+      expect(Config.latest(entries, "shell")).toBe("here")
+    }),
+  )
+})

@@ -1,6 +1,8 @@
 /**
  * The configuration entries the library reads, lowest to highest priority. Documents are schema-validated
- * `toolgate.json(c)` files; directory entries point at `.toolgate`-style folders (agents, skills).
+ * `toolgate.json(c)` files; directory entries point at `.toolgate`-style folders (agents, skills). Discovery runs
+ * from the project root down to the Location plus the user's configuration directory, and every discovered file is
+ * confined like `read` (see docs/trust/protected-paths.md).
  *
  * @since 0.1.0
  */
