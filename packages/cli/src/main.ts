@@ -1,12 +1,15 @@
 /**
  * The `toolgate` entry point: runs the CLI and maps the outcome to an exit code (0 ok, 1 failure, 2 usage error).
+ * Every other failure — a defect while starting, such as a database that cannot be opened — is printed as one line
+ * `toolgate: <message: cause: SQLITE_CODE: detail>` and exits 1.
  *
  * @since 0.1.0
  */
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Console, Effect, Exit } from "effect"
+import { Database } from "@toolgate/core"
+import { Cause, Console, Effect, Exit } from "effect"
 import * as Cli from "./cli.js"
 import { ExitCode } from "./errors.js"
 
@@ -22,9 +25,19 @@ const program = Cli.run(process.argv).pipe(
       Effect.sync(() => void (code = usage ? ExitCode.usage : ExitCode.failure)),
     )
   }),
+  // The process boundary: whatever is left (defects) is reported in one line; interruption stays interruption.
+  Effect.catchAllCause((cause) =>
+    Cause.isInterruptedOnly(cause)
+      ? Effect.failCause(cause)
+      : Effect.zipRight(
+          Console.error(`toolgate: ${Database.describe(Cause.squash(cause))}`),
+          Effect.sync(() => void (code = ExitCode.failure)),
+        ),
+  ),
   Effect.provide(NodeContext.layer),
 )
 
 NodeRuntime.runMain(program, {
+  disableErrorReporting: true,
   teardown: (exit, onExit) => onExit(Exit.isSuccess(exit) ? code : Exit.isInterrupted(exit) ? 130 : ExitCode.failure),
 })

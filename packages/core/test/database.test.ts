@@ -3,7 +3,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Layer } from "effect"
+import { Cause, Effect, Exit, Layer } from "effect"
 import { Database, Global } from "../src/index.js"
 import { tempDir } from "./support/location.js"
 
@@ -89,20 +89,23 @@ describe("default paths (P10)", () => {
 })
 
 describe("Database.layer (file)", () => {
-  it.scoped("creates the data dir and <data>/toolgate.db in WAL mode with foreign keys and a busy timeout", () =>
-    Effect.gen(function* () {
-      const root = yield* tempDir()
-      const data = path.join(root, "nested", "data")
-      const pragmas = yield* Effect.gen(function* () {
-        const sql = yield* SqlClient.SqlClient
-        const [journal] = yield* sql<{ journal_mode: string }>`PRAGMA journal_mode`
-        const [fk] = yield* sql<{ foreign_keys: number }>`PRAGMA foreign_keys`
-        const [busy] = yield* sql<{ timeout: number }>`PRAGMA busy_timeout`
-        return { journal: journal?.journal_mode, fk: fk?.foreign_keys, busy: busy?.timeout }
-      }).pipe(Effect.provide(Database.layer.pipe(Layer.provide(Global.layerWith({ data })))))
-      expect(pragmas).toEqual({ journal: "wal", fk: 1, busy: Database.BUSY_TIMEOUT_MS })
-      expect(fs.existsSync(path.join(data, "toolgate.db"))).toBe(true)
-    }),
+  it.scoped(
+    "creates the data dir and <data>/toolgate.db in WAL mode, synchronous NORMAL, foreign keys, busy timeout",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* tempDir()
+        const data = path.join(root, "nested", "data")
+        const pragmas = yield* Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const [journal] = yield* sql<{ journal_mode: string }>`PRAGMA journal_mode`
+          const [fk] = yield* sql<{ foreign_keys: number }>`PRAGMA foreign_keys`
+          const [busy] = yield* sql<{ timeout: number }>`PRAGMA busy_timeout`
+          const [sync] = yield* sql<{ synchronous: number }>`PRAGMA synchronous`
+          return { journal: journal?.journal_mode, fk: fk?.foreign_keys, busy: busy?.timeout, sync: sync?.synchronous }
+        }).pipe(Effect.provide(Database.layer.pipe(Layer.provide(Global.layerWith({ data })))))
+        expect(pragmas).toEqual({ journal: "wal", fk: 1, busy: Database.BUSY_TIMEOUT_MS, sync: 1 })
+        expect(fs.existsSync(path.join(data, "toolgate.db"))).toBe(true)
+      }),
   )
 
   it.scoped("migrates once: a second open keeps the data and records each migration by name", () =>
@@ -238,6 +241,107 @@ describe("schema", () => {
       expect(Number.isInteger(row?.time_created)).toBe(true)
       expect(row!.time_created).toBeGreaterThanOrEqual(before - 1000)
       expect(row!.time_created).toBeLessThanOrEqual(Date.now() + 1000)
+    }).pipe(Effect.provide(Database.layerMemory)),
+  )
+})
+
+describe("opening and migrating under contention", () => {
+  it.scoped("the migration lock row records the process that last migrated", () =>
+    Effect.gen(function* () {
+      const root = yield* tempDir()
+      const rows = yield* Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) => sql<{ name: string; pid: number }>`SELECT name, pid FROM ${sql(Database.LOCK_TABLE)}`,
+      ).pipe(Effect.provide(Database.layerFile(path.join(root, "toolgate.db"))))
+      expect(rows).toEqual([{ name: "migrations", pid: process.pid }])
+    }),
+  )
+
+  it.scoped("a file that is not a database dies with a one-line OpenError naming the file and the SQLite code", () =>
+    Effect.gen(function* () {
+      const root = yield* tempDir()
+      const file = path.join(root, "toolgate.db")
+      fs.writeFileSync(file, "this is not a database, just some text that is long enough to fill a header page")
+      const exit = yield* Effect.exit(Effect.provide(Effect.void, Database.layerFile(file)))
+      expect(Exit.isFailure(exit)).toBe(true)
+      if (Exit.isFailure(exit)) {
+        const defect = Cause.squash(exit.cause)
+        expect(defect).toBeInstanceOf(Database.OpenError)
+        const message = (defect as Database.OpenError).message
+        expect(message).toContain(file)
+        expect(message).toContain("SQLITE_NOTADB")
+        expect(message).not.toContain("\n")
+      }
+    }),
+  )
+})
+
+describe("Database.describe", () => {
+  it("joins an error's cause chain in one line with the SQLite codes", () => {
+    const sqlite = Object.assign(new Error("database is locked"), { code: "SQLITE_BUSY" })
+    const wrapped = new Error("Failed to prepare statement ", { cause: sqlite })
+    expect(Database.describe(wrapped)).toBe("Failed to prepare statement: SQLITE_BUSY: database is locked")
+    expect(Database.describe(new Error("line one\nline two"))).toBe("line one line two")
+    expect(Database.describe("plain")).toBe("plain")
+    const node = Object.assign(new Error("EACCES: permission denied, open '/x'"), { code: "EACCES" })
+    expect(Database.describe(node)).toBe("EACCES: permission denied, open '/x'")
+  })
+})
+
+describe("Database.durably", () => {
+  const level = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(sql<{ synchronous: number }>`PRAGMA synchronous`, ([row]) => row?.synchronous),
+  )
+
+  it.scoped("commits with synchronous = FULL and puts the connection back to NORMAL", () =>
+    Effect.gen(function* () {
+      const root = yield* tempDir()
+      yield* Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        expect(yield* level).toBe(1)
+        const inside = yield* Database.durably(
+          sql,
+          Effect.zipRight(sql`INSERT INTO project (id, worktree) VALUES ('p', '/')`, level),
+        )
+        expect(inside).toBe(Database.DURABLE_SYNCHRONOUS)
+        expect(yield* level).toBe(1)
+        expect(yield* sql`SELECT id FROM project`).toEqual([{ id: "p" }])
+      }).pipe(Effect.provide(Database.layerFile(path.join(root, "toolgate.db"))))
+    }),
+  )
+
+  it.effect("a failing effect rolls back and still puts the connection back to NORMAL", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const exit = yield* Effect.exit(
+        Database.durably(
+          sql,
+          Effect.zipRight(sql`INSERT INTO project (id, worktree) VALUES ('p', '/')`, Effect.fail("nope" as const)),
+        ),
+      )
+      expect(exit).toEqual(Exit.fail("nope"))
+      expect(yield* level).toBe(1)
+      expect(yield* sql`SELECT id FROM project`).toEqual([])
+    }).pipe(Effect.provide(Database.layerMemory)),
+  )
+
+  it.effect("concurrent durable sections each commit under FULL", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const levels = yield* Effect.forEach(
+        Array.from({ length: 8 }, (_, i) => i),
+        (i) =>
+          Database.durably(
+            sql,
+            Effect.zipRight(
+              sql`INSERT INTO project (id, worktree) VALUES (${`p${i}`}, '/')`,
+              Effect.zipRight(Effect.yieldNow(), level),
+            ),
+          ),
+        { concurrency: "unbounded" },
+      )
+      expect(levels).toEqual(Array.from({ length: 8 }, () => Database.DURABLE_SYNCHRONOUS))
+      expect(yield* level).toBe(1)
     }).pipe(Effect.provide(Database.layerMemory)),
   )
 })

@@ -1,4 +1,16 @@
-/** The `toolgate-mcp` entry point: serves a Location over stdio. */
+/**
+ * The `toolgate-mcp` entry point: serves a Location over stdio. A failure (a database that cannot be opened, a
+ * Location that is not a directory, …) is printed as one line `toolgate-mcp: <message: cause: SQLITE_CODE: detail>`
+ * on stderr and exits 1.
+ */
+import { Database } from "@toolgate/core"
+import { Cause, Runtime } from "effect"
 import { main } from "./server.js"
 
-await main(process.argv.slice(2))
+try {
+  await main(process.argv.slice(2))
+} catch (error) {
+  const reason = Runtime.isFiberFailure(error) ? Cause.squash(error[Runtime.FiberFailureCauseId]) : error
+  process.stderr.write(`toolgate-mcp: ${Database.describe(reason)}\n`)
+  process.exit(1)
+}
