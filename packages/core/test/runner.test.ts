@@ -484,3 +484,90 @@ describe("Runner", () => {
     }).pipe(Effect.scoped),
   )
 })
+
+describe("Runner progress and text deltas", () => {
+  it.live("publishes a tool's progress reports and the streamed text, typed, in order", () =>
+    Effect.gen(function* () {
+      const layer = yield* setup([
+        [
+          { type: "text", text: "Let me " },
+          { type: "text", text: "check." },
+          { type: "tool-call", id: "c1", name: "slow", input: { text: "a" } },
+        ],
+        [{ type: "text", text: "done" }],
+      ])
+      const slow = Tool.make({
+        description: "Reports progress",
+        input: Text,
+        output: Schema.String,
+        execute: (input, context) =>
+          Effect.sync(() => {
+            context.progress?.({ message: "half way", progress: 1, total: 2 })
+            context.progress?.({ message: "output", output: "chunk\n" })
+            return input.text
+          }),
+      })
+      yield* Effect.gen(function* () {
+        const events = yield* EventV2.Service
+        const seen: Array<string> = []
+        yield* events.listen(
+          (envelope) => {
+            switch (envelope.type) {
+              case "session.next.text.delta":
+                seen.push(`text:${envelope.data.text}`)
+                break
+              case "session.next.tool.progress":
+                seen.push(`progress:${envelope.data.callID}:${envelope.data.message}:${envelope.data.progress ?? "-"}`)
+                if (envelope.data.output !== undefined) seen.push(`output:${envelope.data.output}`)
+                break
+              case "session.next.tool.success":
+                seen.push(`success:${envelope.data.callID}`)
+            }
+          },
+          Runner.Event.TextDelta,
+          Runner.Event.Progress,
+          Runner.Event.Success,
+        )
+        yield* (yield* ToolRegistry.Service).register({ slow })
+        const session = yield* (yield* SessionV2.Service).create()
+        yield* (yield* Runner.Service).run({ sessionID: session.id, prompt: "go" })
+        expect(seen).toEqual([
+          "text:Let me ",
+          "text:check.",
+          "progress:c1:half way:1",
+          "progress:c1:output:-",
+          "output:chunk\n",
+          "success:c1",
+          "text:done",
+        ])
+      }).pipe(Effect.provide(layer))
+    }).pipe(Effect.scoped),
+  )
+
+  it.live("a settlement without a progress sink gives the tool no sink (absence costs nothing)", () =>
+    Effect.gen(function* () {
+      let sink: unknown = "unset"
+      const probe = Tool.make({
+        description: "Looks at its context",
+        input: Text,
+        output: Schema.String,
+        execute: (input, context) => Effect.sync(() => ((sink = context.progress), input.text)),
+      })
+      const layer = ToolRegistry.layer.pipe(
+        Layer.provideMerge(Layer.merge(ApplicationTools.layer, ToolOutputStore.layerPassthrough)),
+      )
+      yield* Effect.gen(function* () {
+        const registry = yield* ToolRegistry.Service
+        yield* registry.register({ probe })
+        const turn = yield* registry.materialize()
+        yield* turn.settle({
+          sessionID: "s",
+          agent: "build",
+          assistantMessageID: "m",
+          call: { id: "c", name: "probe", input: { text: "x" } },
+        })
+        expect(sink).toBeUndefined()
+      }).pipe(Effect.provide(layer), Effect.scoped)
+    }),
+  )
+})

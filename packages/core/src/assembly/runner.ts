@@ -58,6 +58,22 @@ export const Event = {
     }),
   ),
   Failed: EventV2.define("session.next.tool.failed", Schema.Struct({ ...Identity, result: LLM.ToolResultValue })),
+  /** A running call's progress report (see `Tool.Progress`). */
+  Progress: EventV2.define(
+    "session.next.tool.progress",
+    Schema.Struct({
+      ...Identity,
+      message: Schema.String,
+      progress: Schema.optional(Schema.Number),
+      total: Schema.optional(Schema.Number),
+      output: Schema.optional(Schema.String),
+    }),
+  ),
+  /** Assistant text as the provider streams it. */
+  TextDelta: EventV2.define(
+    "session.next.text.delta",
+    Schema.Struct({ sessionID: Schema.String, assistantMessageID: Schema.String, text: Schema.String }),
+  ),
 } as const
 
 /** What `run` takes. */
@@ -216,6 +232,8 @@ export const make = Effect.gen(function* () {
                 agent: input.agent,
                 assistantMessageID,
                 call: { id: event.id, name: event.name, input: event.input },
+                progress: (update) =>
+                  Effect.runSync(Effect.ignore(events.publish(Event.Progress, { ...identity(call), ...update }))),
               }),
             ).pipe(
               Effect.flatMap((settlement) =>
@@ -246,7 +264,12 @@ export const make = Effect.gen(function* () {
             Stream.runForEach((event) => {
               switch (event.type) {
                 case "text":
-                  return Effect.sync(() => void (text += event.text))
+                  return Effect.suspend(() => {
+                    text += event.text
+                    return events
+                      .publish(Event.TextDelta, { sessionID: input.sessionID, assistantMessageID, text: event.text })
+                      .pipe(Effect.orDie)
+                  })
                 case "tool-call":
                   return onToolCall(event)
                 case "tool-result": {

@@ -23,6 +23,8 @@ export interface ExecuteInput {
   readonly agent: string
   readonly assistantMessageID: string
   readonly call: LLM.ToolCall
+  /** Receives the call's progress reports (see `Tool.Context.progress`). */
+  readonly progress?: (update: Tool.Progress) => void
 }
 
 /** The outcome of one call; `outputPaths` appears only when bounding kept a managed file. */
@@ -146,6 +148,7 @@ export const make: Effect.Effect<Interface, never, ApplicationTools.Service | To
           agent: input.agent,
           assistantMessageID: input.assistantMessageID,
           toolCallID: input.call.id,
+          ...(input.progress === undefined ? {} : { progress: input.progress }),
         }
         return Tool.settle(current.tool, input.call, context).pipe(
           Effect.matchEffect({

@@ -10,12 +10,30 @@ import type { ParseOptions } from "effect/SchemaAST"
 import * as LLM from "../values/llm.js"
 import * as ProviderSchema from "../values/provider-schema.js"
 
-/** The invocation identity every execution receives; cancellation is interruption, permissions are the tool's own. */
+/**
+ * One progress report of a running call: a short human-readable status, optional numbers for protocols that show
+ * a bar (MCP `progress`/`total`), and new output since the last report.
+ *
+ * @since 0.2.0
+ */
+export interface Progress {
+  readonly message: string
+  readonly progress?: number
+  readonly total?: number
+  readonly output?: string
+}
+
+/**
+ * The invocation identity every execution receives; cancellation is interruption, permissions are the tool's own.
+ * `progress`, when the caller gives one, receives progress reports; it is synchronous, must not block and never
+ * fails the call. Tools call it as `context.progress?.(...)`, so its absence costs nothing.
+ */
 export interface Context {
   readonly sessionID: string
   readonly agent: string
   readonly assistantMessageID: string
   readonly toolCallID: string
+  readonly progress?: (update: Progress) => void
 }
 
 /** A codec with no service requirements. */
