@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Tracer } from "effect"
+import { Effect, Layer, Option, Tracer } from "effect"
 import { Database, Global, PermissionSaved } from "../src/index.js"
 import * as Children from "./support/children.js"
 import { tempDir } from "./support/location.js"
@@ -33,9 +33,9 @@ const recordingSpans = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
 const ancestors = (span: Tracer.Span): Array<string> => {
   const names: Array<string> = []
   let parent = span.parent
-  while (parent._tag === "Some") {
-    if (parent.value._tag === "Span") names.push(parent.value.name)
-    parent = parent.value._tag === "Span" ? parent.value.parent : { _tag: "None" }
+  while (Option.isSome(parent) && parent.value._tag === "Span") {
+    names.push(parent.value.name)
+    parent = parent.value.parent
   }
   return names
 }

@@ -1,5 +1,5 @@
 /**
- * The SQLite database (P10): one `better-sqlite3` connection on `<data>/toolgate.db` in WAL mode, with foreign keys
+ * The SQLite database: one `better-sqlite3` connection on `<data>/toolgate.db` in WAL mode, with foreign keys
  * enforced and a busy timeout, migrated on start. The layers expose `SqlClient.SqlClient` (and the sqlite-specific
  * `SqliteClient.SqliteClient`); other modules query through `SqlClient.SqlClient`.
  *

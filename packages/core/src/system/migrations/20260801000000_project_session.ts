@@ -1,5 +1,5 @@
 /**
- * Creates `project` and `session` (02 §5.2): the minimal columns this library reads.
+ * Creates `project` and `session`: the minimal columns this library reads.
  *
  * @since 0.1.0
  */

@@ -1,5 +1,5 @@
 /**
- * Creates the V2 `permission` table of saved approvals (02 §5.1): one row per (project, action, resource).
+ * Creates the V2 `permission` table of saved approvals: one row per (project, action, resource).
  *
  * @since 0.1.0
  */

@@ -1,5 +1,5 @@
 /**
- * Creates `todo` (04 §13.1): a session's todo list, one row per position.
+ * Creates `todo`: a session's todo list, one row per position.
  *
  * @since 0.1.0
  */
