@@ -75,14 +75,10 @@ export const tool = Effect.gen(function* () {
           metadata: { root: path, path: input.path, limit: input.limit },
         }),
       }).pipe(
-        Effect.mapError(
-          PermissionV2.leafFailure(
-            (error) =>
-              new LLM.ToolFailure({
-                message: Search.rootFailureMessage(path, error as { readonly _tag: string }),
-                error,
-              }),
-          ),
+        Effect.mapError((error) =>
+          Search.isRootFailure(error)
+            ? new LLM.ToolFailure({ message: Search.rootFailureMessage(path, error), error })
+            : error,
         ),
       )
       const cwd = target.canonical

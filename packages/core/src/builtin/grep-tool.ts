@@ -118,7 +118,7 @@ export const tool = Effect.gen(function* () {
           // Keys stay present even when undefined, as in the reference.
           metadata: { root: ".", path: input.path, include: input.include, limit: input.limit },
         }),
-      }).pipe(Effect.mapError(PermissionV2.leafFailure((error) => rootFailure(path, error))))
+      }).pipe(Effect.mapError((error) => (Search.isRootFailure(error) ? rootFailure(path, error) : error)))
       const stats = yield* statTarget(target.canonical)
       const isDirectory = stats?.isDirectory() ?? false
       const cwd = isDirectory ? target.canonical : nodePath.dirname(target.canonical)
@@ -162,11 +162,8 @@ export const tool = Effect.gen(function* () {
   })
 })
 
-const rootFailure = (path: string, error: unknown): LLM.ToolFailure =>
-  new LLM.ToolFailure({
-    message: Search.rootFailureMessage(path, error as { readonly _tag: string }),
-    error,
-  })
+const rootFailure = (path: string, error: { readonly _tag: string }): LLM.ToolFailure =>
+  new LLM.ToolFailure({ message: Search.rootFailureMessage(path, error), error })
 
 /** Registers `grep` in the Location for the lifetime of the layer. */
 export const layer = Tools.layer(name, tool)

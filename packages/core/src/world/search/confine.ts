@@ -88,6 +88,25 @@ export const confineRoot = <E>(options: {
     return target
   })
 
+const ROOT_FAILURES: ReadonlySet<string> = new Set([
+  "Search.InvalidInputError",
+  "Search.RootChangedError",
+  "LocationMutation.PathError",
+  "SystemError",
+  "BadArgument",
+])
+
+/**
+ * True for the failures of `confineRoot` that concern the path itself (not a permission or session failure): the
+ * ones `rootFailureMessage` explains.
+ *
+ * @since 0.2.0
+ */
+export const isRootFailure = (
+  error: unknown,
+): error is InvalidInputError | RootChangedError | LocationMutation.PathError | PlatformError =>
+  typeof error === "object" && error !== null && ROOT_FAILURES.has((error as { readonly _tag?: string })._tag ?? "")
+
 const visible = (value: string): string =>
   // Control characters and lone surrogates are shown escaped so the model sees what it sent.
   // eslint-disable-next-line no-control-regex

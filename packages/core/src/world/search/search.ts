@@ -31,6 +31,7 @@ export {
 export {
   type Caller,
   confineRoot,
+  isRootFailure,
   type Readable,
   readable,
   readResource,
