@@ -165,6 +165,39 @@ describe("webfetch", () => {
     }),
   )
 
+  it.scoped("reports the bytes received as progress, with the declared total", () =>
+    Effect.gen(function* () {
+      const body = "x".repeat(WebFetchTool.PROGRESS_BYTES * 3 + 10)
+      const server = yield* loopbackServer((_, response) => {
+        response.writeHead(200, { "content-type": "text/plain", "content-length": String(body.length) })
+        // Several writes, so the body arrives in several chunks.
+        for (let i = 0; i < body.length; i += 16 * 1024) response.write(body.slice(i, i + 16 * 1024))
+        response.end()
+      })
+      const url = `http://docs.test:${server.port}/big`
+      return yield* Effect.gen(function* () {
+        const reports: Array<Tool.Progress> = []
+        const turn = yield* (yield* ToolRegistry.Service).materialize()
+        const settlement = yield* turn.settle({
+          sessionID: "ses_webfetch",
+          agent: "build",
+          assistantMessageID: "msg_tool_test",
+          call: { id: "call-webfetch", name: "webfetch", input: { url, format: "text", timeout: 10 } },
+          progress: (update) => reports.push(update),
+        })
+        expect(settlement.result).toEqual({ type: "text", value: body })
+        // How the body is split into chunks is up to the network stack: at least one report, never more than one per 64 KiB.
+        expect(reports.length).toBeGreaterThanOrEqual(1)
+        expect(reports.length).toBeLessThanOrEqual(3)
+        for (const report of reports) expect(report).toMatchObject({ total: body.length })
+        const received = reports.map((report) => report.progress!)
+        expect(received).toEqual([...received].sort((a, b) => a - b))
+        expect(received.at(-1)).toBeLessThanOrEqual(body.length)
+        expect(reports[0]!.message).toMatch(/^received \d+ bytes of \d+$/)
+      }).pipe(Effect.provide(env(namesToLoopback("docs.test"))))
+    }),
+  )
+
   it.scoped("sends the exact Accept header for each format", () =>
     Effect.gen(function* () {
       const server = yield* loopbackServer(respond("x"))

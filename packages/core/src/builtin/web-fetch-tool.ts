@@ -26,6 +26,9 @@ import * as WebAddress from "../world/web-address.js"
 export const name = "webfetch"
 /** The largest accepted response body. */
 export const MAX_RESPONSE_BYTES = 5 * 1024 * 1024
+
+/** Progress is reported each time this many more bytes of a body have arrived. */
+export const PROGRESS_BYTES = 64 * 1024
 /** The request timeout when the input gives none, in seconds. */
 export const DEFAULT_TIMEOUT_SECONDS = 30
 /** The largest accepted `timeout`, in seconds. */
@@ -114,6 +117,7 @@ export const collectBoundedBody = <E>(
   response: HttpClientResponse.HttpClientResponse,
   max: number,
   tooLarge: () => E,
+  onProgress?: (received: number, declared: number | undefined) => void,
 ): Effect.Effect<Uint8Array, E | HttpClientError.ResponseError> =>
   Effect.suspend(() => {
     const header = response.headers["content-length"]
@@ -123,10 +127,16 @@ export const collectBoundedBody = <E>(
     }
     const chunks: Array<Uint8Array> = []
     let size = 0
+    const total = declared !== undefined && Number.isSafeInteger(declared) && declared >= 0 ? declared : undefined
+    let reported = 0
     return Stream.runForEach(response.stream, (chunk) => {
       if (size + chunk.byteLength > max) return Effect.fail(tooLarge())
       chunks.push(chunk)
       size += chunk.byteLength
+      if (onProgress !== undefined && size - reported >= PROGRESS_BYTES) {
+        reported = size
+        onProgress(size, total)
+      }
       return Effect.void
     }).pipe(Effect.map(() => Buffer.concat(chunks, size)))
   })
@@ -327,7 +337,12 @@ type Exchange =
  * One GET of `target` over sockets that can only connect to `addresses` (the checked ones), with the Cloudflare
  * retry; a redirect is returned, not followed.
  */
-const exchange = (target: WebAddress.Canonical, addresses: ReadonlyArray<WebAddress.Resolved>, format: Format) =>
+const exchange = (
+  target: WebAddress.Canonical,
+  addresses: ReadonlyArray<WebAddress.Resolved>,
+  format: Format,
+  progress: Tool.Context["progress"],
+) =>
   Effect.scoped(
     Effect.gen(function* () {
       const agent = yield* NodeHttpClient.makeAgent({ lookup: WebAddress.pinnedLookup(addresses), keepAlive: false })
@@ -349,6 +364,14 @@ const exchange = (target: WebAddress.Canonical, addresses: ReadonlyArray<WebAddr
         response,
         MAX_RESPONSE_BYTES,
         () => new Error(`Response too large (exceeds ${MAX_RESPONSE_BYTES} byte limit)`),
+        progress === undefined
+          ? undefined
+          : (received, declared) =>
+              progress({
+                message: `received ${received} bytes${declared === undefined ? "" : ` of ${declared}`}`,
+                progress: received,
+                ...(declared === undefined ? {} : { total: declared }),
+              }),
       )
       return { _tag: "page", body, contentType } satisfies Exchange as Exchange
     }),
@@ -429,7 +452,7 @@ export const make = (
               ...caller,
             })
           }
-          const result = yield* timed(exchange(target, addresses, input.format))
+          const result = yield* timed(exchange(target, addresses, input.format, context.progress))
           if (result._tag === "page") {
             const text = new TextDecoder().decode(result.body)
             const output = yield* timed(convert(text, result.contentType, input.format))
