@@ -8,6 +8,7 @@
  *
  * @since 0.1.0
  */
+import * as nodeFs from "node:fs"
 import * as path from "node:path"
 import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
@@ -218,6 +219,26 @@ export const make: Effect.Effect<Interface, never, Location.Service | FileSystem
   const resolve = Effect.fn("LocationMutation.resolve")(resolveNow)
 
   const recheck = (input: ResolveInput, target: Target) =>
+    Effect.suspend(() => {
+      // Fast path for an existing target inside the Location: its resource depends on its canonical path alone, and
+      // one realpath call (no disk I/O once cached) tells whether the path still leads there.
+      if (
+        target.externalDirectory === undefined &&
+        !path.isAbsolute(input.path) &&
+        invalidPath(input.path) === undefined
+      ) {
+        try {
+          if (nodeFs.realpathSync.native(path.resolve(location.directory, input.path)) === target.canonical) {
+            return Effect.void
+          }
+        } catch {
+          // Missing or unreadable now: the full resolution below decides.
+        }
+      }
+      return fullRecheck(input, target)
+    })
+
+  const fullRecheck = (input: ResolveInput, target: Target) =>
     resolveNow(input).pipe(
       // A path that resolved before and is refused now (say, it leads outside through a new link) has changed.
       Effect.catchTag("LocationMutation.PathError", () => Effect.fail(new PathChangedError({ path: input.path }))),
