@@ -8,7 +8,6 @@
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Database } from "@toolgate/core"
 import { Cause, Console, Effect, Exit } from "effect"
 import * as Cli from "./cli.js"
 import { ExitCode } from "./errors.js"
@@ -29,9 +28,10 @@ const program = Cli.run(process.argv).pipe(
   Effect.catchAllCause((cause) =>
     Cause.isInterruptedOnly(cause)
       ? Effect.failCause(cause)
-      : Effect.zipRight(
-          Console.error(`toolgate: ${Database.describe(Cause.squash(cause))}`),
-          Effect.sync(() => void (code = ExitCode.failure)),
+      : // The library loads only here: `toolgate --help` must not pay for it (see bench/startup.ts).
+        Effect.promise(() => import("@toolgate/core")).pipe(
+          Effect.flatMap(({ Database }) => Console.error(`toolgate: ${Database.describe(Cause.squash(cause))}`)),
+          Effect.zipRight(Effect.sync(() => void (code = ExitCode.failure))),
         ),
   ),
   Effect.provide(NodeContext.layer),

@@ -1,8 +1,6 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly through tsx's ESM loader: there is no build step. A failure to load them is
-// printed as one line (the message and its causes) with exit code 1.
-import { register } from "tsx/esm/api"
-
+// Runs the built JavaScript (dist/, written by `tsc -b`; the repository's `prepare` script builds it on install).
+// A failure to load it is printed as one line (the message and its causes) with exit code 1.
 const oneLine = (error) => {
   const parts = []
   for (let current = error; current != null && parts.length < 8; current = current.cause) {
@@ -14,8 +12,7 @@ const oneLine = (error) => {
 }
 
 try {
-  register()
-  await import("../src/main.ts")
+  await import("../dist/main.js")
 } catch (error) {
   process.stderr.write(`toolgate-mcp: ${oneLine(error)}\n`)
   process.exit(1)
