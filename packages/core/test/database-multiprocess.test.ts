@@ -90,6 +90,6 @@ describe("several processes on one new database", () => {
           }
         }),
       ),
-    300_000,
+    600_000,
   )
 })

@@ -82,32 +82,35 @@ describe("saved approvals are durable across processes", () => {
     120_000,
   )
 
-  it.live("a revoke commits with synchronous = FULL on the connection that ran the DELETE", () =>
-    Effect.scoped(
-      Effect.gen(function* () {
-        const saved = yield* PermissionSaved.Service
-        const sql = yield* SqlClient.SqlClient
-        yield* sql`INSERT INTO project (id, worktree) VALUES ('proj', '/')`
-        yield* saved.add({ projectID: "proj", action: "bash", resources: ["a", "b"] })
-        const [row] = (yield* saved.list({ projectID: "proj" })).filter((info) => info.resource === "a")
-        const level = () => Effect.map(sql<{ synchronous: number }>`PRAGMA synchronous`, ([r]) => r?.synchronous)
-        // Outside a durable commit the connection runs NORMAL (1).
-        expect(yield* level()).toBe(1)
-        const { spans } = yield* recordingSpans(saved.remove(row!.id))
-        const durable = spans.filter((span) => span.name === "Database.durably")
-        expect(durable).toHaveLength(1)
-        // Read back inside the transaction that deleted the row, on the same connection.
-        expect(durable[0]!.attributes.get("db.synchronous")).toBe(Database.DURABLE_SYNCHRONOUS)
-        const deletes = spans.filter((span) =>
-          String(span.attributes.get("db.query.text") ?? "").startsWith("DELETE FROM permission"),
-        )
-        expect(deletes).toHaveLength(1)
-        expect(ancestors(deletes[0]!)).toContain("Database.durably")
-        expect(ancestors(deletes[0]!)).toContain("PermissionSaved.remove")
-        expect(yield* level()).toBe(1)
-        expect((yield* saved.list({ projectID: "proj" })).map((info) => info.resource)).toEqual(["b"])
-      }).pipe(Effect.provide(Layer.unwrapScoped(Effect.map(tempDir(), processLayer)))),
-    ),
+  it.live(
+    "a revoke commits with synchronous = FULL on the connection that ran the DELETE",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const saved = yield* PermissionSaved.Service
+          const sql = yield* SqlClient.SqlClient
+          yield* sql`INSERT INTO project (id, worktree) VALUES ('proj', '/')`
+          yield* saved.add({ projectID: "proj", action: "bash", resources: ["a", "b"] })
+          const [row] = (yield* saved.list({ projectID: "proj" })).filter((info) => info.resource === "a")
+          const level = () => Effect.map(sql<{ synchronous: number }>`PRAGMA synchronous`, ([r]) => r?.synchronous)
+          // Outside a durable commit the connection runs NORMAL (1).
+          expect(yield* level()).toBe(1)
+          const { spans } = yield* recordingSpans(saved.remove(row!.id))
+          const durable = spans.filter((span) => span.name === "Database.durably")
+          expect(durable).toHaveLength(1)
+          // Read back inside the transaction that deleted the row, on the same connection.
+          expect(durable[0]!.attributes.get("db.synchronous")).toBe(Database.DURABLE_SYNCHRONOUS)
+          const deletes = spans.filter((span) =>
+            String(span.attributes.get("db.query.text") ?? "").startsWith("DELETE FROM permission"),
+          )
+          expect(deletes).toHaveLength(1)
+          expect(ancestors(deletes[0]!)).toContain("Database.durably")
+          expect(ancestors(deletes[0]!)).toContain("PermissionSaved.remove")
+          expect(yield* level()).toBe(1)
+          expect((yield* saved.list({ projectID: "proj" })).map((info) => info.resource)).toEqual(["b"])
+        }).pipe(Effect.provide(Layer.unwrapScoped(Effect.map(tempDir(), processLayer)))),
+      ),
+    60_000,
   )
 
   it.live(

@@ -36,45 +36,48 @@ const hangScript = (ids: ReadonlyArray<string>): ScriptedModel.Script => [
 ]
 
 describe("Runner ownership of tool calls", () => {
-  it.live("a second runner built while the first has calls in flight fails none of them", () =>
-    Effect.gen(function* () {
-      const data = yield* tempDir()
-      const processContext = yield* Layer.build(Core.layerProcess({ data }))
-      const first = yield* location(processContext, yield* tempDir(), hangScript(["a1", "a2"]))
-      const release = yield* Deferred.make<void>()
-      const started = yield* Deferred.make<void>()
-      let running = 0
-      const gate = Tool.make({
-        description: "Waits for the test",
-        input: Schema.Struct({ text: Schema.String }),
-        output: Schema.String,
-        execute: (input) =>
-          Effect.zipRight(
-            Effect.suspend(() => (++running === 2 ? Deferred.succeed(started, undefined) : Effect.void)),
-            Effect.as(Deferred.await(release), input.text),
-          ),
-      })
-      const run = yield* Effect.gen(function* () {
-        yield* (yield* ToolRegistry.Service).register({ gate })
-        const session = yield* (yield* SessionV2.Service).create()
-        return yield* Effect.fork((yield* Runner.Service).run({ sessionID: session.id, prompt: "go" }))
-      }).pipe(Effect.provide(first))
-      yield* Deferred.await(started)
-      expect((yield* rows.pipe(Effect.provide(first))).map((row) => row.status)).toEqual(["running", "running"])
+  it.live(
+    "a second runner built while the first has calls in flight fails none of them",
+    () =>
+      Effect.gen(function* () {
+        const data = yield* tempDir()
+        const processContext = yield* Layer.build(Core.layerProcess({ data }))
+        const first = yield* location(processContext, yield* tempDir(), hangScript(["a1", "a2"]))
+        const release = yield* Deferred.make<void>()
+        const started = yield* Deferred.make<void>()
+        let running = 0
+        const gate = Tool.make({
+          description: "Waits for the test",
+          input: Schema.Struct({ text: Schema.String }),
+          output: Schema.String,
+          execute: (input) =>
+            Effect.zipRight(
+              Effect.suspend(() => (++running === 2 ? Deferred.succeed(started, undefined) : Effect.void)),
+              Effect.as(Deferred.await(release), input.text),
+            ),
+        })
+        const run = yield* Effect.gen(function* () {
+          yield* (yield* ToolRegistry.Service).register({ gate })
+          const session = yield* (yield* SessionV2.Service).create()
+          return yield* Effect.fork((yield* Runner.Service).run({ sessionID: session.id, prompt: "go" }))
+        }).pipe(Effect.provide(first))
+        yield* Deferred.await(started)
+        expect((yield* rows.pipe(Effect.provide(first))).map((row) => row.status)).toEqual(["running", "running"])
 
-      // Another Location of the same process gets its own runner: building it runs recovery.
-      const second = yield* location(processContext, yield* tempDir(), [])
-      expect(yield* Effect.flatMap(Runner.Service, (runner) => runner.recover()).pipe(Effect.provide(second))).toBe(0)
-      expect((yield* rows.pipe(Effect.provide(second))).map((row) => row.status)).toEqual(["running", "running"])
+        // Another Location of the same process gets its own runner: building it runs recovery.
+        const second = yield* location(processContext, yield* tempDir(), [])
+        expect(yield* Effect.flatMap(Runner.Service, (runner) => runner.recover()).pipe(Effect.provide(second))).toBe(0)
+        expect((yield* rows.pipe(Effect.provide(second))).map((row) => row.status)).toEqual(["running", "running"])
 
-      yield* Deferred.succeed(release, undefined)
-      const result = yield* Fiber.join(run)
-      expect(result.steps).toBe(2)
-      expect(yield* rows.pipe(Effect.provide(first))).toEqual([
-        { call_id: "a1", status: "completed", error: null },
-        { call_id: "a2", status: "completed", error: null },
-      ])
-    }).pipe(Effect.scoped),
+        yield* Deferred.succeed(release, undefined)
+        const result = yield* Fiber.join(run)
+        expect(result.steps).toBe(2)
+        expect(yield* rows.pipe(Effect.provide(first))).toEqual([
+          { call_id: "a1", status: "completed", error: null },
+          { call_id: "a2", status: "completed", error: null },
+        ])
+      }).pipe(Effect.scoped),
+    60_000,
   )
 
   it.effect(
