@@ -200,9 +200,7 @@ const useIt = (client) => {
     cwd: consumer,
   })
   const lib = run(tsc, ["-p", "tsconfig.lib.json", "--pretty", "false"], { cwd: consumer })
-  const ours = lib.output
-    .split("\n")
-    .filter((line) => /^(node_modules\/@toolgate\/|types\.ts)/.test(line) || /error TS(6053|2307|7016)/.test(line))
+  const ours = lib.output.split("\n").filter((line) => /^(node_modules\/@toolgate\/|types\.ts)/.test(line))
   check(`[${client}] @toolgate declarations check with skipLibCheck off`, ours.length === 0, ours.join("\n"))
 }
 
