@@ -153,6 +153,35 @@ describe("bash tool", () => {
     ),
   )
 
+  it.scoped("asserts every simple command as its own resource, with one saved prefix each", () =>
+    withFake(() =>
+      Effect.gen(function* () {
+        yield* settle({ command: "ls -la; X=1 git commit -m 'a*b' && echo $(pwd) > out.txt" })
+        const asserts = yield* Permission.asserts
+        expect(asserts.map((a) => a.action)).toEqual(["bash"])
+        expect(asserts[0]!.resources).toEqual(["ls -la", "git commit -m a*b", "pwd", "echo $(pwd)"])
+        expect(asserts[0]!.save).toEqual(["ls *", "git commit *", "pwd *", "echo *"])
+        expect((yield* runs).map((r) => r.command)).toEqual([
+          "ls -la; X=1 git commit -m 'a*b' && echo $(pwd) > out.txt",
+        ])
+      }),
+    ),
+  )
+
+  it.scoped("a denied segment is named in the error and nothing runs", () =>
+    withFake(() =>
+      Effect.gen(function* () {
+        yield* Permission.deny("bash")
+        const settlement = yield* settle({ command: "\\rm -rf build; ls" })
+        expect(settlement.result).toEqual({
+          type: "error",
+          value: "Permission denied by configured rules for bash: rm -rf build, ls",
+        })
+        expect(yield* runs).toEqual([])
+      }),
+    ),
+  )
+
   it.scoped("resolves a relative workdir from the active Location", () =>
     withFake(({ root }) =>
       Effect.gen(function* () {
