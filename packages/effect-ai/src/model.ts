@@ -1,59 +1,145 @@
 /**
  * A `Model` for the toolgate Runner on top of `@effect/ai`'s `LanguageModel`: any Effect AI provider (OpenAI,
- * Anthropic, …) drives the Runner. Requests become an `@effect/ai` Prompt plus one dynamic Tool per definition (its
- * JSON Schema passed through verbatim); streamed parts become Runner events. Tool-call resolution stays disabled:
- * the Runner settles every call through its own materialization.
+ * Anthropic, …) drives the Runner. Requests become an `@effect/ai` Prompt plus one dynamic Tool per definition;
+ * streamed parts become Runner events. Tool-call resolution stays disabled: the Runner settles every call through
+ * its own materialization.
+ *
+ * By default the tools are advertised with their strict projection (`ProviderSchema.toStrict`: every property
+ * required, optional ones nullable, closed objects), which OpenAI's strict mode accepts and every other provider
+ * reads as ordinary JSON Schema; the `null` a strict provider sends for an omitted optional field is turned back
+ * into an absent field before the Runner sees the call.
  *
  * @since 0.1.0
  */
-import { type AiError, LanguageModel, type Prompt, type Response, Tool, type Toolkit } from "@effect/ai"
+import { type AiError, LanguageModel, type Prompt, Response, Tool, type Toolkit } from "@effect/ai"
 import type { LLM } from "@toolgate/core"
-import { Model } from "@toolgate/core"
-import { Effect, Layer, Schema, Stream } from "effect"
+import { Model, ProviderSchema } from "@toolgate/core"
+import { Chunk, Effect, Either, Encoding, Layer, ParseResult, Schema, Stream } from "effect"
+
+/**
+ * How tool input schemas are advertised: `"strict"` sends the OpenAI strict-mode projection (the default, and
+ * what `@effect/ai-openai`'s default `strict: true` needs); `"standard"` sends the definitions' schemas as they are
+ * (for a provider configured with `strict: false`, or one that rejects `null` in types).
+ *
+ * @since 0.2.0
+ */
+export type SchemaMode = "strict" | "standard"
+
+/**
+ * Options of `layerWith` / `makeWith`.
+ *
+ * @since 0.2.0
+ */
+export interface Options {
+  readonly schemas?: SchemaMode
+}
 
 /** Parameters that accept any value and advertise `schema` as their JSON Schema (validation is ours, at settle). */
 export const jsonSchemaParameters = (schema: LLM.JsonSchema): Tool.AnyStructSchema =>
   Schema.Unknown.annotations({ jsonSchema: schema }) as unknown as Tool.AnyStructSchema
 
 /**
- * An `@effect/ai` Tool advertising one toolgate definition. Success and failure are both `Unknown` and failures are
- * returned to the model (`failureMode: "return"`).
+ * The input schema a provider is shown for `definition` under `mode`.
+ *
+ * @since 0.2.0
  */
-export const toTool = (definition: LLM.ToolDefinition): Tool.Any =>
+export const advertisedSchema = (definition: LLM.ToolDefinition, mode: SchemaMode = "strict"): LLM.JsonSchema =>
+  mode === "strict" ? ProviderSchema.toStrict(definition.inputSchema) : definition.inputSchema
+
+/**
+ * A provider's tool input read back against `definition`: under `"strict"` a `null` sent for an optional field
+ * the tool does not accept as `null` becomes absent; otherwise the input is returned as is.
+ *
+ * @since 0.2.0
+ */
+export const fromProviderInput = (definition: LLM.ToolDefinition, input: unknown, mode: SchemaMode = "strict") =>
+  mode === "strict" ? ProviderSchema.fromStrictInput(definition.inputSchema, input) : input
+
+/**
+ * An `@effect/ai` Tool advertising one toolgate definition (its schema projected for `mode`, strict by default).
+ * Success and failure are both `Unknown` and failures are returned to the model (`failureMode: "return"`).
+ */
+export const toTool = (definition: LLM.ToolDefinition, mode: SchemaMode = "strict"): Tool.Any =>
   Tool.make(definition.name, {
     description: definition.description,
     success: Schema.Unknown,
     failure: Schema.Unknown,
     failureMode: "return",
-  }).setParameters(jsonSchemaParameters(definition.inputSchema))
+  }).setParameters(jsonSchemaParameters(advertisedSchema(definition, mode)))
 
 /**
  * The toolkit the provider is shown. Its `handle` is never called: resolution is disabled and the Runner settles
  * calls itself.
  */
-const advertised = (definitions: ReadonlyArray<LLM.ToolDefinition>): Toolkit.WithHandler<Record<string, Tool.Any>> => ({
-  tools: Object.fromEntries(definitions.map((definition) => [definition.name, toTool(definition)])),
+const advertised = (
+  definitions: ReadonlyArray<LLM.ToolDefinition>,
+  mode: SchemaMode,
+): Toolkit.WithHandler<Record<string, Tool.Any>> => ({
+  tools: Object.fromEntries(definitions.map((definition) => [definition.name, toTool(definition, mode)])),
   handle: (name) => Effect.dieMessage(`EffectAiModel: tool ${String(name)} must be settled by the Runner`),
 })
 
-/** The value a provider sees for one toolgate result, and whether it is a failure. */
+const describeFile = (file: LLM.ToolFileContent): string =>
+  `[${file.name ?? "file"} (${file.mime}) is attached in the next message]`
+
+/**
+ * The value a provider sees for one toolgate result, and whether it is a failure. Text is a plain string (the
+ * provider decides how to frame it), structured results are the value itself, and content is its text parts
+ * joined by newlines, each media part named by a line that points at the message carrying it (see
+ * `toPromptMessages`).
+ */
 export const toResultPart = (
   result: LLM.ToolResultValue,
-): { readonly result: unknown; readonly isFailure: boolean } => ({
-  result: result.value,
-  isFailure: result.type === "error",
-})
+): { readonly result: unknown; readonly isFailure: boolean } => {
+  switch (result.type) {
+    case "text":
+      return {
+        result: typeof result.value === "string" ? result.value : JSON.stringify(result.value),
+        isFailure: false,
+      }
+    case "content":
+      return {
+        result: result.value.map((part) => (part.type === "text" ? part.text : describeFile(part))).join("\n"),
+        isFailure: false,
+      }
+    case "json":
+      return { result: result.value, isFailure: false }
+    case "error":
+      return { result: result.value, isFailure: true }
+  }
+}
+
+const DATA_URI = /^data:([^;,]*)(;base64)?,(.*)$/s
+
+/** A media part of a tool result as an `@effect/ai` file part (bytes for data URIs, a URL otherwise). */
+export const toFilePart = (file: LLM.ToolFileContent): Prompt.FilePartEncoded => {
+  const match = DATA_URI.exec(file.uri)
+  const data: Prompt.FilePartEncoded["data"] =
+    match === null
+      ? new URL(file.uri)
+      : match[2] !== undefined
+        ? Either.getOrElse(Encoding.decodeBase64(match[3]!), () => new TextEncoder().encode(""))
+        : new TextEncoder().encode(decodeURIComponent(match[3]!))
+  return { type: "file", mediaType: file.mime, data, ...(file.name === undefined ? {} : { fileName: file.name }) }
+}
 
 /**
  * Converts a Runner request into `@effect/ai` messages: the system prompt first, assistant text and tool calls in
- * one assistant message, and consecutive tool results grouped into one tool message.
+ * one assistant message, and consecutive tool results grouped into one tool message. `@effect/ai` tool messages
+ * carry no media, so the media parts of a group's results follow it as one user message of file parts.
  */
 export const toPromptMessages = (request: Model.Request): Array<Prompt.MessageEncoded> => {
   const messages: Array<Prompt.MessageEncoded> = []
   if (request.system !== undefined && request.system !== "") messages.push({ role: "system", content: request.system })
   let results: Array<Prompt.ToolMessagePartEncoded> | undefined
+  let files: Array<Prompt.FilePartEncoded> = []
+  const closeGroup = () => {
+    results = undefined
+    if (files.length > 0) messages.push({ role: "user", content: files })
+    files = []
+  }
   for (const message of request.messages) {
-    if (message.role !== "tool") results = undefined
+    if (message.role !== "tool") closeGroup()
     switch (message.role) {
       case "user":
         messages.push({ role: "user", content: [{ type: "text", text: message.content }] })
@@ -81,6 +167,9 @@ export const toPromptMessages = (request: Model.Request): Array<Prompt.MessageEn
           providerExecuted: false,
           ...toResultPart(message.result),
         }
+        if (message.result.type === "content") {
+          for (const item of message.result.value) if (item.type === "file") files.push(toFilePart(item))
+        }
         if (results === undefined) {
           results = [part]
           messages.push({ role: "tool", content: results })
@@ -89,6 +178,7 @@ export const toPromptMessages = (request: Model.Request): Array<Prompt.MessageEn
       }
     }
   }
+  closeGroup()
   return messages
 }
 
@@ -101,12 +191,19 @@ const fromProviderResult = (part: { readonly result: unknown; readonly isFailure
 const hasEntries = (value: object | undefined): value is Record<string, unknown> =>
   value !== undefined && Object.keys(value).length > 0
 
+/** Reads a tool call's input back for the Runner (e.g. strict `null`s removed); identity by default. */
+export type InputReader = (name: string, input: unknown) => unknown
+
+const asIs: InputReader = (_name, input) => input
+
 /**
- * Maps one streamed part to Runner events. Text deltas, tool calls, provider-executed tool results and the finish
- * reason are kept; reasoning, tool-parameter deltas, sources and metadata are dropped. An `error` part fails.
+ * Maps one streamed part to Runner events. Text deltas, tool calls (their input read through `readInput`),
+ * provider-executed tool results and the finish reason are kept; reasoning, tool-parameter deltas, sources and
+ * metadata are dropped. An `error` part fails.
  */
 export const fromStreamPart = (
   part: Response.StreamPart<Record<string, Tool.Any>>,
+  readInput: InputReader = asIs,
 ): Effect.Effect<ReadonlyArray<Model.Event>, Model.ModelError> => {
   switch (part.type) {
     case "text-delta":
@@ -117,7 +214,7 @@ export const fromStreamPart = (
           type: "tool-call",
           id: part.id,
           name: part.name,
-          input: part.params,
+          input: part.providerExecuted ? part.params : readInput(part.name, part.params),
           ...(part.providerExecuted ? { providerExecuted: true } : {}),
           ...(hasEntries(part.metadata) ? { metadata: part.metadata } : {}),
         },
@@ -144,25 +241,111 @@ const messageOf = (error: unknown): string =>
       ? String(error.message)
       : String(error)
 
-const toModelError = (error: AiError.AiError): Model.ModelError =>
-  new Model.ModelError({ message: error.message, cause: error })
+const toModelError = (error: AiError.AiError | Model.ModelError): Model.ModelError =>
+  error._tag === "Model.ModelError" ? error : new Model.ModelError({ message: error.message, cause: error })
 
-/** Builds the Model from the `LanguageModel` in context. */
-export const make: Effect.Effect<Model.Interface, never, LanguageModel.LanguageModel> = Effect.map(
-  LanguageModel.LanguageModel,
-  (language) =>
-    Model.Service.of({
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null
+
+/**
+ * The raw parts of the chunk whose decoding failed, when the failure is `@effect/ai` rejecting a streamed chunk
+ * (`MalformedOutput` caused by a `ParseError` whose actual value is the chunk).
+ */
+const failedChunk = (error: AiError.AiError | Model.ModelError): ReadonlyArray<unknown> | undefined => {
+  if (error._tag !== "MalformedOutput" || !ParseResult.isParseError(error.cause)) return undefined
+  const actual = error.cause.issue.actual
+  if (Chunk.isChunk(actual)) return Chunk.toReadonlyArray(actual)
+  return Array.isArray(actual) ? actual : undefined
+}
+
+/**
+ * Recovers a chunk `@effect/ai` refused because it calls a tool that was not advertised: every call to an unknown
+ * name becomes a plain tool-call event (the Runner settles it as `Unknown tool: <name>`), and the other parts of
+ * the chunk are decoded one by one as usual. Returns `undefined` (the original failure stands) when the chunk has
+ * no such call or another part of it does not decode.
+ */
+const recoverUnknownCalls = (
+  parts: ReadonlyArray<unknown>,
+  toolkit: Toolkit.WithHandler<Record<string, Tool.Any>>,
+  readInput: InputReader,
+): Effect.Effect<ReadonlyArray<Model.Event>, Model.ModelError> | undefined => {
+  const known = (name: unknown) => typeof name === "string" && Object.hasOwn(toolkit.tools, name)
+  const unknownCall = (part: unknown): part is { id: string; name: string; params: unknown } =>
+    isRecord(part) &&
+    part.type === "tool-call" &&
+    typeof part.id === "string" &&
+    typeof part.name === "string" &&
+    !known(part.name) &&
+    part.providerExecuted !== true
+  if (!parts.some(unknownCall)) return undefined
+  const decode = Schema.decodeUnknownEither(Response.StreamPart(toolkit))
+  const steps: Array<Effect.Effect<ReadonlyArray<Model.Event>, Model.ModelError>> = []
+  for (const part of parts) {
+    if (unknownCall(part)) {
+      steps.push(Effect.succeed([{ type: "tool-call", id: part.id, name: part.name, input: part.params }]))
+      continue
+    }
+    const decoded = decode(part)
+    if (Either.isLeft(decoded)) return undefined
+    steps.push(fromStreamPart(decoded.right, readInput))
+  }
+  return Effect.map(Effect.all(steps), (events) => events.flat())
+}
+
+/**
+ * Builds the Model from the `LanguageModel` in context.
+ *
+ * A call to a tool name the model invented is not lost with the turn: `@effect/ai` decodes each streamed chunk
+ * against the advertised toolkit and fails the stream on an unknown name, so the adapter takes the refused chunk
+ * out of the decoding error and replays it, the unknown calls included. The provider stream has ended by then:
+ * whatever it would have streamed after that chunk (with `@effect/ai-openai`, one chunk per server event: later
+ * calls of the same turn, later text, the finish part) is not seen. The Runner settles what arrived and the next
+ * request shows the model `Unknown tool: <name>`.
+ *
+ * @since 0.2.0
+ */
+export const makeWith = (options: Options = {}): Effect.Effect<Model.Interface, never, LanguageModel.LanguageModel> =>
+  Effect.map(LanguageModel.LanguageModel, (language) => {
+    const mode = options.schemas ?? "strict"
+    return Model.Service.of({
       stream: (request) => {
-        const options = {
-          prompt: toPromptMessages(request),
-          ...(request.tools.length === 0
-            ? {}
-            : { toolkit: advertised(request.tools), disableToolCallResolution: true as const }),
+        if (request.tools.length === 0) {
+          return language.streamText({ prompt: toPromptMessages(request) }).pipe(
+            Stream.mapError(toModelError),
+            Stream.mapConcatEffect((part) => fromStreamPart(part)),
+          )
         }
-        return language.streamText(options).pipe(Stream.mapError(toModelError), Stream.mapConcatEffect(fromStreamPart))
+        const byName = new Map(request.tools.map((definition) => [definition.name, definition]))
+        const readInput: InputReader = (name, input) => {
+          const definition = byName.get(name)
+          return definition === undefined ? input : fromProviderInput(definition, input, mode)
+        }
+        const toolkit = advertised(request.tools, mode)
+        return language
+          .streamText({ prompt: toPromptMessages(request), toolkit, disableToolCallResolution: true })
+          .pipe(
+            Stream.mapConcatEffect((part) => fromStreamPart(part, readInput)),
+            Stream.catchAll((error) => {
+              const parts = failedChunk(error)
+              const recovered = parts === undefined ? undefined : recoverUnknownCalls(parts, toolkit, readInput)
+              return recovered === undefined
+                ? Stream.fail(toModelError(error))
+                : Stream.flattenIterables(Stream.fromEffect(recovered))
+            }),
+          )
       },
-    }),
-)
+    })
+  })
 
-/** Provides `Model.Service` from an `@effect/ai` `LanguageModel` (any provider layer). */
-export const layer: Layer.Layer<Model.Service, never, LanguageModel.LanguageModel> = Layer.effect(Model.Service, make)
+/** Builds the Model from the `LanguageModel` in context, advertising strict schemas. */
+export const make: Effect.Effect<Model.Interface, never, LanguageModel.LanguageModel> = makeWith()
+
+/**
+ * Provides `Model.Service` from an `@effect/ai` `LanguageModel` (any provider layer) with the given options.
+ *
+ * @since 0.2.0
+ */
+export const layerWith = (options: Options = {}): Layer.Layer<Model.Service, never, LanguageModel.LanguageModel> =>
+  Layer.effect(Model.Service, makeWith(options))
+
+/** Provides `Model.Service` from an `@effect/ai` `LanguageModel` (any provider layer), strict schemas. */
+export const layer: Layer.Layer<Model.Service, never, LanguageModel.LanguageModel> = layerWith()

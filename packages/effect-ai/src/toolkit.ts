@@ -1,13 +1,14 @@
 /**
- * A toolgate materialization as an `@effect/ai` Toolkit: one Tool per definition (the JSON Schema passed through)
- * whose handler settles through `materialization.settle`, so our validation, permissions and output bounding apply
- * to calls that `@effect/ai` resolves itself (`LanguageModel.generateText({ toolkit })`).
+ * A toolgate materialization as an `@effect/ai` Toolkit: one Tool per definition whose handler settles through
+ * `materialization.settle`, so our validation, permissions and output bounding apply to calls that `@effect/ai`
+ * resolves itself (`LanguageModel.generateText({ toolkit })`). Schemas are advertised strict by default, exactly
+ * as `EffectAiModel` does, and a strict provider's `null`s for omitted optional fields are removed before settling.
  *
  * @since 0.1.0
  */
-import { type Tool, Toolkit } from "@effect/ai"
+import { Tool, Toolkit } from "@effect/ai"
 import { Identifier, type LLM, type ToolRegistry } from "@toolgate/core"
-import { Effect, type Layer } from "effect"
+import { Effect, type Layer, Schema } from "effect"
 import * as EffectAiModel from "./model.js"
 
 /** Who settles: the session, agent and assistant message the toolkit's calls belong to. */
@@ -17,6 +18,16 @@ export interface Identity {
   readonly assistantMessageID: string
 }
 
+/**
+ * Options of `toToolkit`.
+ *
+ * @since 0.2.0
+ */
+export interface Options {
+  /** How input schemas are advertised; `"strict"` (the default) or `"standard"`, as in `EffectAiModel`. */
+  readonly schemas?: EffectAiModel.SchemaMode
+}
+
 /** A Toolkit and the layer of its handlers. */
 export interface Converted {
   readonly toolkit: Toolkit.Toolkit<Record<string, Tool.Any>>
@@ -24,31 +35,90 @@ export interface Converted {
 }
 
 /**
- * What a handler returns to the model: the text of a single text part, the structured value when there is no
- * content, the content parts otherwise.
+ * What a successful call gives the program (`part.result` of `@effect/ai`'s tool-result parts): `value` is what
+ * the model receives, `output` the bounded tool output, `outputPaths` the managed files bounding kept (absent when
+ * nothing was cut).
+ *
+ * @since 0.2.0
+ */
+export interface Settled {
+  readonly value: unknown
+  readonly output?: LLM.ToolOutput
+  readonly outputPaths?: ReadonlyArray<string>
+}
+
+/**
+ * The success schema of every toolkit Tool: its type is `Settled`, its encoded form (what `@effect/ai` puts in
+ * the next prompt, `part.encodedResult`) is only the model-facing `value`.
+ *
+ * @since 0.2.0
+ */
+export const SettledResult: Schema.Schema<Settled, unknown> = Schema.transform(
+  Schema.Unknown,
+  Schema.declare((input): input is Settled => typeof input === "object" && input !== null && "value" in input),
+  {
+    strict: true,
+    decode: (value) => ({ value }),
+    encode: (settled) => settled.value,
+  },
+)
+
+/**
+ * What a handler returns to the model: the text of a single text part as a string, the structured value when
+ * there is no content, and for content its text parts joined (media described by name and type).
  */
 export const toHandlerValue = (result: Exclude<LLM.ToolResultValue, { readonly type: "error" }>): unknown =>
-  result.value
+  EffectAiModel.toResultPart(result).result
+
+const toTool = (definition: LLM.ToolDefinition, mode: EffectAiModel.SchemaMode): Tool.Any =>
+  Tool.make(definition.name, {
+    description: definition.description,
+    success: SettledResult,
+    failure: Schema.Unknown,
+    failureMode: "return",
+  }).setParameters(EffectAiModel.jsonSchemaParameters(EffectAiModel.advertisedSchema(definition, mode)))
 
 /**
  * Converts `materialization` into an `@effect/ai` Toolkit with its handlers layer. `@effect/ai` handlers do not see
- * the provider's call id, so every call settles under a fresh `call_…` id. Error results are returned to the model
- * as tool failures (`isFailure: true`, the message as result); a `ToolOutputStore` failure is a defect, and so is a
- * declined permission (a user stop), exactly as `settle` delivers it.
+ * the provider's call id, so every call settles under a fresh `call_…` id. A success is a `Settled` (the model
+ * gets its `value`; programs also read `output` and `outputPaths`); error results are returned to the model as
+ * tool failures (`isFailure: true`, the message as result); a `ToolOutputStore` failure is a defect, and so is a
+ * declined permission (a user stop), exactly as `settle` delivers it. A call to a name outside the toolkit is
+ * `@effect/ai`'s to refuse: its loop fails with `MalformedOutput` before any handler runs.
  */
-export const toToolkit = (materialization: ToolRegistry.Materialization, identity: Identity): Converted => {
-  const toolkit = Toolkit.make(...materialization.definitions.map(EffectAiModel.toTool)) as unknown as Toolkit.Toolkit<
-    Record<string, Tool.Any>
-  >
-  const handler = (name: string) => (params: unknown) =>
-    materialization.settle({ ...identity, call: { id: Identifier.create("call"), name, input: params } }).pipe(
-      Effect.orDie,
-      Effect.flatMap(({ result }) =>
-        result.type === "error" ? Effect.fail(result.value) : Effect.succeed(toHandlerValue(result)),
-      ),
-    )
+export const toToolkit = (
+  materialization: ToolRegistry.Materialization,
+  identity: Identity,
+  options: Options = {},
+): Converted => {
+  const mode = options.schemas ?? "strict"
+  const toolkit = Toolkit.make(
+    ...materialization.definitions.map((definition) => toTool(definition, mode)),
+  ) as unknown as Toolkit.Toolkit<Record<string, Tool.Any>>
+  const handler = (definition: LLM.ToolDefinition) => (params: unknown) =>
+    materialization
+      .settle({
+        ...identity,
+        call: {
+          id: Identifier.create("call"),
+          name: definition.name,
+          input: EffectAiModel.fromProviderInput(definition, params, mode),
+        },
+      })
+      .pipe(
+        Effect.orDie,
+        Effect.flatMap(({ result, output, outputPaths }) =>
+          result.type === "error"
+            ? Effect.fail(result.value)
+            : Effect.succeed<Settled>({
+                value: toHandlerValue(result),
+                ...(output === undefined ? {} : { output }),
+                ...(outputPaths === undefined ? {} : { outputPaths }),
+              }),
+        ),
+      )
   const handlers = Object.fromEntries(
-    materialization.definitions.map((definition) => [definition.name, handler(definition.name)]),
+    materialization.definitions.map((definition) => [definition.name, handler(definition)]),
   )
   return { toolkit, handlers: toolkit.toLayer(handlers as never) as Layer.Layer<Tool.Handler<string>> }
 }

@@ -1,8 +1,8 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { AiError, LanguageModel, type Prompt, type Response, Tool } from "@effect/ai"
+import { AiError, LanguageModel, Prompt, type Response, Tool } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
-import { EventV2, Location, type PermissionV2, Runner, SessionV2, ToolRegistry } from "@toolgate/core"
+import { EventV2, Location, type PermissionV2, ProviderSchema, Runner, SessionV2, ToolRegistry } from "@toolgate/core"
 import { Core } from "@toolgate/core/testing"
 import { Effect, Layer, Stream } from "effect"
 import { EffectAiModel, EffectAiToolkit } from "../src/index.js"
@@ -99,13 +99,16 @@ describe("EffectAiModel", () => {
         toolCalls: [{ id: "call_read", name: "read" }],
       })
 
-      // The provider saw every built-in tool with our JSON Schema verbatim, and the history as @effect/ai messages.
+      // The provider saw every built-in tool with the strict projection of our JSON Schema (the default), and the
+      // history as @effect/ai messages.
       const definitions = (yield* (yield* ToolRegistry.Service).materialize([])).definitions
       const advertised = requests[0]!.tools
       expect(advertised.map((tool) => tool.name)).toEqual(definitions.map((definition) => definition.name))
       for (const tool of advertised) {
         const definition = definitions.find((candidate) => candidate.name === tool.name)!
-        expect(Tool.getJsonSchemaFromSchemaAst(tool.parametersSchema.ast)).toEqual(definition.inputSchema)
+        expect(Tool.getJsonSchemaFromSchemaAst(tool.parametersSchema.ast)).toEqual(
+          ProviderSchema.toStrict(definition.inputSchema),
+        )
         expect(tool.description).toBe(definition.description)
       }
       const third = requests[2]!.prompt.content
@@ -179,9 +182,52 @@ describe("EffectAiModel", () => {
     }),
   )
 
-  it.live("a call to a tool the model was not offered fails the stream as Model.ModelError", () => {
+  it.live("a streamed call to a tool the model invented settles as Unknown tool and the run goes on", () => {
+    const requests: Array<LanguageModel.ProviderOptions> = []
+    const turns: ReadonlyArray<Turn> = [
+      () => [
+        { type: "text-delta", id: "t1", delta: "Looking." },
+        { type: "tool-call", id: "call_glob", name: "glob", params: { pattern: "*.txt" } },
+        { type: "tool-call", id: "call_made_up", name: "find_everything", params: { where: "/" } },
+        finish("tool-calls"),
+      ],
+      () => [{ type: "text-delta", id: "t2", delta: "Used glob instead." }, finish("stop")],
+    ]
+    const layer = Runner.layer.pipe(
+      Layer.provideMerge(EffectAiModel.layer),
+      Layer.provideMerge(mockLanguageModel(turns, requests)),
+      Layer.provideMerge(Core.layerTest({})),
+    )
+    return Effect.gen(function* () {
+      const location = yield* Location.Service
+      fs.writeFileSync(path.join(location.directory, "a.txt"), "a\n")
+      const session = yield* (yield* SessionV2.Service).create({ agent: "build" })
+      const result = yield* (yield* Runner.Service).run({ sessionID: session.id, prompt: "find things" })
+
+      expect(result.steps).toBe(2)
+      expect(result.messages.at(-1)).toMatchObject({ role: "assistant", text: "Used glob instead." })
+      expect(result.messages[1]).toMatchObject({
+        role: "assistant",
+        text: "Looking.",
+        toolCalls: [
+          { id: "call_glob", name: "glob" },
+          { id: "call_made_up", name: "find_everything", input: { where: "/" } },
+        ],
+      })
+      // The next request shows the model both results: glob's files and the unknown tool's error.
+      const results = lastToolResults(requests[1]!.prompt)
+      expect(results.map((part) => [part.id, part.isFailure])).toEqual([
+        ["call_glob", false],
+        ["call_made_up", true],
+      ])
+      expect(results[0]!.result).toContain("a.txt")
+      expect(results[1]!.result).toBe("Unknown tool: find_everything")
+    }).pipe(Effect.provide(layer), Effect.scoped)
+  })
+
+  it.live("a malformed chunk without an unknown tool call still fails as Model.ModelError", () => {
     const layer = mockLanguageModel(
-      [() => [{ type: "tool-call", id: "x", name: "nonexistent", params: {} }, finish("tool-calls")]],
+      [() => [{ type: "tool-call", id: "x", name: "glob", params: { pattern: "*" } }, { type: "bogus" } as never]],
       [],
     )
     return Effect.gen(function* () {
@@ -193,6 +239,62 @@ describe("EffectAiModel", () => {
       expect(error._tag).toBe("Model.ModelError")
     }).pipe(Effect.provide(layer))
   })
+
+  it.effect("text results go back as plain text and media as file parts of a following user message", () =>
+    Effect.sync(() => {
+      const png = Buffer.from([0x89, 0x50, 0x4e, 0x47]).toString("base64")
+      const messages = EffectAiModel.toPromptMessages({
+        sessionID: "ses",
+        agent: "build",
+        tools: [],
+        messages: [
+          { role: "user", content: "go" },
+          {
+            role: "assistant",
+            id: "msg_1",
+            text: "",
+            toolCalls: [
+              { id: "a", name: "bash", input: { command: "printf 'a\\nb'" } },
+              { id: "b", name: "read", input: { path: "logo.png" } },
+            ],
+          },
+          {
+            role: "tool",
+            assistantMessageID: "msg_1",
+            callID: "a",
+            name: "bash",
+            result: { type: "text", value: "a\nb" },
+          },
+          {
+            role: "tool",
+            assistantMessageID: "msg_1",
+            callID: "b",
+            name: "read",
+            result: {
+              type: "content",
+              value: [
+                { type: "text", text: "Image read successfully" },
+                { type: "file", uri: `data:image/png;base64,${png}`, mime: "image/png", name: "logo.png" },
+              ],
+            },
+          },
+          { role: "user", content: "thanks" },
+        ],
+      })
+      expect(messages.map((message) => message.role)).toEqual(["user", "assistant", "tool", "user", "user"])
+      const tool = messages[2] as Prompt.ToolMessageEncoded
+      expect(tool.content[0]!.result).toBe("a\nb")
+      expect(tool.content[1]!.result).toBe(
+        "Image read successfully\n[logo.png (image/png) is attached in the next message]",
+      )
+      const media = messages[3] as Prompt.UserMessageEncoded
+      expect(media.content).toEqual([
+        { type: "file", mediaType: "image/png", fileName: "logo.png", data: new Uint8Array([0x89, 0x50, 0x4e, 0x47]) },
+      ])
+      // And @effect/ai accepts the messages as a Prompt.
+      expect(Prompt.make(messages).content).toHaveLength(5)
+    }),
+  )
 
   it.live("a provider failure becomes Model.ModelError", () => {
     const failing = Layer.effect(
@@ -249,9 +351,11 @@ describe("EffectAiToolkit", () => {
       const results = response.toolResults.map((part) => ({
         id: part.id,
         isFailure: part.isFailure,
-        result: part.result,
+        result: part.isFailure ? part.result : (part.result as EffectAiToolkit.Settled).value,
       }))
+      // A success is a Settled for the program; the model-facing value is its encoded form.
       expect(results[0]).toMatchObject({ id: "p1", isFailure: false, result: { content: "hello\n", encoding: "utf8" } })
+      expect(response.toolResults[0]!.encodedResult).toEqual(results[0]!.result)
       expect(results[1]).toMatchObject({ id: "p2", isFailure: true })
       expect(String(results[1]!.result)).toMatch(/path/)
       expect(results[2]).toEqual({

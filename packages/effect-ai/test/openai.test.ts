@@ -1,0 +1,118 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { OpenAiClient, OpenAiLanguageModel } from "@effect/ai-openai"
+import { FetchHttpClient } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
+import { Location, Runner, SessionV2, ToolRegistry } from "@toolgate/core"
+import { Core } from "@toolgate/core/testing"
+import { Effect, Layer, Redacted } from "effect"
+import { EffectAiModel } from "../src/index.js"
+import { openAiStrictViolations } from "../../core/test/support/openai-strict.js"
+import * as FakeOpenAi from "./support/fake-openai.js"
+
+/** The Runner on the real Core, driven by `@effect/ai-openai` (default config, so `strict: true`) at `url`. */
+const runnerLayer = (url: string, options: EffectAiModel.Options = {}) =>
+  Runner.layer.pipe(
+    Layer.provideMerge(EffectAiModel.layerWith(options)),
+    Layer.provideMerge(
+      OpenAiLanguageModel.layer({ model: "gpt-4.1" }).pipe(
+        Layer.provide(OpenAiClient.layer({ apiKey: Redacted.make("sk-test"), apiUrl: url })),
+        Layer.provide(FetchHttpClient.layer),
+      ),
+    ),
+    Layer.provideMerge(Core.layerTest({ permission: "once" })),
+  )
+
+const runIn = (server: FakeOpenAi.Server, prompt: string, options: EffectAiModel.Options = {}) =>
+  Effect.gen(function* () {
+    const location = yield* Location.Service
+    fs.writeFileSync(path.join(location.directory, "hello.txt"), "hello from disk\n")
+    fs.writeFileSync(path.join(location.directory, "other.md"), "# other\n")
+    const session = yield* (yield* SessionV2.Service).create({ agent: "build" })
+    const definitions = (yield* (yield* ToolRegistry.Service).materialize([])).definitions
+    const exit = yield* Effect.exit((yield* Runner.Service).run({ sessionID: session.id, prompt }))
+    return { exit, definitions }
+  }).pipe(Effect.provide(runnerLayer(server.url, options)))
+
+describe("EffectAiModel with @effect/ai-openai (strict by default)", () => {
+  it.scoped("runs glob then read through a server that enforces OpenAI's strict schema rules", () =>
+    Effect.gen(function* () {
+      const sent: Array<Record<string, unknown>> = []
+      const call = (body: FakeOpenAi.RequestBody, name: string, given: Record<string, unknown>) => {
+        const args = FakeOpenAi.strictArguments(body, name, given)
+        sent.push(args)
+        return [{ type: "call" as const, name, arguments: args }]
+      }
+      const server = yield* FakeOpenAi.serve([
+        (body) => call(body, "glob", { pattern: "*.txt" }),
+        (body) => call(body, "read", { path: "hello.txt" }),
+        () => [{ type: "text", text: "hello.txt says hello." }],
+      ])
+      const { exit, definitions } = yield* runIn(server, "what does the txt file say?")
+      if (exit._tag === "Failure") throw new Error(`run failed: ${String(exit.cause)}`)
+      const result = exit.value
+
+      expect(server.statuses).toEqual([200, 200, 200])
+      expect(server.undecodable).toEqual([])
+      expect(result.steps).toBe(3)
+      expect(result.messages.at(-1)).toMatchObject({ role: "assistant", text: "hello.txt says hello.", toolCalls: [] })
+
+      // Every built-in went out strict and passes the checker; the strict model sent nulls for omitted options.
+      const first = server.requests[0]!
+      expect(first.tools?.map((tool) => tool.name).sort()).toEqual(definitions.map((d) => d.name).sort())
+      for (const tool of first.tools ?? []) {
+        expect(tool.strict).toBe(true)
+        expect(openAiStrictViolations(tool.parameters)).toEqual([])
+      }
+      const globCall = result.messages.find((message) => message.role === "assistant" && message.toolCalls.length > 0)
+      expect(globCall).toMatchObject({ toolCalls: [{ name: "glob", input: { pattern: "*.txt" } }] })
+      // The strict model filled every optional field with null (glob's path, read's paging)...
+      for (const args of sent) expect(Object.values(args)).toContain(null)
+      // ...and the nulls were removed before the Runner recorded and settled the calls.
+      const recorded = result.messages.flatMap((message) => (message.role === "assistant" ? message.toolCalls : []))
+      for (const call of recorded) expect(Object.values(call.input as object)).not.toContain(null)
+
+      // Both calls settled successfully and their results reached the provider.
+      const tools = result.messages.filter((message) => message.role === "tool")
+      expect(tools.map((message) => [message.name, message.result.type === "error"])).toEqual([
+        ["glob", false],
+        ["read", false],
+      ])
+      const globOutput = [...FakeOpenAi.callOutputs(server.requests[1]!).values()][0]!
+      expect(globOutput).toContain("hello.txt")
+      expect(globOutput).not.toContain("other.md")
+      const readOutput = FakeOpenAi.callOutputs(server.requests[2]!).get("call_1_0")!
+      expect(readOutput).toContain("hello from disk")
+    }),
+  )
+
+  it.scoped("the unprojected schemas (schemas: standard) are refused with a 400 and the run fails", () =>
+    Effect.gen(function* () {
+      const server = yield* FakeOpenAi.serve([() => [{ type: "text", text: "never sent" }]])
+      const { exit } = yield* runIn(server, "hi", { schemas: "standard" })
+      expect(server.statuses).toEqual([400])
+      expect(server.refusals[0]!.length).toBeGreaterThan(0)
+      expect(server.refusals[0]!.join("\n")).toMatch(/not in required|additionalProperties/)
+      expect(exit._tag).toBe("Failure")
+      if (exit._tag === "Failure") expect(String(exit.cause)).toContain("Model.ModelError")
+    }),
+  )
+
+  it.scoped("a tool name the model invents settles as Unknown tool and the run goes on", () =>
+    Effect.gen(function* () {
+      const server = yield* FakeOpenAi.serve([
+        () => [{ type: "call", name: "search_web", arguments: { query: "effect" } }],
+        () => [{ type: "text", text: "No such tool, then." }],
+      ])
+      const { exit } = yield* runIn(server, "search the web")
+      if (exit._tag === "Failure") throw new Error(`run failed: ${String(exit.cause)}`)
+      expect(exit.value.steps).toBe(2)
+      expect(exit.value.messages.at(-1)).toMatchObject({ role: "assistant", text: "No such tool, then." })
+      const second = server.requests[1]!
+      expect(second.input).toContainEqual(
+        expect.objectContaining({ type: "function_call", name: "search_web", call_id: "call_0_0" }),
+      )
+      expect(FakeOpenAi.callOutputs(second).get("call_0_0")).toContain("Unknown tool: search_web")
+    }),
+  )
+})
