@@ -262,7 +262,12 @@ export const make = (services: Services) => {
    * protected_path) and reads (read, when bash is not allowed wholesale), and the external directories it enters or
    * writes into. Then asks once per action for what is left.
    */
-  const review = (command: string, workdir: string, base: ReturnType<typeof PermissionV2.fromToolCall>) =>
+  const review = (
+    command: string,
+    workdir: string,
+    base: ReturnType<typeof PermissionV2.fromToolCall>,
+    approved: string | undefined,
+  ) =>
     Effect.gen(function* () {
       const parsed = yield* services.shell.parse(command)
       const table = arityTable(yield* services.config.entries())
@@ -405,6 +410,8 @@ export const make = (services: Services) => {
         },
         always: true,
       }
+      // The external workdir was approved first; writes into it need no second ask.
+      if (approved !== undefined) externals.delete(approved)
       const literal = (resources: ReadonlySet<string>) => [...resources].map(Wildcard.literal)
       const groups: ReadonlyArray<Group> = [
         ...[...externals.values()].map((auth): Group => ({
@@ -473,7 +480,7 @@ export const make = (services: Services) => {
         const warnings = (yield* externalDirectories(input.command, target.canonical).pipe(
           Effect.provideService(FileSystem.FileSystem, services.fs),
         )).map(externalWarning)
-        yield* review(input.command, target.canonical, base)
+        yield* review(input.command, target.canonical, base, target.externalDirectory?.resource)
 
         // The directory may have changed while the user was deciding.
         const info = yield* services.fs.stat(target.canonical)
