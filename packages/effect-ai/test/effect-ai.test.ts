@@ -367,4 +367,53 @@ describe("EffectAiToolkit", () => {
       expect(fs.existsSync(path.join(location.directory, "denied.txt"))).toBe(false)
     }).pipe(Effect.provide(layer), Effect.scoped)
   })
+
+  it.live(
+    "strict nulls are removed before settling; a cut output's outputPaths reach the program, not the model",
+    () => {
+      const requests: Array<LanguageModel.ProviderOptions> = []
+      /** What a strict provider sends: `given`, and null for every other advertised property. */
+      const strictCall = (options: LanguageModel.ProviderOptions, name: string, given: Record<string, unknown>) => {
+        const tool = options.tools.find((candidate) => candidate.name === name)!
+        const schema = Tool.getJsonSchemaFromSchemaAst(tool.parametersSchema.ast) as { properties: object }
+        return Object.fromEntries(Object.keys(schema.properties).map((key) => [key, key in given ? given[key] : null]))
+      }
+      const sent: Array<Record<string, unknown>> = []
+      const turns: ReadonlyArray<Turn> = [
+        (options) => {
+          const params = strictCall(options, "bash", { command: "seq 1 3000" })
+          sent.push(params)
+          return [{ type: "tool-call", id: "p1", name: "bash", params }, finish("tool-calls")]
+        },
+      ]
+      const layer = mockLanguageModel(turns, requests).pipe(
+        Layer.provideMerge(Core.layerTest({ permission: "once", config: { tool_output: { max_lines: 50 } } })),
+      )
+      return Effect.gen(function* () {
+        const session = yield* (yield* SessionV2.Service).create({ agent: "build" })
+        const materialization = yield* (yield* ToolRegistry.Service).materialize([])
+        const { toolkit, handlers } = EffectAiToolkit.toToolkit(materialization, {
+          sessionID: session.id,
+          agent: "build",
+          assistantMessageID: "msg_toolkit",
+        })
+        const response = yield* LanguageModel.generateText({ prompt: "count", toolkit }).pipe(Effect.provide(handlers))
+
+        expect(Object.values(sent[0]!)).toContain(null)
+        const [part] = response.toolResults
+        expect(part).toMatchObject({ id: "p1", isFailure: false })
+        const settled = part!.result as EffectAiToolkit.Settled
+        expect(settled.outputPaths).toHaveLength(1)
+        const full = fs.readFileSync(settled.outputPaths![0]!, "utf8")
+        const seq = Array.from({ length: 3000 }, (_, i) => String(i + 1)).join("\n")
+        expect(full.startsWith(`${seq}\n`)).toBe(true)
+        expect(typeof settled.value).toBe("string")
+        expect(String(settled.value)).toContain(settled.outputPaths![0]!)
+        // The next prompt (built by @effect/ai from the response) carries only the model-facing text.
+        const next = Prompt.fromResponseParts(response.content)
+        const toolMessage = next.content.find((message) => message.role === "tool")
+        expect(toolMessage?.role === "tool" ? toolMessage.content[0]!.result : undefined).toBe(settled.value)
+      }).pipe(Effect.provide(layer), Effect.scoped)
+    },
+  )
 })

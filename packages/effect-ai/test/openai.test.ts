@@ -81,6 +81,11 @@ describe("EffectAiModel with @effect/ai-openai (strict by default)", () => {
       const globOutput = [...FakeOpenAi.callOutputs(server.requests[1]!).values()][0]!
       expect(globOutput).toContain("hello.txt")
       expect(globOutput).not.toContain("other.md")
+      // The adapter hands the provider glob's text as a plain string; @effect/ai-openai 0.41 then JSON-encodes every
+      // function_call_output, so the wire carries that string as a JSON literal (a provider limit, see the README).
+      const globResult = tools[0]!.role === "tool" ? tools[0]!.result : undefined
+      expect(globResult?.type).toBe("text")
+      expect(JSON.parse(globOutput)).toBe(globResult?.value)
       const readOutput = FakeOpenAi.callOutputs(server.requests[2]!).get("call_1_0")!
       expect(readOutput).toContain("hello from disk")
     }),
@@ -113,6 +118,40 @@ describe("EffectAiModel with @effect/ai-openai (strict by default)", () => {
         expect.objectContaining({ type: "function_call", name: "search_web", call_id: "call_0_0" }),
       )
       expect(FakeOpenAi.callOutputs(second).get("call_0_0")).toContain("Unknown tool: search_web")
+    }),
+  )
+
+  it.scoped("an image read goes back as an input_image in a user message after the function outputs", () =>
+    Effect.gen(function* () {
+      const server = yield* FakeOpenAi.serve([
+        (body) => [
+          { type: "call", name: "read", arguments: FakeOpenAi.strictArguments(body, "read", { path: "dot.png" }) },
+        ],
+        () => [{ type: "text", text: "A dot." }],
+      ])
+      const png = Buffer.from(
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+        "base64",
+      )
+      const { exit } = yield* Effect.gen(function* () {
+        const location = yield* Location.Service
+        fs.writeFileSync(path.join(location.directory, "dot.png"), png)
+        const session = yield* (yield* SessionV2.Service).create({ agent: "build" })
+        return yield* Effect.exit((yield* Runner.Service).run({ sessionID: session.id, prompt: "look at dot.png" }))
+      }).pipe(
+        Effect.map((exit) => ({ exit })),
+        Effect.provide(runnerLayer(server.url)),
+      )
+      if (exit._tag === "Failure") throw new Error(`run failed: ${String(exit.cause)}`)
+      const input = server.requests[1]!.input
+      const outputAt = input.findIndex((item) => item.type === "function_call_output")
+      expect(String(input[outputAt]!.output)).toContain("dot.png (image/png) is attached in the next message")
+      const media = input[outputAt + 1] as { role?: string; content?: ReadonlyArray<Record<string, unknown>> }
+      expect(media.role).toBe("user")
+      expect(media.content?.[0]).toMatchObject({ type: "input_image" })
+      expect(String(media.content?.[0]?.image_url)).toMatch(/^data:image\/png;base64,/)
+      // Not base64 text inside the function output.
+      expect(String(input[outputAt]!.output)).not.toContain("base64")
     }),
   )
 })
