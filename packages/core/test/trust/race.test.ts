@@ -9,8 +9,8 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
-import type { Config, ToolRegistry } from "../../src/index.js"
+import { Effect, type Layer, type Scope } from "effect"
+import { type Config, FileMutation, type ToolRegistry, Tools, WriteTool } from "../../src/index.js"
 import { tempDir } from "../support/location.js"
 import { caller, realLocation } from "../support/check-at-use.js"
 
@@ -117,6 +117,76 @@ const startSwapper = (root: string, outside: string) =>
 
 const text = (settled: ToolRegistry.Settlement) => JSON.stringify(settled)
 
+/** Plants the Location and the outside directory; returns the outside snapshot taken before the race. */
+const plant = (root: string, outside: string) => {
+  fs.mkdirSync(path.join(root, "race"))
+  for (const name of FILES) {
+    fs.writeFileSync(path.join(root, "race", name), "inside\n")
+    fs.writeFileSync(path.join(outside, name), `${OUTSIDE_MARK} ${name}\n`)
+  }
+  fs.writeFileSync(path.join(root, "victim.txt"), "inside victim\n")
+  fs.writeFileSync(path.join(outside, "secret.txt"), `${OUTSIDE_MARK} secret\n`)
+  fs.writeFileSync(path.join(outside, OUTSIDE_NAME), `${OUTSIDE_MARK} name\n`)
+  return snapshot(outside)
+}
+
+/**
+ * Runs `writes` writes (through the tool `writeTool`) and `reads` reads interleaved, six at a time, while the
+ * swapper runs; `setup` may register extra tools first.
+ */
+const race = (
+  root: string,
+  outside: string,
+  options: { readonly writes: number; readonly reads: number; readonly writeTool: string },
+  setup: Effect.Effect<void, never, Layer.Layer.Success<ReturnType<typeof realLocation>> | Scope.Scope> = Effect.void,
+) =>
+  Effect.gen(function* () {
+    yield* setup
+    const settle = yield* caller
+    // Warm the stack before the swapping starts.
+    yield* settle("read", { path: "victim.txt" })
+    const swapper = yield* startSwapper(root, outside)
+    const writes = Array.from({ length: options.writes }, (_, i) =>
+      settle(options.writeTool, {
+        path: i % 5 === 4 ? "victim.txt" : `race/${FILES[i % FILES.length]}`,
+        content: `written ${i}\n`,
+      }),
+    )
+    const reads = Array.from({ length: options.reads }, (_, i) =>
+      settle("read", { path: i % 6 === 5 ? "race" : i % 6 === 4 ? "victim.txt" : `race/${FILES[i % 4]}` }),
+    )
+    const interleaved = writes.flatMap((write, i) => (reads[i] === undefined ? [write] : [write, reads[i]!]))
+    const settled = yield* Effect.all(interleaved, { concurrency: 6 })
+    const swaps = yield* Effect.promise(() => swapper.stop())
+    return { settled, swaps }
+  }).pipe(Effect.provide(realLocation(root, config)))
+
+/**
+ * Descriptor operations that follow every link and verify nothing (plain path-based opens): what a check made only
+ * before use amounts to.
+ */
+const unchecked: FileMutation.Io = (() => {
+  const { O_NOFOLLOW, O_EXCL } = fs.constants
+  const attempt = <A>(target: string, run: () => A) =>
+    Effect.try({
+      try: run,
+      catch: (error) => FileMutation.io.systemError("open", target, error as NodeJS.ErrnoException),
+    })
+  return {
+    ...FileMutation.io,
+    openDirectory: (dir) => attempt(dir, () => ({ fd: fs.openSync(dir, "r"), path: dir, via: dir })),
+    ensureDirectory: (dir) =>
+      attempt(dir, () => {
+        fs.mkdirSync(dir, { recursive: true })
+        return { fd: fs.openSync(dir, "r"), path: dir, via: dir }
+      }),
+    openIn: (directory, name, flag, mode) => {
+      const file = path.join(directory.path, name)
+      return attempt(file, () => ({ fd: fs.openSync(file, flag & ~(O_NOFOLLOW | O_EXCL), mode), path: file }))
+    },
+  }
+})()
+
 describe("check at use: a swapping race", () => {
   it.live(
     `${WRITES} writes and ${READS} reads while a child swaps a parent directory and a file for outside symlinks`,
@@ -125,35 +195,8 @@ describe("check at use: a swapping race", () => {
         Effect.gen(function* () {
           const root = yield* tempDir()
           const outside = yield* tempDir("toolgate-outside-")
-          fs.mkdirSync(path.join(root, "race"))
-          for (const name of FILES) {
-            fs.writeFileSync(path.join(root, "race", name), "inside\n")
-            fs.writeFileSync(path.join(outside, name), `${OUTSIDE_MARK} ${name}\n`)
-          }
-          fs.writeFileSync(path.join(root, "victim.txt"), "inside victim\n")
-          fs.writeFileSync(path.join(outside, "secret.txt"), `${OUTSIDE_MARK} secret\n`)
-          fs.writeFileSync(path.join(outside, OUTSIDE_NAME), `${OUTSIDE_MARK} name\n`)
-          const before = snapshot(outside)
-
-          const results = yield* Effect.gen(function* () {
-            const settle = yield* caller
-            // Warm the stack before the swapping starts.
-            yield* settle("read", { path: "victim.txt" })
-            const swapper = yield* startSwapper(root, outside)
-            const writes = Array.from({ length: WRITES }, (_, i) =>
-              settle("write", {
-                path: i % 5 === 4 ? "victim.txt" : `race/${FILES[i % FILES.length]}`,
-                content: `written ${i}\n`,
-              }),
-            )
-            const reads = Array.from({ length: READS }, (_, i) =>
-              settle("read", { path: i % 6 === 5 ? "race" : i % 6 === 4 ? "victim.txt" : `race/${FILES[i % 4]}` }),
-            )
-            const interleaved = writes.flatMap((write, i) => [write, reads[i]!])
-            const settled = yield* Effect.all(interleaved, { concurrency: 6 })
-            const swaps = yield* Effect.promise(() => swapper.stop())
-            return { settled, swaps }
-          }).pipe(Effect.provide(realLocation(root, config)))
+          const before = plant(root, outside)
+          const results = yield* race(root, outside, { writes: WRITES, reads: READS, writeTool: "write" })
 
           // Nothing outside changed: same names, same bytes, no new file.
           expect(snapshot(outside)).toEqual(before)
@@ -175,6 +218,28 @@ describe("check at use: a swapping race", () => {
           // Every write that succeeded landed inside.
           const inside = snapshot(root)
           expect([...inside.values()].some((bytes) => bytes.startsWith("written "))).toBe(true)
+        }),
+      ),
+    60_000,
+  )
+
+  it.live(
+    "the same race lands writes outside when the descriptor checks are left out (meta-test)",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const root = yield* tempDir()
+          const outside = yield* tempDir("toolgate-outside-")
+          const before = plant(root, outside)
+          // The shipped write leaf on unchecked descriptor operations, registered as `write_unchecked`.
+          const register = Effect.gen(function* () {
+            const tool = yield* WriteTool.tool.pipe(
+              Effect.provideServiceEffect(FileMutation.Service, FileMutation.makeWith(unchecked)),
+            )
+            yield* (yield* Tools.Service).register({ write_unchecked: tool })
+          }).pipe(Effect.orDie)
+          yield* race(root, outside, { writes: 400, reads: 0, writeTool: "write_unchecked" }, register)
+          expect(snapshot(outside)).not.toEqual(before)
         }),
       ),
     60_000,
