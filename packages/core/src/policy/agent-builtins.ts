@@ -4,10 +4,8 @@
  *
  * @since 0.1.0
  */
-import * as fs from "node:fs"
 import * as path from "node:path"
-import { Effect, Option, Schema } from "effect"
-import * as YAML from "yaml"
+import { Effect } from "effect"
 import type { Draft, MutableInfo } from "./agent-info.js"
 import * as Config from "../place/config.js"
 import * as Global from "../system/global.js"
@@ -220,149 +218,14 @@ export const expandPermissions = (rules: ReadonlyArray<Rule>, home: string): Arr
   rules.map((r) => (PATH_ACTIONS.has(r.action) ? { ...r, resource: expandHome(r.resource, home) } : { ...r }))
 
 // ---------------------------------------------------------------------------------------------------------------
-// Markdown agent files
-
-const SOURCES = [
-  { roots: ["agent", "agents"], recursive: true, primary: false },
-  { roots: ["mode", "modes"], recursive: false, primary: true },
-] as const
-
-/** Something discovery left out, with the reason the user is told. */
-interface Skipped {
-  readonly file: string
-  readonly reason: string
-}
-
-const realOrUndefined = (target: string): string | undefined => {
-  try {
-    return fs.realpathSync(target)
-  } catch {
-    return undefined
-  }
-}
-
-const isWithin = (root: string, child: string): boolean => {
-  const relative = path.relative(root, child)
-  return relative === "" || (relative !== ".." && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative))
-}
-
-/**
- * The markdown files below `directory`, confined to `root` like `read`: a file or folder whose real path leaves
- * `root` through a symlink is skipped (and reported in `skipped`), and nothing of it is read.
- */
-const listMarkdown = (directory: string, recursive: boolean, root: string, skipped: Array<Skipped>): Array<string> => {
-  const out: Array<string> = []
-  const seen = new Set<string>()
-  const outside = (target: string, real: string) =>
-    skipped.push({ file: target, reason: `it resolves to ${real}, outside ${root}` })
-  const walk = (dir: string) => {
-    const real = realOrUndefined(dir)
-    if (real === undefined) return
-    if (!isWithin(root, real)) return outside(dir, real)
-    if (seen.has(real)) return
-    seen.add(real)
-    let entries: Array<fs.Dirent>
-    try {
-      entries = fs.readdirSync(dir, { withFileTypes: true })
-    } catch {
-      return
-    }
-    for (const entry of entries) {
-      const full = path.join(dir, entry.name)
-      let stat: fs.Stats
-      try {
-        stat = fs.statSync(full)
-      } catch {
-        continue
-      }
-      if (stat.isDirectory()) {
-        if (recursive) walk(full)
-      } else if (stat.isFile() && entry.name.endsWith(".md")) {
-        const file = realOrUndefined(full)
-        if (file === undefined) continue
-        if (!isWithin(root, file)) outside(full, file)
-        else out.push(full)
-      }
-    }
-  }
-  walk(directory)
-  return out
-}
-
-/** Splits `---` front matter from the body; `undefined` when the front matter is unterminated or not YAML. */
-const parseMarkdown = (
-  content: string,
-): { readonly data: Record<string, unknown>; readonly body: string } | undefined => {
-  const text = content.replace(/^\uFEFF/, "")
-  const open = /^---[ \t]*\r?\n/.exec(text)
-  if (open === null) return { data: {}, body: text }
-  const rest = text.slice(open[0].length)
-  const close = /^---[ \t]*(?:\r?\n|$)/m.exec(rest)
-  if (close === null) return undefined
-  let data: unknown
-  try {
-    data = YAML.parse(rest.slice(0, close.index))
-  } catch {
-    return undefined
-  }
-  if (data === null || data === undefined) data = {}
-  if (typeof data !== "object" || Array.isArray(data)) return undefined
-  return { data: data as Record<string, unknown>, body: rest.slice(close.index + close[0].length) }
-}
-
-const decodeAgent = Schema.decodeUnknownOption(Config.Agent)
-
-/** Reads one markdown agent file into a configuration document, or the reason it cannot be used. */
-const markdownDocument = (
-  directory: string,
-  file: string,
-  primary: boolean,
-): Config.Document | { readonly skipped: string } => {
-  let content: string
-  try {
-    content = fs.readFileSync(file, "utf8")
-  } catch (error) {
-    return { skipped: `it cannot be read (${error instanceof Error ? error.message : String(error)})` }
-  }
-  const markdown = parseMarkdown(content)
-  if (markdown === undefined) return { skipped: "its front matter is unterminated or not a YAML mapping" }
-  const id = path
-    .relative(directory, file)
-    .replaceAll("\\", "/")
-    .replace(/^(agent|agents|mode|modes)\//, "")
-    .replace(/\.md$/, "")
-  const agent = Option.getOrUndefined(decodeAgent({ ...markdown.data, system: markdown.body.trim() }))
-  if (agent === undefined) return { skipped: "its front matter is not a valid agent entry" }
-  return { type: "document", path: file, info: { agents: { [id]: primary ? { ...agent, mode: "primary" } : agent } } }
-}
-
-const scanDirectory = (
-  directory: string,
-): { readonly documents: ReadonlyArray<Config.Document>; readonly skipped: ReadonlyArray<Skipped> } => {
-  const skipped: Array<Skipped> = []
-  const root = realOrUndefined(directory) ?? path.resolve(directory)
-  const documents = SOURCES.flatMap((source) =>
-    source.roots
-      .flatMap((folder) => listMarkdown(path.join(directory, folder), source.recursive, root, skipped))
-      .sort()
-      .flatMap((file) => {
-        const document = markdownDocument(directory, file, source.primary)
-        if ("skipped" in document) {
-          skipped.push({ file, reason: document.skipped })
-          return []
-        }
-        return [document]
-      }),
-  )
-  return { documents, skipped }
-}
+// Markdown agent files (read by Config.agentFiles)
 
 /**
  * The markdown agent files of one configuration directory, as documents (each source pattern sorted). Files that
  * resolve outside `directory` through a symlink, and files that cannot be used, are left out.
  */
 export const directoryDocuments = (directory: string): ReadonlyArray<Config.Document> =>
-  scanDirectory(directory).documents
+  Config.agentFiles(directory).documents
 
 /**
  * The configuration documents in priority order, each Directory entry replaced by its markdown agents. Every agent
@@ -376,8 +239,11 @@ export const loadDocuments = (entries: ReadonlyArray<Config.Entry>): Effect.Effe
         out.push(entry)
         continue
       }
-      const scan = scanDirectory(entry.path)
-      for (const skipped of scan.skipped) {
+      const scan = Config.agentFiles(entry.path)
+      for (const skipped of [
+        ...scan.skipped,
+        ...scan.invalid.map((error) => ({ file: error.path, reason: error.message })),
+      ]) {
         yield* Effect.logWarning(`Skipped agent file ${skipped.file}: ${skipped.reason}`).pipe(
           Effect.annotateLogs({ skipped: skipped.file }),
         )

@@ -87,6 +87,23 @@ describe("bad policy input fails closed", () => {
     }),
   )
 
+  it.scopedLive("an agent file whose rules do not decode stops the build too (no silent fall back to defaults)", () =>
+    Effect.gen(function* () {
+      const { directory, data } = yield* fixture
+      const file = path.join(directory, ".toolgate", "agents", "build.md")
+      write(directory, {
+        ".toolgate/agents/build.md":
+          "---\npermissions:\n  - { action: edit, resource: '*', effect: denyy }\n---\nbody\n",
+      })
+      const error = yield* buildFailure(directory, data)
+      expect(error?._tag).toBe("Config.InvalidError")
+      expect(error?.path).toBe(file)
+      expect(error?.message).toContain("permissions.0.effect")
+      write(directory, { ".toolgate/agents/build.md": "---\npermissions: [unterminated\n---\nbody\n" })
+      expect((yield* buildFailure(directory, data))?.path).toBe(file)
+    }),
+  )
+
   it("a rule whose action or resource is not a string, or whose effect is unknown, names file and field", () => {
     const cases = [
       [{ action: 1, resource: "*", effect: "allow" }, "permissions.0.action"],
