@@ -130,7 +130,14 @@ export const tool = Effect.gen(function* () {
         include: input.include,
         limit: input.limit ?? Number.MAX_SAFE_INTEGER,
       })
-      const shown = yield* Search.readable({ permission, caller, root: mutation.root, cwd, matches: found })
+      const shown = yield* Search.readable({
+        permission,
+        caller,
+        root: mutation.root,
+        cwd,
+        matches: found,
+        metadata: { tool: name, pattern: input.pattern },
+      })
       return {
         matches: shown.matches.map((match): Search.Match => ({
           ...match,

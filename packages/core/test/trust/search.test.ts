@@ -95,6 +95,7 @@ describe.each(engines)("grep content obeys the read rules ($engine engine)", ({ 
         expect(requests.map((request) => [request.action, request.resources, request.save])).toEqual([
           ["read", [".env", ".env.local"], ["*"]],
         ])
+        expect(requests[0]?.metadata).toEqual({ tool: "grep", pattern: "." })
       }),
     ),
   )

@@ -202,6 +202,8 @@ export const readable = (input: {
   readonly root: string
   readonly cwd: string
   readonly matches: ReadonlyArray<Match>
+  /** Shown with the ask (for example the tool and its pattern), so the user knows which call wants to read. */
+  readonly metadata?: Record<string, unknown> | undefined
 }): Effect.Effect<Readable, PermissionV2.BlockedError | PermissionV2.CorrectedError | SessionV2.NotFoundError> =>
   Effect.gen(function* () {
     if (input.matches.length === 0) return { matches: input.matches, withheld: [] }
@@ -233,7 +235,13 @@ export const readable = (input: {
       else if (effect === "ask") asking.push(resources[i]!)
     })
     if (asking.length > 0) {
-      yield* input.permission.assert({ ...input.caller, action: "read", resources: asking, save: ["*"] })
+      yield* input.permission.assert({
+        ...input.caller,
+        action: "read",
+        resources: asking,
+        save: ["*"],
+        ...(input.metadata === undefined ? {} : { metadata: input.metadata }),
+      })
     }
     let denied = 0
     let changed = 0
