@@ -197,6 +197,13 @@ export const tool = Effect.gen(function* () {
   return Tool.withPermission(
     Tool.make({
       description: DESCRIPTION,
+      annotations: {
+        title: "Apply patch",
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: false,
+        openWorldHint: false,
+      },
       input: Input,
       output: Output,
       execute,

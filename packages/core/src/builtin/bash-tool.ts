@@ -455,6 +455,13 @@ export const make = (services: Services) => {
 
   return Tool.make({
     description,
+    annotations: {
+      title: "Run shell command",
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: false,
+      openWorldHint: true,
+    },
     input: Input,
     output: Output,
     structured: Structured,

@@ -149,6 +149,13 @@ export const tool = Effect.gen(function* () {
   return Tool.withPermission(
     Tool.make({
       description,
+      annotations: {
+        title: "Edit file",
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: false,
+        openWorldHint: false,
+      },
       input: Input,
       output: Output,
       execute,

@@ -100,6 +100,7 @@ export const tool = Effect.gen(function* () {
 
   return Tool.make({
     description,
+    annotations: { title: "Find files", readOnlyHint: true, openWorldHint: false },
     input: Input,
     output: Output,
     execute,

@@ -158,6 +158,7 @@ export const tool = Effect.gen(function* () {
 
   return Tool.make({
     description,
+    annotations: { title: "Search file contents", readOnlyHint: true, openWorldHint: false },
     input: Input,
     output: Output,
     structured: Structured,

@@ -62,6 +62,7 @@ export const make = (services: {
 }) =>
   Tool.make({
     description,
+    annotations: { title: "Ask the user", readOnlyHint: true, openWorldHint: false },
     input: Input,
     output: Output,
     toModelOutput: ({ input, output }) => [{ type: "text", text: modelText(input.questions, output.answers) }],

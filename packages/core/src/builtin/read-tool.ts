@@ -136,6 +136,7 @@ export const tool = Effect.gen(function* () {
 
   return Tool.make({
     description: DESCRIPTION,
+    annotations: { title: "Read file or directory", readOnlyHint: true, openWorldHint: false },
     input: Input,
     output: Output,
     execute,

@@ -70,6 +70,7 @@ export const make = (services: {
 }) =>
   Tool.make({
     description,
+    annotations: { title: "Load skill", readOnlyHint: true, openWorldHint: false },
     input: Input,
     output: Output,
     toModelOutput: ({ output }) => [{ type: "text", text: output.output }],

@@ -32,6 +32,13 @@ export const make = (services: {
 }) =>
   Tool.make({
     description,
+    annotations: {
+      title: "Update todo list",
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
     input: Input,
     output: Output,
     toModelOutput: ({ output }) => [{ type: "text", text: JSON.stringify(output.todos, null, 2) }],

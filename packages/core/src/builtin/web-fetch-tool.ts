@@ -423,6 +423,7 @@ export const make = (
 ) =>
   Tool.make({
     description,
+    annotations: { title: "Fetch web page", readOnlyHint: true, openWorldHint: true },
     input: Input,
     output: Output,
     toModelOutput: ({ output }) => [{ type: "text", text: output.output }],

@@ -249,6 +249,7 @@ const callMcp = (
 export const make = (http: HttpClient.HttpClient, config: Settings, permission: PermissionV2.Interface) =>
   Tool.make({
     description,
+    annotations: { title: "Search the web", readOnlyHint: true, openWorldHint: true },
     input: Input,
     output: Output,
     toModelOutput: ({ output }) => [{ type: "text", text: output.text }],

@@ -81,6 +81,13 @@ export const tool = Effect.gen(function* () {
   return Tool.withPermission(
     Tool.make({
       description,
+      annotations: {
+        title: "Write file",
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
       input: Input,
       output: Output,
       execute,

@@ -68,6 +68,8 @@ export type Content =
 /** The arguments of `make`. */
 export interface Config<I extends SchemaType<any>, O extends SchemaType<any>, S extends SchemaType<any>> {
   readonly description: string
+  /** A display title and behaviour hints for clients (MCP annotations); advisory only. */
+  readonly annotations?: LLM.ToolAnnotations
   readonly input: I
   readonly output: O
   readonly structured?: S
@@ -154,6 +156,7 @@ export const make = <I extends SchemaType<any>, O extends SchemaType<any>, S ext
       description: config.description,
       inputSchema: jsonSchema(config.input),
       outputSchema: jsonSchema(structured ?? config.output),
+      ...(config.annotations === undefined ? {} : { annotations: config.annotations }),
     }
     definitions.set(name, built)
     return built

@@ -30,6 +30,27 @@ export interface ToolDefinition {
   readonly cache?: unknown
   readonly metadata?: Record<string, unknown>
   readonly native?: unknown
+  /** Hints for clients about the tool's behaviour (MCP tool annotations); never an authorisation. */
+  readonly annotations?: ToolAnnotations
+}
+
+/**
+ * What a tool declares about itself for clients: a display title and behaviour hints, with MCP's meanings. Hints
+ * are advisory: toolgate's permission rules decide what runs.
+ *
+ * @since 0.2.0
+ */
+export interface ToolAnnotations {
+  /** A human-readable name for display. */
+  readonly title?: string
+  /** The tool does not change its environment. */
+  readonly readOnlyHint?: boolean
+  /** A change the tool makes may be destructive (meaningful when not read-only). */
+  readonly destructiveHint?: boolean
+  /** Calling it again with the same arguments has no further effect. */
+  readonly idempotentHint?: boolean
+  /** The tool reaches an open world (the web) rather than a closed domain. */
+  readonly openWorldHint?: boolean
 }
 
 /** A text part of tool content. */
