@@ -1,0 +1,310 @@
+/**
+ * PermissionExplain: why a request is allowed, asked or denied. For an agent, an action and resources (or a bash
+ * command, split into its segments as the bash tool splits it), the full trace: every rule whose action matches, in
+ * evaluation order, with where it came from (a built-in default, a configuration file and index, an agent entry or
+ * agent file, a saved approval), which rule decided each resource or segment, and the final decision. It evaluates
+ * exactly as PermissionV2 does (configured deny first, then the configured rules followed by the saved approvals;
+ * last match wins; no match asks). See docs/shell.md.
+ *
+ * @since 0.2.0
+ */
+import { Context, Effect, Layer, Schema } from "effect"
+import * as Builtins from "./agent-builtins.js"
+import * as AgentV2 from "./agent.js"
+import * as BashArity from "./bash-arity.js"
+import * as Config from "../place/config.js"
+import * as Global from "../system/global.js"
+import * as Location from "../place/location.js"
+import * as PermissionSaved from "./permission-saved.js"
+import * as PermissionV2 from "./permission.js"
+import * as Project from "../place/project.js"
+import * as ShellCommand from "./shell-command.js"
+import * as Wildcard from "../values/wildcard.js"
+
+/**
+ * Where a rule came from.
+ *
+ * @since 0.2.0
+ */
+export type Origin =
+  | { readonly type: "builtin" }
+  | { readonly type: "config"; readonly path: string | undefined; readonly index: number }
+  | {
+      readonly type: "agent"
+      readonly path: string | undefined
+      readonly agent: string
+      readonly index: number
+      /** True when the entry came from a markdown agent file. */
+      readonly file: boolean
+    }
+  | { readonly type: "saved"; readonly id: string }
+  | { readonly type: "unknown" }
+
+/**
+ * One rule as the trace shows it.
+ *
+ * @since 0.2.0
+ */
+export interface Entry {
+  readonly rule: PermissionV2.Rule
+  readonly origin: Origin
+  /** Its position in evaluation order (configured rules first, then saved approvals). */
+  readonly position: number
+  /** Whether its resource pattern matches the resource. */
+  readonly matches: boolean
+}
+
+/**
+ * The decision for one resource.
+ *
+ * @since 0.2.0
+ */
+export interface ResourceTrace {
+  readonly resource: string
+  /** For a bash segment: the segment as written. */
+  readonly segment?: string
+  readonly considered: ReadonlyArray<Entry>
+  /** The rule that decided; `undefined` when none matched (the default ask) or a wildcard allow was passed over. */
+  readonly winner: Entry | undefined
+  readonly effect: PermissionV2.Effect
+  readonly note?: string
+}
+
+/**
+ * A full trace.
+ *
+ * @since 0.2.0
+ */
+export interface Trace {
+  readonly agent: string
+  readonly action: string
+  readonly resources: ReadonlyArray<ResourceTrace>
+  readonly effect: PermissionV2.Effect
+}
+
+/** A rule list with the origin of each rule. */
+export interface Sourced {
+  readonly rules: PermissionV2.Ruleset
+  readonly origins: ReadonlyArray<Origin>
+}
+
+const same = (a: PermissionV2.Rule, b: PermissionV2.Rule) =>
+  a.action === b.action && a.resource === b.resource && a.effect === b.effect
+
+/**
+ * The origins of an agent's configured rules. The configuration's rules are the tail of the list (top-level rules
+ * of every document, then each document's entry for the agent); what comes before them is built in. When the tail
+ * does not match (a plugin changed the rules), the rules are marked `unknown`.
+ *
+ * @since 0.2.0
+ */
+export const origins = (
+  agent: string,
+  permissions: PermissionV2.Ruleset,
+  documents: ReadonlyArray<Config.Document>,
+  home: string,
+): ReadonlyArray<Origin> => {
+  const tail: Array<{ readonly rule: PermissionV2.Rule; readonly origin: Origin }> = []
+  for (const document of documents) {
+    Builtins.expandPermissions(document.info.permissions ?? [], home).forEach((rule, index) =>
+      tail.push({ rule, origin: { type: "config", path: document.path, index } }),
+    )
+  }
+  for (const document of documents) {
+    const entry = document.info.agents?.[agent]
+    if (entry?.permissions === undefined) continue
+    const file = document.path?.endsWith(".md") === true
+    Builtins.expandPermissions(entry.permissions, home).forEach((rule, index) =>
+      tail.push({ rule, origin: { type: "agent", path: document.path, agent, index, file } }),
+    )
+  }
+  const start = permissions.length - tail.length
+  const fits = start >= 0 && tail.every((item, i) => same(item.rule, permissions[start + i]!))
+  if (!fits) return permissions.map((): Origin => ({ type: "unknown" }))
+  return permissions.map((_, i): Origin => (i < start ? { type: "builtin" } : tail[i - start]!.origin))
+}
+
+/**
+ * Traces one resource against configured and saved rules, as PermissionV2 evaluates it.
+ *
+ * @since 0.2.0
+ */
+export const traceResource = (
+  action: string,
+  resource: string,
+  configured: Sourced,
+  saved: ReadonlyArray<PermissionSaved.Info>,
+): ResourceTrace => {
+  const savedRules: PermissionV2.Ruleset = saved.map((row) => ({
+    action: row.action,
+    resource: row.resource,
+    effect: "allow" as const,
+  }))
+  const all: Array<Omit<Entry, "matches">> = [
+    ...configured.rules.map((rule, i) => ({
+      rule,
+      origin: configured.origins[i] ?? { type: "unknown" as const },
+      position: i,
+    })),
+    ...savedRules.map((rule, i) => ({
+      rule,
+      origin: { type: "saved" as const, id: saved[i]!.id },
+      position: configured.rules.length + i,
+    })),
+  ]
+  const considered = all
+    .filter((entry) => Wildcard.match(action, entry.rule.action))
+    .map((entry): Entry => ({ ...entry, matches: Wildcard.match(resource, entry.rule.resource) }))
+  const byRule = (rule: PermissionV2.Rule) => considered.find((entry) => entry.rule === rule)
+  const denied = PermissionV2.evaluate(action, resource, configured.rules)
+  if (denied.effect === "deny") {
+    return { resource, considered, winner: byRule(denied), effect: "deny", note: "a configured deny is checked first" }
+  }
+  const decided = PermissionV2.evaluate(action, resource, configured.rules, savedRules)
+  const winner = byRule(decided)
+  return {
+    resource,
+    considered,
+    winner,
+    effect: decided.effect,
+    ...(winner === undefined && considered.some((entry) => entry.matches)
+      ? { note: "a wildcard allow does not cover this action or resource prefix; only a rule naming it can" }
+      : winner === undefined
+        ? { note: "no rule matches: ask" }
+        : {}),
+  }
+}
+
+const worst = (effects: ReadonlyArray<PermissionV2.Effect>): PermissionV2.Effect =>
+  effects.includes("deny") ? "deny" : effects.includes("ask") || effects.length === 0 ? "ask" : "allow"
+
+/**
+ * The input of `explain`: an action with resources, or a bash command (`action: "bash"` and `command`).
+ *
+ * @since 0.2.0
+ */
+export interface Input {
+  readonly agent?: string
+  readonly action: string
+  readonly resources?: ReadonlyArray<string>
+  readonly command?: string
+}
+
+/**
+ * The agent named (or the default agent) does not exist.
+ *
+ * @since 0.2.0
+ */
+export class AgentNotFoundError extends Schema.TaggedError<AgentNotFoundError>()(
+  "PermissionExplain.AgentNotFoundError",
+  {
+    agent: Schema.String,
+  },
+) {
+  override get message(): string {
+    return `No agent ${this.agent}`
+  }
+}
+
+/** The explain service. */
+export interface Interface {
+  readonly explain: (input: Input) => Effect.Effect<Trace, AgentNotFoundError>
+}
+
+/**
+ * The PermissionExplain service (Location-scoped).
+ *
+ * @since 0.2.0
+ */
+export class Service extends Context.Tag("@toolgate/PermissionExplain")<Service, Interface>() {}
+
+/**
+ * The Location-scoped layer.
+ *
+ * @since 0.2.0
+ */
+export const layer: Layer.Layer<
+  Service,
+  never,
+  AgentV2.Service | Config.Service | Global.Service | Location.Service | PermissionSaved.Service | ShellCommand.Service
+> = Layer.effect(
+  Service,
+  Effect.gen(function* () {
+    const agents = yield* AgentV2.Service
+    const config = yield* Config.Service
+    const global = yield* Global.Service
+    const location = yield* Location.Service
+    const saved = yield* PermissionSaved.Service
+    const shell = yield* ShellCommand.Service
+
+    const explain = Effect.fn("PermissionExplain.explain")(function* (input: Input) {
+      const info = yield* agents.resolve(input.agent)
+      if (info === undefined) return yield* new AgentNotFoundError({ agent: input.agent ?? "(default)" })
+      const documents = yield* Builtins.loadDocuments(yield* config.entries())
+      const configured: Sourced = {
+        rules: info.permissions,
+        origins: origins(info.id, info.permissions, documents, global.home),
+      }
+      const rows = yield* saved.list(Project.approvalScope(location.project.id, location.directory))
+      const trace = (resource: string) => traceResource(input.action, resource, configured, rows)
+      if (input.command !== undefined) {
+        const parsed = yield* shell.parse(input.command)
+        const effectOf = (resource: string) => trace(resource).effect
+        const verdicts = ShellCommand.evaluate(parsed, effectOf, (argv) => BashArity.pattern(argv))
+        const resources = verdicts.map((verdict) => ({
+          ...trace(verdict.resource),
+          segment: verdict.segment.text,
+          effect: verdict.effect,
+          ...(verdict.reason === undefined ? {} : { note: verdict.reason }),
+        }))
+        return {
+          agent: info.id,
+          action: input.action,
+          resources,
+          effect: verdicts.length === 0 ? trace(input.command).effect : worst(verdicts.map((v) => v.effect)),
+        } satisfies Trace
+      }
+      const resources = (input.resources ?? []).map(trace)
+      return { agent: info.id, action: input.action, resources, effect: worst(resources.map((r) => r.effect)) }
+    })
+    return Service.of({ explain })
+  }),
+)
+
+/**
+ * A trace as readable text: one table per resource (position, origin, rule, match), the winner marked.
+ *
+ * @since 0.2.0
+ */
+export const render = (trace: Trace): string => {
+  const originText = (origin: Origin): string => {
+    switch (origin.type) {
+      case "builtin":
+        return "built-in default"
+      case "config":
+        return `${origin.path ?? "(config)"} permissions[${origin.index}]`
+      case "agent":
+        return `${origin.path ?? "(config)"} ${origin.file ? "agent file" : `agents.${origin.agent}`} permissions[${origin.index}]`
+      case "saved":
+        return `saved approval ${origin.id}`
+      case "unknown":
+        return "agent rules (origin unknown)"
+    }
+  }
+  const lines = [`agent ${trace.agent}, action ${trace.action}: ${trace.effect}`]
+  for (const resource of trace.resources) {
+    lines.push(
+      "",
+      `${resource.segment === undefined ? "resource" : "segment"} ${resource.segment ?? resource.resource}`,
+    )
+    if (resource.segment !== undefined) lines.push(`  resource ${resource.resource}`)
+    for (const entry of resource.considered) {
+      const mark = entry === resource.winner ? "=>" : entry.matches ? " +" : "  "
+      lines.push(
+        `  ${mark} #${entry.position} ${entry.rule.effect.padEnd(5)} ${entry.rule.action} ${Wildcard.display(entry.rule.resource)}  (${originText(entry.origin)})`,
+      )
+    }
+    lines.push(`  decision: ${resource.effect}${resource.note === undefined ? "" : ` (${resource.note})`}`)
+  }
+  return lines.join("\n")
+}
