@@ -421,6 +421,23 @@ describe("FileMutation", () => {
       ),
     )
 
+    it.scopedLive("a file created at another place than the verified one is removed and the create fails", () =>
+      withMutation(({ root, outside }) =>
+        Effect.gen(function* () {
+          // A directory handle whose lookups go somewhere else than the place it was verified at: what a lost race
+          // looks like where names cannot be looked up through a verified descriptor.
+          const fd = nodeFs.openSync(root, "r")
+          const astray = { fd, path: root, via: outside }
+          const error = yield* Effect.flip(
+            FileMutation.io.openIn(astray, "new.txt", FileMutation.io.flags.createExclusive),
+          ).pipe(Effect.ensuring(Effect.sync(() => nodeFs.closeSync(fd))))
+          expect(error).toMatchObject({ _tag: "FileMutation.PathChangedError", path: path.join(root, "new.txt") })
+          expect(nodeFs.readdirSync(outside)).toEqual([])
+          expect(nodeFs.readdirSync(root)).toEqual([])
+        }),
+      ),
+    )
+
     it.scopedLive("a special file at the target is refused without writing", () =>
       withMutation(({ root }) =>
         Effect.gen(function* () {
