@@ -2,9 +2,19 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { AiError, LanguageModel, Prompt, type Response, Tool } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
-import { EventV2, Location, type PermissionV2, ProviderSchema, Runner, SessionV2, ToolRegistry } from "@toolgate/core"
+import {
+  EventV2,
+  type LLM,
+  Location,
+  type Model,
+  type PermissionV2,
+  ProviderSchema,
+  Runner,
+  SessionV2,
+  ToolRegistry,
+} from "@toolgate/core"
 import { Core } from "@toolgate/core/testing"
-import { Effect, Layer, Stream } from "effect"
+import { Effect, FastCheck, Layer, Stream } from "effect"
 import { EffectAiModel, EffectAiToolkit } from "../src/index.js"
 
 const usage = { inputTokens: 1, outputTokens: 1, totalTokens: 2 }
@@ -293,6 +303,76 @@ describe("EffectAiModel", () => {
       ])
       // And @effect/ai accepts the messages as a Prompt.
       expect(Prompt.make(messages).content).toHaveLength(5)
+    }),
+  )
+
+  it.effect("every media part of a result group reaches the next user message once, with its bytes (property)", () =>
+    Effect.sync(() => {
+      const content = FastCheck.array(
+        FastCheck.oneof(
+          FastCheck.record({ type: FastCheck.constant("text" as const), text: FastCheck.string() }),
+          FastCheck.record({
+            type: FastCheck.constant("file" as const),
+            bytes: FastCheck.uint8Array({ maxLength: 64 }),
+            mime: FastCheck.constantFrom("image/png", "image/jpeg", "application/pdf"),
+          }),
+        ),
+        { maxLength: 5 },
+      )
+      FastCheck.assert(
+        FastCheck.property(FastCheck.array(content, { minLength: 1, maxLength: 4 }), (groups) => {
+          const toContent = (part: (typeof groups)[number][number]): LLM.ToolContent =>
+            part.type === "text"
+              ? part
+              : {
+                  type: "file",
+                  mime: part.mime,
+                  uri: `data:${part.mime};base64,${Buffer.from(part.bytes).toString("base64")}`,
+                }
+          const messages = EffectAiModel.toPromptMessages({
+            sessionID: "ses",
+            agent: "build",
+            tools: [],
+            messages: [
+              { role: "user", content: "go" },
+              {
+                role: "assistant",
+                id: "msg",
+                text: "",
+                toolCalls: groups.map((_, i) => ({ id: `c${i}`, name: "read", input: {} })),
+              },
+              ...groups.map((group, i): Model.Message => ({
+                role: "tool",
+                assistantMessageID: "msg",
+                callID: `c${i}`,
+                name: "read",
+                result: { type: "content", value: group.map(toContent) },
+              })),
+            ],
+          })
+          const files = groups.flat().filter((part) => part.type === "file")
+          const tool = messages[2] as Prompt.ToolMessageEncoded
+          expect(tool.content.map((part) => part.id)).toEqual(groups.map((_, i) => `c${i}`))
+          groups.forEach((group, i) => {
+            expect(tool.content[i]!.result).toBe(
+              group
+                .map((part) =>
+                  part.type === "text" ? part.text : `[file (${part.mime}) is attached in the next message]`,
+                )
+                .join("\n"),
+            )
+          })
+          if (files.length === 0) expect(messages).toHaveLength(3)
+          else {
+            expect(messages).toHaveLength(4)
+            const media = (messages[3] as Prompt.UserMessageEncoded).content as ReadonlyArray<Prompt.FilePartEncoded>
+            expect(media.map((part) => [part.mediaType, Array.from(part.data as Uint8Array)])).toEqual(
+              files.map((file) => [file.mime, Array.from(file.bytes)]),
+            )
+          }
+          expect(Prompt.make(messages).content).toHaveLength(messages.length)
+        }),
+      )
     }),
   )
 
