@@ -9,7 +9,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Fiber, Layer, Queue, Schema } from "effect"
+import { Context, Effect, FastCheck, Fiber, Layer, Queue, Schema } from "effect"
 import {
   Database,
   EventV2,
@@ -170,6 +170,25 @@ describe("literal saved approvals", () => {
       expect(yield* ask("per_e4", "/srv/a/../etc/*")).toBe("ask")
     }),
   )
+})
+
+describe("literal saved approvals: property", () => {
+  const unit = FastCheck.constantFrom(..."ab */?;&|$()`'\"\\\n-.~", "\u0000")
+  const commandText = FastCheck.array(unit, { minLength: 1, maxLength: 16 }).map((units) => units.join(""))
+  it("an allow saved as Wildcard.literal(t) allows t and asks for every other text", () => {
+    FastCheck.assert(
+      FastCheck.property(commandText, commandText, (saved, other) => {
+        const rules: PermissionV2.Ruleset = [{ action: "bash", resource: Wildcard.literal(saved), effect: "allow" }]
+        expect(PermissionV2.evaluate("bash", saved, [], rules).effect).toBe("allow")
+        const same = other.replaceAll("\\", "/") === saved.replaceAll("\\", "/")
+        expect(PermissionV2.evaluate("bash", other, [], rules).effect).toBe(same ? "allow" : "ask")
+        for (const extended of [`${saved} ; rm -f ../x`, `${saved}x`, ` ${saved}`]) {
+          expect(PermissionV2.evaluate("bash", extended, [], rules).effect).toBe("ask")
+        }
+      }),
+      { numRuns: 2000 },
+    )
+  })
 })
 
 describe("global approvals are per directory", () => {
