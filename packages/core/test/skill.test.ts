@@ -2,7 +2,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, FastCheck, Layer, Option } from "effect"
+import { Effect, FastCheck, Layer, Logger, Option } from "effect"
 import { Global, Location, SkillV2 } from "../src/index.js"
 import { tempDir } from "./support/location.js"
 
@@ -167,4 +167,32 @@ describe("SkillV2", () => {
       ),
     )
   })
+})
+
+describe("SkillV2.walk", () => {
+  it.scoped("lists files inside the directory and skips, with a warning, entries that resolve outside it", () =>
+    Effect.gen(function* () {
+      const root = yield* tempDir("toolgate-walk-")
+      const skill = path.join(root, "skill")
+      write(path.join(skill, "SKILL.md"), "x")
+      write(path.join(skill, "scripts", "run.sh"), "x")
+      write(path.join(root, "outside", "secret.txt"), "x")
+      fs.symlinkSync(path.join(root, "outside"), path.join(skill, "linked-dir"))
+      fs.symlinkSync(path.join(root, "outside", "secret.txt"), path.join(skill, "linked-file.txt"))
+      fs.symlinkSync(path.join(skill, "scripts", "run.sh"), path.join(skill, "alias.sh"))
+      const warnings: Array<string> = []
+      const logger = Logger.replace(
+        Logger.defaultLogger,
+        Logger.make(({ message }) => void warnings.push(String(Array.isArray(message) ? message[0] : message))),
+      )
+      const files = yield* SkillV2.walk(skill).pipe(Effect.provide(Layer.merge(NodeContext.layer, logger)))
+      expect(files.map((file) => path.relative(skill, file))).toEqual([
+        "SKILL.md",
+        "alias.sh",
+        path.join("scripts", "run.sh"),
+      ])
+      expect(warnings.some((warning) => warning.includes(path.join(skill, "linked-dir")))).toBe(true)
+      expect(warnings.some((warning) => warning.includes(path.join(skill, "linked-file.txt")))).toBe(true)
+    }),
+  )
 })
