@@ -1,7 +1,8 @@
 /**
  * Start-up of the built bins, as a user meets them: wall time of `toolgate --help` (to exit) and of the MCP
  * server's first `tools/list` answer (spawn → initialize → tools/list), each against `node -e 0` measured in the
- * same run. Targets: CLI usage ≤ 5× bare node; MCP first tools/list ≤ 400 ms.
+ * same run. Targets: CLI usage ≤ 5× bare node; MCP first tools/list ≤ 400 ms. Each process also reports its own
+ * CPU time (user + system): on a busy machine wall time mostly measures the wait for a core.
  *
  * Needs the build (`npx -y pnpm@12.21.0 build`; install runs it). Run: npx tsx bench/startup.ts
  */
@@ -21,24 +22,39 @@ for (const built of ["packages/cli/dist/main.js", "packages/mcp/dist/main.js"])
 const home = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "toolgate-bench-startup-")))
 const env = { ...process.env, XDG_DATA_HOME: path.join(home, "data"), XDG_CONFIG_HOME: path.join(home, "config") }
 
-const wall = (args: ReadonlyArray<string>): number => {
-  const start = performance.now()
-  const result = spawnSync(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"] })
-  const ms = performance.now() - start
-  if (result.status !== 0) throw new Error(`node ${args.join(" ")} exited ${result.status}: ${result.stderr}`)
-  return ms
+/** Preloaded into every measured process: prints the process's own CPU time on exit (stderr). */
+const CPU = `--import=data:text/javascript,process.on("exit",()=>{const u=process.cpuUsage();process.stderr.write("\\ncpu-ms "+(u.user+u.system)/1000+"\\n")})`
+const cpuOf = (stderr: string): number => Number(/cpu-ms ([\d.]+)/.exec(stderr)?.[1] ?? NaN)
+
+interface Sample {
+  readonly ms: number
+  readonly cpu: number
 }
 
-/** Spawns the MCP server and resolves with the ms until its answer to the first tools/list. */
-const firstToolsList = (directory: string): Promise<{ ms: number; tools: number }> =>
+const wall = (args: ReadonlyArray<string>): Sample => {
+  const start = performance.now()
+  const result = spawnSync(process.execPath, [CPU, ...args], {
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+    encoding: "utf8",
+  })
+  const ms = performance.now() - start
+  if (result.status !== 0) throw new Error(`node ${args.join(" ")} exited ${result.status}: ${result.stderr}`)
+  return { ms, cpu: cpuOf(result.stderr) }
+}
+
+/** Spawns the MCP server; resolves with the ms until its answer to the first tools/list, and its CPU time. */
+const firstToolsList = (directory: string): Promise<Sample & { readonly tools: number }> =>
   new Promise((resolve, reject) => {
     const start = performance.now()
-    const child = spawn(process.execPath, [mcpBin, "--dir", directory, "--data", path.join(home, "data")], {
+    const child = spawn(process.execPath, [CPU, mcpBin, "--dir", directory, "--data", path.join(home, "data")], {
       env,
       stdio: ["pipe", "pipe", "pipe"],
     })
     const send = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`)
     let buffer = ""
+    let stderr = ""
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
       buffer += chunk
       let newline: number
@@ -51,13 +67,15 @@ const firstToolsList = (directory: string): Promise<{ ms: number; tools: number 
           send({ jsonrpc: "2.0", id: 2, method: "tools/list", params: {} })
         } else if (message.id === 2) {
           const ms = performance.now() - start
-          child.kill()
-          resolve({ ms, tools: message.result?.tools?.length ?? 0 })
+          const tools = message.result?.tools?.length ?? 0
+          // Closing stdin ends the server; its exit hook then reports the CPU spent (shutdown included).
+          child.on("close", () => resolve({ ms, tools, cpu: cpuOf(stderr) }))
+          child.stdin.end()
+          setTimeout(() => child.kill(), 10_000).unref()
         }
       }
     })
     child.on("error", reject)
-    child.on("exit", (code) => code !== null && code !== 0 && reject(new Error(`toolgate-mcp exited ${code}`)))
     send({
       jsonrpc: "2.0",
       id: 1,
@@ -74,24 +92,30 @@ fs.writeFileSync(path.join(directory, "a.txt"), "alpha\n")
 
 wall(["-e", "0"]) // warm the file-system cache
 wall([cliBin, "--help"])
-const bare: Array<number> = []
-const help: Array<number> = []
-const mcp: Array<number> = []
+const bare: Array<Sample> = []
+const help: Array<Sample> = []
+const mcp: Array<Sample> = []
 let tools = 0
 for (let round = 0; round < ROUNDS; round++) {
   bare.push(wall(["-e", "0"]))
   help.push(wall([cliBin, "--help"]))
   const first = await firstToolsList(directory)
-  mcp.push(first.ms)
+  mcp.push(first)
   tools = first.tools
 }
 fs.rmSync(home, { recursive: true, force: true })
 
-const b = median(bare)
-const h = median(help)
-const m = median(mcp)
-console.log(`node -e 0               : ${b.toFixed(0)} ms (median of ${ROUNDS})`)
-console.log(`toolgate --help         : ${h.toFixed(0)} ms = ${(h / b).toFixed(1)}x bare node (target ≤ 5x)`)
-console.log(
-  `mcp first tools/list    : ${m.toFixed(0)} ms = ${(m / b).toFixed(1)}x bare node, ${tools} tools (target ≤ 400 ms)`,
-)
+const row = (name: string, samples: ReadonlyArray<Sample>, target: string) => {
+  const ms = median(samples.map((s) => s.ms))
+  const cpu = median(samples.map((s) => s.cpu))
+  const b = median(bare.map((s) => s.ms))
+  const bc = median(bare.map((s) => s.cpu))
+  console.log(
+    `${name.padEnd(22)} wall ${ms.toFixed(0).padStart(5)} ms = ${(ms / b).toFixed(1).padStart(4)}x bare` +
+      `   cpu ${cpu.toFixed(0).padStart(5)} ms = ${(cpu / bc).toFixed(1).padStart(4)}x bare   ${target}`,
+  )
+}
+console.log(`medians of ${ROUNDS} rounds`)
+row("node -e 0", bare, "")
+row("toolgate --help", help, "(target: ≤ 5x bare node)")
+row("mcp first tools/list", mcp, `(target: ≤ 400 ms wall; ${tools} tools; cpu includes shutdown)`)

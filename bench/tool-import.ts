@@ -36,30 +36,41 @@ if (settlement.result.value !== "hi") throw new Error("unexpected settlement")
 process.stdout.write(String(performance.now() - start))
 `
 
+/** Preloaded into every measured process: prints the process's own CPU time (user + system) on exit (stderr). */
+const CPU = `--import=data:text/javascript,process.on("exit",()=>{const u=process.cpuUsage();process.stderr.write("cpu-ms "+(u.user+u.system)/1000+"\\n")})`
+
 const wall = (args: ReadonlyArray<string>) => {
   const start = performance.now()
-  const result = spawnSync(process.execPath, args, { cwd: repo, encoding: "utf8" })
+  const result = spawnSync(process.execPath, [CPU, ...args], { cwd: repo, encoding: "utf8" })
   const ms = performance.now() - start
   if (result.status !== 0) throw new Error(`node exited ${result.status}: ${result.stderr}`)
-  return { ms, stdout: result.stdout }
+  return { ms, stdout: result.stdout, cpu: Number(/cpu-ms ([\d.]+)/.exec(result.stderr)?.[1] ?? NaN) }
 }
 const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 
 wall(["-e", "0"])
 wall(["--input-type=module", "-e", probe])
 const bare: Array<number> = []
+const bareCpu: Array<number> = []
 const whole: Array<number> = []
+const wholeCpu: Array<number> = []
 const inside: Array<number> = []
 for (let round = 0; round < ROUNDS; round++) {
-  bare.push(wall(["-e", "0"]).ms)
+  const baseline = wall(["-e", "0"])
+  bare.push(baseline.ms)
+  bareCpu.push(baseline.cpu)
   const run = wall(["--input-type=module", "-e", probe])
   whole.push(run.ms)
+  wholeCpu.push(run.cpu)
   inside.push(Number(run.stdout))
 }
 const b = median(bare)
 const w = median(whole)
-console.log(`node -e 0                          : ${b.toFixed(0)} ms (median of ${ROUNDS})`)
+const bc = median(bareCpu)
+const wc = median(wholeCpu)
+console.log(`medians of ${ROUNDS} rounds`)
+console.log(`node -e 0                          : wall ${b.toFixed(0)} ms, cpu ${bc.toFixed(0)} ms`)
 console.log(`import tool entry + one settlement : ${median(inside).toFixed(0)} ms inside the process`)
 console.log(
-  `whole process wall                 : ${w.toFixed(0)} ms = ${(w / b).toFixed(1)}x bare node (target ≤ 150 ms)`,
+  `whole process                      : wall ${w.toFixed(0)} ms = ${(w / b).toFixed(1)}x bare, cpu ${wc.toFixed(0)} ms = ${(wc / bc).toFixed(1)}x bare (target ≤ 150 ms wall)`,
 )
