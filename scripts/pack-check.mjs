@@ -236,7 +236,7 @@ if (!args.has("--no-pnpm")) {
     ].join("\n"),
   )
   install = Date.now()
-  const pnpm = run(PNPM[0], [...PNPM.slice(1), "install"], { cwd: consumer, timeout: 900_000 })
+  const pnpm = run(PNPM[0], [...PNPM.slice(1), "install", "--no-frozen-lockfile"], { cwd: consumer, timeout: 900_000 })
   if (
     check(`pnpm install of the tarballs (${((Date.now() - install) / 1000).toFixed(0)}s)`, pnpm.code === 0, pnpm.output)
   )
