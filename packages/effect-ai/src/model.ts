@@ -292,6 +292,28 @@ const recoverUnknownCalls = (
 }
 
 /**
+ * A short `ModelError` for a chunk `@effect/ai` refused: its message names the parts that do not decode (by type,
+ * and name for tool parts) instead of printing the whole decoding schema; the original error stays the cause.
+ */
+const refusedChunkError = (
+  error: AiError.AiError | Model.ModelError,
+  parts: ReadonlyArray<unknown>,
+  toolkit: Toolkit.WithHandler<Record<string, Tool.Any>>,
+): Model.ModelError => {
+  const decode = Schema.decodeUnknownEither(Response.StreamPart(toolkit))
+  const refused = parts
+    .filter((part) => Either.isLeft(decode(part)))
+    .map((part) =>
+      isRecord(part) ? `${String(part.type)}${typeof part.name === "string" ? ` ${part.name}` : ""}` : typeof part,
+    )
+  const what = refused.length === 0 ? "an undecodable chunk" : refused.join(", ")
+  return new Model.ModelError({
+    message: `LanguageModel.streamText: the provider streamed a part @effect/ai cannot decode: ${what}`,
+    cause: error,
+  })
+}
+
+/**
  * Builds the Model from the `LanguageModel` in context.
  *
  * A call to a tool name the model invented is not lost with the turn: `@effect/ai` decodes each streamed chunk
@@ -308,30 +330,27 @@ export const makeWith = (options: Options = {}): Effect.Effect<Model.Interface, 
     const mode = options.schemas ?? "strict"
     return Model.Service.of({
       stream: (request) => {
-        if (request.tools.length === 0) {
-          return language.streamText({ prompt: toPromptMessages(request) }).pipe(
-            Stream.mapError(toModelError),
-            Stream.mapConcatEffect((part) => fromStreamPart(part)),
-          )
-        }
         const byName = new Map(request.tools.map((definition) => [definition.name, definition]))
         const readInput: InputReader = (name, input) => {
           const definition = byName.get(name)
           return definition === undefined ? input : fromProviderInput(definition, input, mode)
         }
         const toolkit = advertised(request.tools, mode)
-        return language
-          .streamText({ prompt: toPromptMessages(request), toolkit, disableToolCallResolution: true })
-          .pipe(
-            Stream.mapConcatEffect((part) => fromStreamPart(part, readInput)),
-            Stream.catchAll((error) => {
-              const parts = failedChunk(error)
-              const recovered = parts === undefined ? undefined : recoverUnknownCalls(parts, toolkit, readInput)
-              return recovered === undefined
-                ? Stream.fail(toModelError(error))
-                : Stream.flattenIterables(Stream.fromEffect(recovered))
-            }),
-          )
+        const prompt = toPromptMessages(request)
+        // Without tools nothing is advertised; a call the model makes anyway is recovered like an unknown name.
+        const parts: Stream.Stream<Response.StreamPart<Record<string, Tool.Any>>, AiError.AiError> = request.tools
+          .length === 0
+          ? language.streamText({ prompt })
+          : language.streamText({ prompt, toolkit, disableToolCallResolution: true })
+        return parts.pipe(
+          Stream.mapConcatEffect((part) => fromStreamPart(part, readInput)),
+          Stream.catchAll((error) => {
+            const chunk = failedChunk(error)
+            const recovered = chunk === undefined ? undefined : recoverUnknownCalls(chunk, toolkit, readInput)
+            if (recovered !== undefined) return Stream.flattenIterables(Stream.fromEffect(recovered))
+            return Stream.fail(chunk === undefined ? toModelError(error) : refusedChunkError(error, chunk, toolkit))
+          }),
+        )
       },
     })
   })

@@ -235,6 +235,23 @@ describe("EffectAiModel", () => {
     }).pipe(Effect.provide(layer), Effect.scoped)
   })
 
+  it.live("with no tools advertised, a call the model makes anyway still reaches the Runner as a call", () => {
+    const layer = mockLanguageModel(
+      [() => [{ type: "tool-call", id: "x", name: "glob", params: { pattern: "*" } }, finish("tool-calls")]],
+      [],
+    )
+    return Effect.gen(function* () {
+      const model = yield* EffectAiModel.make
+      const events = yield* model
+        .stream({ sessionID: "s", agent: "build", messages: [{ role: "user", content: "hi" }], tools: [] })
+        .pipe(Stream.runCollect)
+      expect(Array.from(events)).toEqual([
+        { type: "tool-call", id: "x", name: "glob", input: { pattern: "*" } },
+        { type: "finish", reason: "tool-calls" },
+      ])
+    }).pipe(Effect.provide(layer))
+  })
+
   it.live("a malformed chunk without an unknown tool call still fails as Model.ModelError", () => {
     const layer = mockLanguageModel(
       [() => [{ type: "tool-call", id: "x", name: "glob", params: { pattern: "*" } }, { type: "bogus" } as never]],
@@ -247,6 +264,11 @@ describe("EffectAiModel", () => {
         .stream({ sessionID: "s", agent: "build", messages: [{ role: "user", content: "hi" }], tools: [definition] })
         .pipe(Stream.runDrain, Effect.flip)
       expect(error._tag).toBe("Model.ModelError")
+      // A short message naming what was refused; the full decoding error stays in the cause.
+      expect(error.message).toBe(
+        "LanguageModel.streamText: the provider streamed a part @effect/ai cannot decode: bogus",
+      )
+      expect(error.cause).toBeDefined()
     }).pipe(Effect.provide(layer))
   })
 
