@@ -251,3 +251,46 @@ describe("Location.layer", () => {
     }),
   )
 })
+
+describe("Project.bind (docs/trust/approvals.md)", () => {
+  const bound = (directory: string) =>
+    Effect.flatMap(Project.resolve(directory), (info) => Project.bind(info, directory))
+
+  it.scoped("records the first root commit; a claim of the id from another root falls back to its own root", () =>
+    Effect.gen(function* () {
+      const root = yield* tempDir()
+      const a = repo(path.join(root, "a"), "git@github.com:Org/A.git")
+      const first = yield* bound(a)
+      const id = sha1("git-remote:github.com/Org/A")
+      expect(first.id).toBe(id)
+      const sql = yield* SqlClient.SqlClient
+      const [row] = yield* sql<{ root_commit: string }>`SELECT root_commit FROM project WHERE id = ${id}`
+      expect(row!.root_commit).toBe(git(a, "rev-list", "--max-parents=0", "HEAD"))
+      const b = path.join(root, "b")
+      fs.mkdirSync(b)
+      git(b, "init", "-q")
+      fs.writeFileSync(path.join(b, "b.txt"), "different content")
+      git(b, "add", "b.txt")
+      git(b, "commit", "-q", "-m", "b")
+      git(b, "remote", "add", "origin", "https://github.com/Org/A")
+      const claimed = yield* bound(b)
+      expect(claimed.id).toBe(git(b, "rev-list", "--max-parents=0", "HEAD"))
+      expect(claimed.previous).toBeUndefined()
+    }).pipe(Effect.provide(Database.layerMemory)),
+  )
+
+  it.scoped("an id recorded without a root commit is accepted only from the same worktree, which then records it", () =>
+    Effect.gen(function* () {
+      const root = yield* tempDir()
+      const a = repo(path.join(root, "a"))
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`INSERT INTO project (id, worktree) VALUES ('legacy', ${a}), ('elsewhere', '/not/here')`
+      fs.writeFileSync(path.join(a, ".git", "toolgate"), "elsewhere")
+      expect((yield* bound(a)).id).toBe(git(a, "rev-list", "--max-parents=0", "HEAD"))
+      fs.writeFileSync(path.join(a, ".git", "toolgate"), "legacy")
+      expect((yield* bound(a)).id).toBe("legacy")
+      const [row] = yield* sql<{ root_commit: string }>`SELECT root_commit FROM project WHERE id = 'legacy'`
+      expect(row!.root_commit).toBe(git(a, "rev-list", "--max-parents=0", "HEAD"))
+    }).pipe(Effect.provide(Database.layerMemory)),
+  )
+})
