@@ -1,5 +1,5 @@
 /**
- * The `toolgate` command tree (`@effect/cli`): `demo`, `mcp` and `permissions list|revoke`.
+ * The `toolgate` command tree (`@effect/cli`): `demo`, `mcp` and `permissions list|revoke|explain`.
  *
  * @since 0.1.0
  */
@@ -70,6 +70,40 @@ const revoke = Command.make(
     ),
 ).pipe(Command.withDescription("Remove one saved approval"))
 
+const explain = Command.make(
+  "explain",
+  {
+    dir: Options.text("dir").pipe(
+      Options.withDescription("The project directory whose rules apply (default: the working directory)"),
+      Options.optional,
+    ),
+    agent: Options.text("agent").pipe(
+      Options.withDescription("The agent whose rules apply (default: the project's default agent)"),
+      Options.optional,
+    ),
+    data,
+    action: Args.text({ name: "ACTION" }).pipe(Args.withDescription("The permission action (read, edit, bash, …)")),
+    resources: Args.text({ name: "RESOURCE" }).pipe(
+      Args.withDescription("The resources; for bash, the command (quoted)"),
+      Args.atLeast(1),
+    ),
+  },
+  (options) =>
+    Effect.flatMap(Paths.existingDirectory(options.dir), (directory) =>
+      Effect.flatMap(
+        load(() => import("./explain.js")),
+        (Explain) =>
+          Explain.explain({
+            directory,
+            agent: options.agent,
+            data: options.data,
+            action: options.action,
+            resources: options.resources,
+          }),
+      ),
+    ),
+).pipe(Command.withDescription("Show every rule considered for a request, where it came from, and which one decided"))
+
 const mcp = Command.make(
   "mcp",
   {
@@ -101,9 +135,14 @@ const mcp = Command.make(
 
 const permissions = Command.make("permissions", {}, () =>
   Effect.fail(
-    new UsageError({ message: "permissions needs a subcommand: list or revoke (see toolgate permissions --help)" }),
+    new UsageError({
+      message: "permissions needs a subcommand: list, revoke or explain (see toolgate permissions --help)",
+    }),
   ),
-).pipe(Command.withDescription("Manage saved approvals"), Command.withSubcommands([list, revoke]))
+).pipe(
+  Command.withDescription("Manage saved approvals and explain decisions"),
+  Command.withSubcommands([list, revoke, explain]),
+)
 
 const toolgate = Command.make("toolgate", {}, () =>
   Effect.fail(new UsageError({ message: "missing command: demo, mcp or permissions (see toolgate --help)" })),
