@@ -248,10 +248,11 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
 
 /**
  * The raw parts of the chunk whose decoding failed, when the failure is `@effect/ai` rejecting a streamed chunk
- * (`MalformedOutput` caused by a `ParseError` whose actual value is the chunk).
+ * (a `MalformedOutput` from `LanguageModel` itself, caused by a `ParseError` whose actual value is the chunk).
  */
 const failedChunk = (error: AiError.AiError | Model.ModelError): ReadonlyArray<unknown> | undefined => {
-  if (error._tag !== "MalformedOutput" || !ParseResult.isParseError(error.cause)) return undefined
+  if (error._tag !== "MalformedOutput" || error.module !== "LanguageModel" || !ParseResult.isParseError(error.cause))
+    return undefined
   const actual = error.cause.issue.actual
   if (Chunk.isChunk(actual)) return Chunk.toReadonlyArray(actual)
   return Array.isArray(actual) ? actual : undefined
