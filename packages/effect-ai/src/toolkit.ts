@@ -83,8 +83,8 @@ const toTool = (definition: LLM.ToolDefinition, mode: EffectAiModel.SchemaMode):
  * the provider's call id, so every call settles under a fresh `call_…` id. A success is a `Settled` (the model
  * gets its `value`; programs also read `output` and `outputPaths`); error results are returned to the model as
  * tool failures (`isFailure: true`, the message as result); a `ToolOutputStore` failure is a defect, and so is a
- * declined permission (a user stop), exactly as `settle` delivers it. A call to a name outside the toolkit is
- * `@effect/ai`'s to refuse: its loop fails with `MalformedOutput` before any handler runs.
+ * declined permission (a user stop), exactly as `settle` delivers it. A call to a name outside the toolkit never
+ * reaches toolgate: `@effect/ai`'s loop looks it up itself and fails the whole request with `MalformedOutput`.
  */
 export const toToolkit = (
   materialization: ToolRegistry.Materialization,
