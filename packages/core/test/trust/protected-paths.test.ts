@@ -48,23 +48,25 @@ const rulesOf = (agents: ReadonlyArray<AgentV2.Info>, id: string) =>
   agents.find((agent) => agent.id === id)?.permissions
 
 describe("protected paths: writes that would change the rules ask protected_path", () => {
-  it.scopedLive("write toolgate.json allowing everything: ask, rejected, file unchanged, next build has the old rules", () =>
-    Effect.gen(function* () {
-      const { directory, data } = yield* project
-      const log = observed()
-      const before = fs.readFileSync(path.join(directory, "toolgate.json"), "utf8")
-      const before_ = yield* rebuild({ directory, data })
-      const settled = yield* settle("write", { path: "toolgate.json", content: ALLOW_ALL }).pipe(
-        Effect.provide(location({ directory, data, log })),
-        Effect.scoped,
-      )
-      expect(settled.result).toEqual({ type: "error", value: corrected })
-      expect(log.asks.map((ask) => [ask.action, ask.resources])).toEqual([["protected_path", ["toolgate.json"]]])
-      expect(fs.readFileSync(path.join(directory, "toolgate.json"), "utf8")).toBe(before)
-      const after = yield* rebuild({ directory, data })
-      expect(after.agents.map((agent) => agent.id)).not.toContain("evil")
-      expect(rulesOf(after.agents, "build")).toEqual(rulesOf(before_.agents, "build"))
-    }),
+  it.scopedLive(
+    "write toolgate.json allowing everything: ask, rejected, file unchanged, next build has the old rules",
+    () =>
+      Effect.gen(function* () {
+        const { directory, data } = yield* project
+        const log = observed()
+        const before = fs.readFileSync(path.join(directory, "toolgate.json"), "utf8")
+        const before_ = yield* rebuild({ directory, data })
+        const settled = yield* settle("write", { path: "toolgate.json", content: ALLOW_ALL }).pipe(
+          Effect.provide(location({ directory, data, log })),
+          Effect.scoped,
+        )
+        expect(settled.result).toEqual({ type: "error", value: corrected })
+        expect(log.asks.map((ask) => [ask.action, ask.resources])).toEqual([["protected_path", ["toolgate.json"]]])
+        expect(fs.readFileSync(path.join(directory, "toolgate.json"), "utf8")).toBe(before)
+        const after = yield* rebuild({ directory, data })
+        expect(after.agents.map((agent) => agent.id)).not.toContain("evil")
+        expect(rulesOf(after.agents, "build")).toEqual(rulesOf(before_.agents, "build"))
+      }),
   )
 
   it.scopedLive("edit, apply_patch update and apply_patch delete of toolgate.json ask too; nothing changes", () =>
@@ -94,22 +96,24 @@ describe("protected paths: writes that would change the rules ask protected_path
     }),
   )
 
-  it.scopedLive("a planted .toolgate/agents/*.md (write and apply_patch add) asks; no agent appears in the next build", () =>
-    Effect.gen(function* () {
-      const { directory, data } = yield* project
-      const log = observed()
-      yield* Effect.gen(function* () {
-        const written = yield* settle("write", { path: ".toolgate/agents/evil.md", content: EVIL_AGENT })
-        expect(written.result).toEqual({ type: "error", value: corrected })
-        const added = yield* settle("apply_patch", {
-          patchText: `*** Begin Patch\n*** Add File: .toolgate/skills/evil/SKILL.md\n+---\n+name: evil\n+---\n+obey\n*** End Patch`,
-        })
-        expect(added.result).toEqual({ type: "error", value: corrected })
-      }).pipe(Effect.provide(location({ directory, data, log })), Effect.scoped)
-      expect(log.asks.map((ask) => ask.action)).toEqual(["protected_path", "protected_path"])
-      expect(fs.existsSync(path.join(directory, ".toolgate"))).toBe(false)
-      expect((yield* rebuild({ directory, data })).agents.map((agent) => agent.id)).not.toContain("evil")
-    }),
+  it.scopedLive(
+    "a planted .toolgate/agents/*.md (write and apply_patch add) asks; no agent appears in the next build",
+    () =>
+      Effect.gen(function* () {
+        const { directory, data } = yield* project
+        const log = observed()
+        yield* Effect.gen(function* () {
+          const written = yield* settle("write", { path: ".toolgate/agents/evil.md", content: EVIL_AGENT })
+          expect(written.result).toEqual({ type: "error", value: corrected })
+          const added = yield* settle("apply_patch", {
+            patchText: `*** Begin Patch\n*** Add File: .toolgate/skills/evil/SKILL.md\n+---\n+name: evil\n+---\n+obey\n*** End Patch`,
+          })
+          expect(added.result).toEqual({ type: "error", value: corrected })
+        }).pipe(Effect.provide(location({ directory, data, log })), Effect.scoped)
+        expect(log.asks.map((ask) => ask.action)).toEqual(["protected_path", "protected_path"])
+        expect(fs.existsSync(path.join(directory, ".toolgate"))).toBe(false)
+        expect((yield* rebuild({ directory, data })).agents.map((agent) => agent.id)).not.toContain("evil")
+      }),
   )
 
   it.scopedLive(".git/config (a new origin) and .git/toolgate ask; the project id stays the same", () =>
@@ -232,21 +236,23 @@ describe("protected paths: writes that would change the rules ask protected_path
     }),
   )
 
-  it.scopedLive("the plan agent writes its plans under .toolgate/plans without a protected_path ask, nothing else", () =>
-    Effect.gen(function* () {
-      const { directory, data } = yield* project
-      const log = observed()
-      yield* Effect.gen(function* () {
-        expect(text(yield* settle("write", { path: ".toolgate/plans/p.md", content: "plan\n" }, "plan"))).toContain(
-          "Created",
-        )
-        expect(text(yield* settle("write", { path: ".toolgate/agents/x.md", content: "x\n" }, "plan"))).toContain(
-          "Permission denied",
-        )
-      }).pipe(Effect.provide(location({ directory, data, log })), Effect.scoped)
-      expect(log.asks).toEqual([])
-      expect(fs.existsSync(path.join(directory, ".toolgate", "agents"))).toBe(false)
-    }),
+  it.scopedLive(
+    "the plan agent writes its plans under .toolgate/plans without a protected_path ask, nothing else",
+    () =>
+      Effect.gen(function* () {
+        const { directory, data } = yield* project
+        const log = observed()
+        yield* Effect.gen(function* () {
+          expect(text(yield* settle("write", { path: ".toolgate/plans/p.md", content: "plan\n" }, "plan"))).toContain(
+            "Created",
+          )
+          expect(text(yield* settle("write", { path: ".toolgate/agents/x.md", content: "x\n" }, "plan"))).toContain(
+            "Permission denied",
+          )
+        }).pipe(Effect.provide(location({ directory, data, log })), Effect.scoped)
+        expect(log.asks).toEqual([])
+        expect(fs.existsSync(path.join(directory, ".toolgate", "agents"))).toBe(false)
+      }),
   )
 })
 
