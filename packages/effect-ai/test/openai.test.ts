@@ -1,12 +1,13 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { OpenAiClient, OpenAiLanguageModel } from "@effect/ai-openai"
+import { LanguageModel } from "@effect/ai"
 import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Location, Runner, SessionV2, ToolRegistry } from "@toolgate/core"
 import { Core } from "@toolgate/core/testing"
 import { Effect, Layer, Redacted } from "effect"
-import { EffectAiModel } from "../src/index.js"
+import { EffectAiModel, EffectAiToolkit } from "../src/index.js"
 import { openAiStrictViolations } from "../../core/test/support/openai-strict.js"
 import * as FakeOpenAi from "./support/fake-openai.js"
 
@@ -152,6 +153,43 @@ describe("EffectAiModel with @effect/ai-openai (strict by default)", () => {
       expect(String(media.content?.[0]?.image_url)).toMatch(/^data:image\/png;base64,/)
       // Not base64 text inside the function output.
       expect(String(input[outputAt]!.output)).not.toContain("base64")
+    }),
+  )
+})
+
+describe("EffectAiToolkit with @effect/ai-openai (strict by default)", () => {
+  it.scoped("generateText resolves a strict glob call through settle", () =>
+    Effect.gen(function* () {
+      const server = yield* FakeOpenAi.serve([
+        (body) => [
+          { type: "call", name: "glob", arguments: FakeOpenAi.strictArguments(body, "glob", { pattern: "*.txt" }) },
+        ],
+      ])
+      const provider = OpenAiLanguageModel.layer({ model: "gpt-4.1" }).pipe(
+        Layer.provide(OpenAiClient.layer({ apiKey: Redacted.make("sk-test"), apiUrl: server.url })),
+        Layer.provide(FetchHttpClient.layer),
+      )
+      const response = yield* Effect.gen(function* () {
+        const location = yield* Location.Service
+        fs.writeFileSync(path.join(location.directory, "hello.txt"), "hi\n")
+        const session = yield* (yield* SessionV2.Service).create({ agent: "build" })
+        const materialization = yield* (yield* ToolRegistry.Service).materialize([])
+        const { toolkit, handlers } = EffectAiToolkit.toToolkit(materialization, {
+          sessionID: session.id,
+          agent: "build",
+          assistantMessageID: "msg_toolkit",
+        })
+        return yield* LanguageModel.generateText({ prompt: "find txt files", toolkit }).pipe(Effect.provide(handlers))
+      }).pipe(Effect.provide(Layer.merge(provider, Core.layerTest({ permission: "once" }))))
+
+      expect(server.statuses).toEqual([200])
+      for (const tool of server.requests[0]!.tools ?? []) {
+        expect(tool.strict).toBe(true)
+        expect(openAiStrictViolations(tool.parameters)).toEqual([])
+      }
+      const [part] = response.toolResults
+      expect(part?.isFailure).toBe(false)
+      expect(String((part?.result as EffectAiToolkit.Settled).value)).toContain("hello.txt")
     }),
   )
 })

@@ -1,7 +1,7 @@
 /**
  * A loopback stand-in for OpenAI's Responses API, as much of it as `@effect/ai-openai` uses when it streams:
  * `POST /responses` with `stream: true` answers with server-sent events (`response.created`, output items, text
- * deltas, `response.completed`). Like OpenAI, it refuses a request whose strict function tools break the strict
+ * deltas, `response.completed`); without it, with the completed response as JSON. Like OpenAI, it refuses a request whose strict function tools break the strict
  * schema rules with a 400 `invalid_request_error`. Each turn of the script sees the request body it answers.
  * Every event it sends is checked against `@effect/ai-openai`'s own event schema (the client silently skips
  * events it cannot decode, so a wrong event would otherwise go unnoticed).
@@ -178,9 +178,11 @@ export const serve = (turns: ReadonlyArray<Turn>) =>
           }
           const script = turns[turn]
           const outputs = script === undefined ? [{ type: "text" as const, text: "(script ended)" }] : script(body)
+          const events = eventsOf(turn, outputs)
+          if (body.stream !== true) return answer(response, 200, events.at(-1)!.response)
           state.statuses.push(200)
           response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
-          for (const event of eventsOf(turn, outputs)) {
+          for (const event of events) {
             const decoded = decodeEvent(event)
             if (decoded._tag === "Left") state.undecodable.push(`${String(event.type)}: ${decoded.left.message}`)
             response.write(`event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`)
