@@ -55,21 +55,15 @@ export const authorize = (services: Services, identity: Identity, targets: Reado
 
     yield* permission.assert({ action: "edit", resources, save: ["*"], ...identity })
 
-    const protectedResources = [
-      ...new Set(
-        targets.filter((target) => protection.classify(target.canonical) !== undefined).map((t) => t.resource),
-      ),
-    ]
-    if (protectedResources.length > 0) {
+    const matches = targets.flatMap((target) => {
+      const match = protection.classify(target.canonical)
+      return match === undefined ? [] : [{ resource: target.resource, match }]
+    })
+    if (matches.length > 0) {
       yield* permission.assert({
         action: ProtectedPath.ACTION,
-        resources: protectedResources,
-        metadata: {
-          protected: targets
-            .map((target) => protection.classify(target.canonical))
-            .filter((match): match is ProtectedPath.Match => match !== undefined)
-            .map((match) => ({ path: match.path, entry: match.entry })),
-        },
+        resources: [...new Set(matches.map((item) => item.resource))],
+        metadata: { protected: matches.map(({ match }) => ({ path: match.path, entry: match.entry })) },
         ...identity,
       })
     }
