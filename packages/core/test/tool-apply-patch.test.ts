@@ -47,9 +47,11 @@ const registry = ToolRegistry.layer.pipe(
 const harness = (dir: string) => {
   const control: Control = { reads: 0, readsAtApproval: undefined, onRemove: undefined }
   const base = Layer.merge(wrappedFileSystem(control), locationLayer(dir))
-  // FileMutation removes through a verified directory descriptor, so the remove hook sits on its operations.
+  // FileMutation reads and removes through verified descriptors, so the read counter and the remove hook sit on its
+  // operations.
   const files = FileMutation.layerWith({
     ...FileMutation.io,
+    readAll: (handle) => Effect.suspend(() => ((control.reads += 1), FileMutation.io.readAll(handle))),
     unlinkIn: (directory, name) =>
       Effect.zipRight(
         control.onRemove?.(path.join(directory.path, name)) ?? Effect.void,

@@ -114,7 +114,8 @@ export const tool = Effect.gen(function* () {
       }
       const info = yield* fs.stat(target.canonical)
       if (info.type !== "File") return yield* failure(`Unable to apply patch at ${hunk.path}`)
-      const source = yield* fs.readFile(target.canonical)
+      // Through a verified descriptor: a path swapped for a link after approval cannot feed outside bytes in.
+      const source = yield* files.read({ target })
       const original = new TextDecoder("utf-8", { ignoreBOM: true }).decode(source)
       const before = original.replace(/^\uFEFF/, "")
       if (hunk.type === "delete")

@@ -9,7 +9,6 @@
  *
  * @since 0.1.0
  */
-import { FileSystem } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import * as FileDiff from "../values/file-diff.js"
 import * as FileMutation from "../world/file-mutation.js"
@@ -104,7 +103,6 @@ export const tool = Effect.gen(function* () {
   const permission = yield* PermissionV2.Service
   const mutation = yield* LocationMutation.Service
   const files = yield* FileMutation.Service
-  const fs = yield* FileSystem.FileSystem
   const gate = { permission, protection: yield* ProtectedPath.Service }
 
   const execute = (input: Input, context: Tool.Context): Effect.Effect<Output, LLM.ToolFailure> => {
@@ -115,8 +113,9 @@ export const tool = Effect.gen(function* () {
       const target = yield* mutation.resolve({ path: input.path, kind: "file" })
       yield* MutationGate.authorize(gate, identity, [target])
       // Content is read only after approval (read first, then edit), so neither a denied edit nor a file the agent
-      // may not read can reveal whether oldString matches.
-      const original = yield* fs.readFile(target.canonical)
+      // may not read can reveal whether oldString matches. The read goes through a verified descriptor, so a path
+      // swapped for a link after approval cannot feed outside bytes into the match.
+      const original = yield* files.read({ target })
       const bom = FileMutation.hasBom(original)
       const text = new TextDecoder().decode(bom ? original.subarray(3) : original)
       const adapt = text.includes("\r\n") ? (value: string) => toLf(value).replaceAll("\n", "\r\n") : toLf

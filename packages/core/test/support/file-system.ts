@@ -59,11 +59,21 @@ export const afterNextRead = (hook: Effect.Effect<void>) =>
   Effect.flatMap(FileSystemRecording, (recording) => Ref.set(recording.afterRead, hook))
 
 /**
- * FileMutation's descriptor operations with every content write recorded in `writes` (FileMutation writes through
- * verified descriptors, not `FileSystem.writeFile`). The recorded path is the file the bytes went to.
+ * FileMutation's descriptor operations with every content write recorded in `writes` and every content read counted
+ * in `reads` (FileMutation reads and writes through verified descriptors, not `FileSystem.readFile`/`writeFile`).
+ * The recorded path is the file the bytes went to.
  */
 export const io = (recording: Recording): FileMutation.Io => ({
   ...FileMutation.io,
+  // Reads through FileMutation count as reads too, and run the one-shot hook like `readFile`.
+  readAll: (handle) =>
+    Effect.tap(
+      Effect.zipRight(
+        Ref.update(recording.reads, (n) => n + 1),
+        FileMutation.io.readAll(handle),
+      ),
+      () => Effect.flatMap(Ref.getAndSet(recording.afterRead, undefined), (hook) => hook ?? Effect.void),
+    ),
   replaceContent: (handle, bytes) =>
     Effect.zipRight(
       Ref.update(recording.writes, (all) => [...all, handle.path]),
