@@ -1,0 +1,82 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { type Config, PermissionLint, Wildcard } from "../src/index.js"
+import { tempDir } from "./support/location.js"
+
+describe("PermissionLint", () => {
+  it.scoped("finds duplicates, shadowed rules, rules that never match, unknown actions and keys, broad approvals", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir("toolgate-lint-")
+      const first = path.join(dir, "a", "toolgate.json")
+      const second = path.join(dir, "toolgate.json")
+      fs.mkdirSync(path.dirname(first))
+      const firstInfo = {
+        permissions: [
+          { action: "bash", resource: "git status *", effect: "allow" },
+          { action: "bash", resource: "npm *", effect: "allow" },
+          { action: "external_directory", resource: "build/*", effect: "allow" },
+          { action: "bash", resource: "cat ~/notes", effect: "allow" },
+          { action: "reed", resource: "*", effect: "allow" },
+        ],
+      } satisfies Config.Info
+      const secondInfo = {
+        permissions: [
+          { action: "bash", resource: "npm *", effect: "allow" },
+          { action: "bash", resource: "*", effect: "deny" },
+          { action: "read", resource: "~/docs/*", effect: "allow" },
+        ],
+      } satisfies Config.Info
+      fs.writeFileSync(
+        first,
+        JSON.stringify({
+          permissions: [...firstInfo.permissions.slice(0, 4), { ...firstInfo.permissions[4], efect: "deny" }],
+        }),
+      )
+      fs.writeFileSync(second, JSON.stringify(secondInfo))
+      const documents: ReadonlyArray<Config.Document> = [
+        { type: "document", path: first, info: firstInfo },
+        { type: "document", path: second, info: secondInfo },
+      ]
+      const findings = PermissionLint.lint(documents, [
+        { id: "psv_1", projectID: "p", directory: "", action: "bash", resource: "*" },
+        { id: "psv_2", projectID: "p", directory: "", action: "bash", resource: `${Wildcard.literal("git commit")} *` },
+      ])
+      const codes = findings.map((f) => [f.level, f.code, f.where])
+      expect(codes).toEqual(
+        expect.arrayContaining([
+          ["warning", "shadowed", `${first} permissions[0]`],
+          ["warning", "duplicate", `${first} permissions[1]`],
+          ["error", "never-matches", `${first} permissions[2]`],
+          ["warning", "never-matches", `${first} permissions[3]`],
+          ["warning", "unknown-action", `${first} permissions[4]`],
+          ["error", "unknown-key", `${first} permissions[4]`],
+          ["warning", "broad-approval", "saved approval psv_1"],
+        ]),
+      )
+      // The last rules and the home-expanded read pattern are fine; a prefix approval is not "broad".
+      expect(findings.some((f) => f.where === `${second} permissions[1]`)).toBe(false)
+      expect(findings.some((f) => f.where === `${second} permissions[2]`)).toBe(false)
+      expect(findings.some((f) => f.where === "saved approval psv_2")).toBe(false)
+      expect(findings.find((f) => f.code === "duplicate")?.message).toBe(
+        `the same rule again at ${second} permissions[0]`,
+      )
+      expect(PermissionLint.render(findings).split("\n")[0]).toMatch(/^error /)
+      expect(PermissionLint.render([])).toBe("No problems found.")
+    }),
+  )
+
+  it("agent rules are linted on top of the top-level rules", () => {
+    const findings = PermissionLint.lint([
+      {
+        type: "document",
+        info: {
+          permissions: [{ action: "bash", resource: "ls *", effect: "allow" }],
+          agents: { build: { permissions: [{ action: "*", resource: "*", effect: "ask" }] } },
+        },
+      },
+    ])
+    expect(findings.map((f) => [f.code, f.where])).toEqual([["shadowed", "(config) permissions[0]"]])
+  })
+})
