@@ -5,7 +5,7 @@
  */
 import { Database } from "@toolgate/core"
 import { Cause, Runtime } from "effect"
-import { main } from "./server.js"
+import { main } from "./command.js"
 
 try {
   await main(process.argv.slice(2))

@@ -1,12 +1,15 @@
 /**
  * An MCP server exposing one Location's tools. `tools/list` comes from a fresh materialization under the configured
- * agent's rules, `tools/call` settles through the registry (our validation, permissions and bounding), and a
- * registration change is announced with `notifications/tools/list_changed` (polled, debounced). Permission asks go
- * to the client through elicitation when it supports it; otherwise they are refused with a message saying why —
- * an ask is never silently allowed.
+ * agent's rules, `tools/call` settles through the registry (our validation, permissions and bounding), and a change
+ * of the catalogue — a registration, or (with `run`) an edited configuration file — is announced with
+ * `notifications/tools/list_changed`, driven by the registry's change stream (no polling). Permission asks and the
+ * model's questions go to the user through elicitation when the client supports it; otherwise asks are refused with
+ * a message saying why — an ask is never silently allowed — and questions are dismissed. A call with a progress
+ * token reports the tool's progress and, while it waits (for a person or a long command), a heartbeat.
  *
  * @since 0.1.0
  */
+import * as fs from "node:fs"
 import * as path from "node:path"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
@@ -14,16 +17,17 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import {
   CallToolRequestSchema,
   type CallToolResult,
-  type ElicitRequestFormParams,
   ListToolsRequestSchema,
-  type Tool as McpTool,
+  type ServerNotification,
 } from "@modelcontextprotocol/sdk/types.js"
 import {
   AgentV2,
+  Config,
   Core,
   EventV2,
+  Global,
   Identifier,
-  type LLM,
+  Location,
   PermissionV2,
   QuestionV2,
   Runner,
@@ -31,18 +35,32 @@ import {
   Tool,
   ToolRegistry,
 } from "@toolgate/core"
-import { Cause, Deferred, Duration, Effect, Exit, Layer, Logger, Queue, Runtime, Schedule, type Scope } from "effect"
+import {
+  Cause,
+  Context,
+  Deferred,
+  Duration,
+  Effect,
+  Exit,
+  Layer,
+  Logger,
+  Queue,
+  Runtime,
+  Schedule,
+  Schema,
+  Scope,
+  Stream,
+} from "effect"
+import * as Prompts from "./prompts.js"
+import * as Tools from "./tools.js"
+
+export { askMessage, DECLINED_IN_CLIENT, NO_PROMPT } from "./prompts.js"
+export { toCallToolResult, toMcpContent, toMcpTool } from "./tools.js"
 
 /** The server's name in the MCP handshake. */
 export const NAME = "toolgate"
 /** The server's version in the MCP handshake. */
-export const VERSION = "0.1.0"
-
-/** Feedback given to the tool when an ask arrives and the client cannot answer permission prompts. */
-export const NO_PROMPT =
-  "this MCP client cannot answer permission prompts (it does not support elicitation); allow the action in the configured permission rules to use it"
-/** Feedback given to the tool when the user declines or cancels the elicitation. */
-export const DECLINED_IN_CLIENT = "declined in the MCP client"
+export const VERSION = "0.2.0"
 
 /** Options of `serve`. */
 export interface ServeOptions {
@@ -50,10 +68,10 @@ export interface ServeOptions {
   readonly transport?: Transport
   /** The agent whose rules filter the catalogue and answer asks (default: the Location's default agent). */
   readonly agent?: string
-  /** How often registrations are compared for `list_changed` (default 250 ms). */
-  readonly pollInterval?: Duration.DurationInput
-  /** How long a change must settle before one `list_changed` is sent (default 100 ms). */
+  /** How long a burst of catalogue changes must settle before one `list_changed` is sent (default 50 ms). */
   readonly debounce?: Duration.DurationInput
+  /** How often a running call with a progress token hears from us when the tool says nothing (default 5 s). */
+  readonly heartbeat?: Duration.DurationInput
 }
 
 /** The services `serve` needs: one Location as `Core.layerLocation` provides it. */
@@ -65,200 +83,296 @@ export type Requirements =
   | QuestionV2.Service
   | EventV2.Service
 
-/** A definition as an MCP tool (input schema only: our structured output travels as `structuredContent`). */
-export const toMcpTool = (definition: LLM.ToolDefinition): McpTool => ({
-  name: definition.name,
-  description: definition.description,
-  inputSchema: { type: "object", ...definition.inputSchema } as McpTool["inputSchema"],
-})
-
-type McpContent = CallToolResult["content"][number]
-
-const base64Of = (uri: string): string => uri.slice(uri.indexOf(",") + 1)
-
-/** Tool content as MCP content: text stays text, images and audio keep their kind, other files become resources. */
-export const toMcpContent = (part: LLM.ToolContent): McpContent => {
-  if (part.type === "text") return { type: "text", text: part.text }
-  const data = base64Of(part.uri)
-  if (part.mime.startsWith("image/")) return { type: "image", data, mimeType: part.mime }
-  if (part.mime.startsWith("audio/")) return { type: "audio", data, mimeType: part.mime }
-  return {
-    type: "resource",
-    resource: {
-      uri: `toolgate:file/${encodeURIComponent(part.name ?? "attachment")}`,
-      mimeType: part.mime,
-      blob: data,
-    },
-  }
-}
-
-const textOf = (value: unknown): string =>
-  typeof value === "string" ? value : (JSON.stringify(value) ?? String(value))
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
 /**
- * A settlement as an MCP result. Errors are `isError` text; an object structured output is `structuredContent`
- * (and, when the tool produced no content, also its JSON text, as MCP asks for compatibility).
+ * The agent named with `--agent` / `options.agent` does not exist in the Location.
+ *
+ * @since 0.2.0
  */
-export const toCallToolResult = (settlement: ToolRegistry.Settlement): CallToolResult => {
-  const { result, output } = settlement
-  if (result.type === "error") return { content: [{ type: "text", text: textOf(result.value) }], isError: true }
-  const structured = output?.structured
-  const content: Array<McpContent> =
-    output !== undefined && output.content.length > 0
-      ? output.content.map(toMcpContent)
-      : [{ type: "text", text: result.type === "json" ? textOf(result.value) : textOf(structured) }]
-  return isRecord(structured) ? { content, structuredContent: structured } : { content }
+export class UnknownAgentError extends Schema.TaggedError<UnknownAgentError>()("McpServer.UnknownAgentError", {
+  agent: Schema.String,
+  available: Schema.Array(Schema.String),
+}) {
+  override get message(): string {
+    return `unknown agent "${this.agent}"; the agents of this directory are: ${this.available.join(", ")}`
+  }
 }
 
 const failureText = (cause: Cause.Cause<unknown>): string => {
   if (Tool.isUserStop(cause) || Cause.isInterruptedOnly(cause)) return Runner.INTERRUPTED
   const failure = Cause.squash(cause)
-  return `Tool execution failed: ${failure instanceof Error ? failure.message : textOf(failure)}`
+  return `Tool execution failed: ${failure instanceof Error ? failure.message : Tools.textOf(failure)}`
 }
 
-const requestedSchema: ElicitRequestFormParams["requestedSchema"] = {
-  type: "object",
-  properties: {
-    decision: {
-      type: "string",
-      title: "Decision",
-      enum: ["once", "always", "reject"],
-      enumNames: ["Allow once", "Always allow", "Reject"],
-    },
-    feedback: { type: "string", title: "Feedback for the model (when rejecting)" },
-  },
-  required: ["decision"],
+/** One build of the Location the server answers from; `run` replaces it when configuration files change. */
+interface Generation {
+  readonly context: Context.Context<Requirements>
+  readonly agent: string
+  readonly sessionID: string
+  readonly rules: ReadonlyArray<ToolRegistry.VisibilityRule>
+  /** The action a call (by call id) waits for a person on, while it does. */
+  readonly waiting: Map<string, string>
+  inflight: number
+  retired: boolean
+  /** Closes the generation's own scope (generations built by `run`); `serve`'s is closed by its caller. */
+  readonly close?: Effect.Effect<void>
 }
+
+/** The protocol side of one connection: the MCP server and what every generation shares. */
+interface Connection {
+  readonly server: Server
+  current: Generation
+  readonly changed: Queue.Queue<void>
+}
+
+const answerPermission = (server: Server, request: PermissionV2.Request) =>
+  Effect.gen(function* () {
+    const permission = yield* PermissionV2.Service
+    const reply = (answer: { readonly reply: PermissionV2.Reply; readonly message?: string }) =>
+      Effect.ignore(permission.reply({ requestID: request.id, ...answer }))
+    if (server.getClientCapabilities()?.elicitation === undefined)
+      return yield* reply({ reply: "reject", message: Prompts.NO_PROMPT })
+    const elicited = yield* Effect.tryPromise(() =>
+      server.elicitInput({ message: Prompts.askMessage(request), requestedSchema: Prompts.permissionSchema }),
+    ).pipe(Effect.either)
+    if (elicited._tag === "Left")
+      return yield* reply({ reply: "reject", message: `the permission prompt failed: ${elicited.left.error}` })
+    return yield* reply(Prompts.permissionReply(elicited.right))
+  })
+
+const answerQuestion = (server: Server, request: QuestionV2.Request) =>
+  Effect.gen(function* () {
+    const questions = yield* QuestionV2.Service
+    if (server.getClientCapabilities()?.elicitation === undefined)
+      return yield* Effect.ignore(questions.reject(request.id))
+    const elicited = yield* Effect.tryPromise(() =>
+      server.elicitInput({
+        message: Prompts.questionMessage(request),
+        requestedSchema: Prompts.questionSchema(request),
+      }),
+    ).pipe(Effect.either)
+    const answers = elicited._tag === "Right" ? Prompts.questionAnswers(request, elicited.right) : undefined
+    return yield* Effect.ignore(
+      answers === undefined ? questions.reject(request.id) : questions.reply({ requestID: request.id, answers }),
+    )
+  })
 
 /**
- * The prompt shown to the user for one permission request: the action and every resource in full, then what
- * "Always allow" will save and where (so the user sees its breadth before choosing).
+ * Prepares a generation in the current Location: checks the agent, creates the session every call settles in,
+ * routes its asks and questions to the client and feeds registry changes to `changed`.
  */
-export const askMessage = (request: PermissionV2.Request): string =>
-  [`Allow ${request.action} on ${request.resources.join(", ")}?`, ...PermissionV2.describeAlways(request.always)].join(
-    "\n",
+const prepare = (
+  server: Server,
+  changed: Queue.Queue<void>,
+  agent: string | undefined,
+): Effect.Effect<Generation, UnknownAgentError, Requirements | Scope.Scope> =>
+  Effect.gen(function* () {
+    const agents = yield* AgentV2.Service
+    const events = yield* EventV2.Service
+    if (agent !== undefined && (yield* agents.get(agent)) === undefined) {
+      const available = (yield* agents.all()).filter((info) => !info.hidden).map((info) => info.id)
+      return yield* new UnknownAgentError({ agent, available })
+    }
+    const selection = yield* agents.select(agent)
+    const session = yield* (yield* SessionV2.Service).create({ agent: selection.id })
+    const waiting = new Map<string, string>()
+    const calls = new Map<string, string>()
+
+    const asked = yield* events.queue(PermissionV2.Event.Asked, PermissionV2.Event.Replied, QuestionV2.Event.Asked)
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.flatMap(
+          Queue.take(asked),
+          (envelope): Effect.Effect<void, never, Scope.Scope | PermissionV2.Service | QuestionV2.Service> => {
+            switch (envelope.type) {
+              case "permission.v2.asked": {
+                const request = envelope.data
+                if (request.sessionID !== session.id) return Effect.void
+                const callID = request.source?.callID
+                if (callID !== undefined) {
+                  waiting.set(callID, request.action)
+                  calls.set(request.id, callID)
+                }
+                return Effect.asVoid(Effect.forkScoped(answerPermission(server, request)))
+              }
+              case "permission.v2.replied": {
+                const callID = calls.get(envelope.data.requestID)
+                if (callID !== undefined) waiting.delete(callID)
+                calls.delete(envelope.data.requestID)
+                return Effect.void
+              }
+              case "question.v2.asked":
+                return envelope.data.sessionID === session.id
+                  ? Effect.asVoid(Effect.forkScoped(answerQuestion(server, envelope.data)))
+                  : Effect.void
+            }
+          },
+        ),
+      ),
+    )
+    const registry = yield* ToolRegistry.Service
+    yield* Effect.forkScoped(Stream.runForEach(registry.changes, () => Queue.offer(changed, undefined)))
+
+    const context = yield* Effect.context<Requirements>()
+    return {
+      context,
+      agent: selection.id,
+      sessionID: session.id,
+      rules: selection.info?.permissions ?? PermissionV2.denyAll,
+      waiting,
+      inflight: 0,
+      retired: false,
+    } satisfies Generation as Generation
+  })
+
+const materialize = (generation: Generation) =>
+  Effect.provide(
+    Effect.flatMap(ToolRegistry.Service, (registry) => registry.materialize(generation.rules)),
+    generation.context,
   )
 
-/**
- * Serves the current Location on `options.transport` until the client disconnects. All calls settle in one session
- * created for the configured agent.
- */
-export const serve = (options: ServeOptions = {}): Effect.Effect<void, never, Requirements | Scope.Scope> =>
+const fingerprint = (generation: Generation) =>
+  Effect.map(materialize(generation), (turn) =>
+    JSON.stringify(turn.definitions.map((definition) => Tools.toMcpTool(definition))),
+  )
+
+/** Ends a retired generation once its last call has settled. */
+const release = (generation: Generation): Effect.Effect<void> =>
+  generation.retired && generation.inflight === 0 && generation.close !== undefined ? generation.close : Effect.void
+
+/** Creates the MCP server and its handlers; they always answer from `connection.current`. */
+const open = <E, R>(
+  first: (server: Server, changed: Queue.Queue<void>) => Effect.Effect<Generation, E, R>,
+  options: ServeOptions,
+) =>
   Effect.gen(function* () {
-    const registry = yield* ToolRegistry.Service
-    const agents = yield* AgentV2.Service
-    const permission = yield* PermissionV2.Service
-    const questions = yield* QuestionV2.Service
-    const events = yield* EventV2.Service
-    const selection = yield* agents.select(options.agent)
-    const rules: ReadonlyArray<ToolRegistry.VisibilityRule> = selection.info?.permissions ?? PermissionV2.denyAll
-    const session = yield* (yield* SessionV2.Service).create({ agent: selection.id })
     const runtime = yield* Effect.runtime<never>()
     const run = <A>(effect: Effect.Effect<A>, signal?: AbortSignal) =>
       Runtime.runPromise(runtime)(effect, signal === undefined ? undefined : { signal })
-
     const server = new Server({ name: NAME, version: VERSION }, { capabilities: { tools: { listChanged: true } } })
-    const closed = yield* Deferred.make<void>()
-    server.onclose = () => Runtime.runSync(runtime)(Deferred.succeed(closed, undefined))
-
-    const materialize = registry.materialize(rules)
+    const changed = yield* Queue.unbounded<void>()
+    const connection: Connection = { server, changed, current: yield* first(server, changed) }
+    const heartbeat = Duration.decode(options.heartbeat ?? Duration.seconds(5))
 
     server.setRequestHandler(ListToolsRequestSchema, () =>
-      run(Effect.map(materialize, (turn) => ({ tools: turn.definitions.map(toMcpTool) }))),
+      run(Effect.map(materialize(connection.current), (turn) => ({ tools: turn.definitions.map(Tools.toMcpTool) }))),
     )
 
-    server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-      run(
-        Effect.flatMap(materialize, (turn) =>
-          turn.settle({
-            sessionID: session.id,
-            agent: selection.id,
-            assistantMessageID: Identifier.create("msg"),
-            call: { id: Identifier.create("call"), name: request.params.name, input: request.params.arguments ?? {} },
-          }),
-        ).pipe(
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+      const generation = connection.current
+      const callID = Identifier.create("call")
+      const token = extra._meta?.progressToken
+      let sent = 0
+      let last = Date.now()
+      const notify = (update: Tool.Progress) => {
+        if (token === undefined) return
+        sent = Math.max(sent + 1, update.progress ?? 0)
+        last = Date.now()
+        const notification: ServerNotification = {
+          method: "notifications/progress",
+          params: {
+            progressToken: token,
+            progress: sent,
+            ...(update.total === undefined ? {} : { total: update.total }),
+            message: update.message,
+          },
+        }
+        extra.sendNotification(notification).catch(() => undefined)
+      }
+      const started = Date.now()
+      const beat = Effect.sync(() => {
+        if (Date.now() - last < Duration.toMillis(heartbeat) * 0.9) return
+        const action = generation.waiting.get(callID)
+        const seconds = Math.round((Date.now() - started) / 1000)
+        notify({ message: action === undefined ? `running (${seconds}s)` : `waiting for permission: ${action}` })
+      })
+      const settle = Effect.flatMap(materialize(generation), (turn) =>
+        turn.settle({
+          sessionID: generation.sessionID,
+          agent: generation.agent,
+          assistantMessageID: Identifier.create("msg"),
+          call: { id: callID, name: request.params.name, input: request.params.arguments ?? {} },
+          ...(token === undefined ? {} : { progress: notify }),
+        }),
+      )
+      // The heartbeat fiber lives in the call's own scope, so it ends (is interrupted) with the call.
+      const withHeartbeat =
+        token === undefined
+          ? settle
+          : Effect.scoped(
+              Effect.zipRight(
+                Effect.forkScoped(
+                  Effect.repeat(beat, Schedule.spaced(Duration.millis(Duration.toMillis(heartbeat) / 4))),
+                ),
+                settle,
+              ),
+            )
+      return run(
+        Effect.suspend(() => {
+          generation.inflight++
+          return withHeartbeat
+        }).pipe(
           Effect.exit,
           Effect.map((exit): CallToolResult =>
             Exit.isSuccess(exit)
-              ? toCallToolResult(exit.value)
+              ? Tools.toCallToolResult(exit.value)
               : { content: [{ type: "text", text: failureText(exit.cause) }], isError: true },
+          ),
+          Effect.ensuring(
+            Effect.suspend(() => {
+              generation.inflight--
+              return release(generation)
+            }),
           ),
         ),
         extra.signal,
-      ),
-    )
+      )
+    })
 
-    const reply = (requestID: PermissionV2.ID, decision: PermissionV2.Reply, message?: string) =>
-      Effect.ignore(permission.reply({ requestID, reply: decision, ...(message === undefined ? {} : { message }) }))
-
-    /** Answers one ask through elicitation, or refuses it with a reason. */
-    const answer = (request: PermissionV2.Request) =>
-      Effect.gen(function* () {
-        if (server.getClientCapabilities()?.elicitation === undefined)
-          return yield* reply(request.id, "reject", NO_PROMPT)
-        const elicited = yield* Effect.tryPromise(() =>
-          server.elicitInput({ message: askMessage(request), requestedSchema }),
-        ).pipe(Effect.either)
-        if (elicited._tag === "Left")
-          return yield* reply(request.id, "reject", `the permission prompt failed: ${elicited.left.error}`)
-        const result = elicited.right
-        if (result.action !== "accept") return yield* reply(request.id, "reject", DECLINED_IN_CLIENT)
-        const decision = result.content?.["decision"]
-        const feedback = result.content?.["feedback"]
-        if (decision === "once" || decision === "always") return yield* reply(request.id, decision)
-        return yield* reply(
-          request.id,
-          "reject",
-          typeof feedback === "string" && feedback !== "" ? feedback : DECLINED_IN_CLIENT,
-        )
-      })
-
-    // Asks of our session go to the client; questions cannot be answered over MCP and are dismissed.
-    const asked = yield* events.queue()
+    // One list_changed per burst of changes, and only when what `tools/list` returns did change.
+    let announced = yield* fingerprint(connection.current)
+    const debounce = options.debounce ?? Duration.millis(50)
     yield* Effect.forkScoped(
       Effect.forever(
-        Effect.flatMap(Queue.take(asked), (envelope) => {
-          if (envelope.type === PermissionV2.Event.Asked.type) {
-            const request = envelope.data as PermissionV2.Request
-            return request.sessionID === session.id ? Effect.forkScoped(answer(request)) : Effect.void
-          }
-          if (envelope.type === QuestionV2.Event.Asked.type) {
-            const request = envelope.data as QuestionV2.Request
-            return request.sessionID === session.id ? Effect.ignore(questions.reject(request.id)) : Effect.void
-          }
-          return Effect.void
+        Effect.gen(function* () {
+          yield* Queue.take(changed)
+          yield* Effect.sleep(debounce)
+          yield* Queue.takeAll(changed)
+          const now = yield* fingerprint(connection.current)
+          if (now === announced) return
+          announced = now
+          yield* Effect.promise(() => server.sendToolListChanged().catch(() => undefined))
         }),
       ),
     )
+    return connection
+  })
 
-    // Registration changes: compare the advertised catalogue, and announce a burst of changes once.
-    const fingerprint = Effect.map(materialize, (turn) =>
-      JSON.stringify(
-        turn.definitions.map((definition) => [definition.name, definition.description, definition.inputSchema]),
-      ),
-    )
-    let announced = yield* fingerprint
-    const poll = Effect.gen(function* () {
-      if ((yield* fingerprint) === announced) return
-      yield* Effect.sleep(options.debounce ?? Duration.millis(100))
-      announced = yield* fingerprint
-      yield* Effect.promise(() => server.sendToolListChanged().catch(() => undefined))
-    })
-    yield* Effect.forkScoped(Effect.repeat(poll, Schedule.spaced(options.pollInterval ?? Duration.millis(250))))
-
-    let transport = options.transport
-    if (transport === undefined) {
-      transport = new StdioServerTransport()
+/** Connects `connection.server` to `transport` (stdio by default) and waits until the client disconnects. */
+const connect = (connection: Connection, transport: Transport | undefined) =>
+  Effect.gen(function* () {
+    const runtime = yield* Effect.runtime<never>()
+    const closed = yield* Deferred.make<void>()
+    connection.server.onclose = () => Runtime.runSync(runtime)(Deferred.succeed(closed, undefined))
+    let chosen = transport
+    if (chosen === undefined) {
+      chosen = new StdioServerTransport()
       // The stdio transport does not notice the client closing stdin: treat end of input as disconnection.
-      process.stdin.once("end", () => void server.close().catch(() => undefined))
+      process.stdin.once("end", () => void connection.server.close().catch(() => undefined))
     }
-    const connected = transport
-    yield* Effect.promise(() => server.connect(connected))
-    yield* Effect.addFinalizer(() => Effect.promise(() => server.close().catch(() => undefined)))
+    const connected = chosen
+    yield* Effect.promise(() => connection.server.connect(connected))
+    yield* Effect.addFinalizer(() => Effect.promise(() => connection.server.close().catch(() => undefined)))
     yield* Deferred.await(closed)
+  })
+
+/**
+ * Serves the current Location on `options.transport` until the client disconnects. All calls settle in one session
+ * created for the configured agent; an unknown agent fails with `UnknownAgentError` before anything is served.
+ */
+export const serve = (options: ServeOptions = {}): Effect.Effect<void, UnknownAgentError, Requirements | Scope.Scope> =>
+  Effect.gen(function* () {
+    const connection = yield* open((server, changed) => prepare(server, changed, options.agent), options)
+    yield* connect(connection, options.transport)
   })
 
 /** Options of `run`. */
@@ -267,61 +381,115 @@ export interface RunOptions extends Omit<ServeOptions, "transport"> {
   readonly directory: string
   /** The data directory (default `$XDG_DATA_HOME/toolgate`). */
   readonly data?: string
+  /** Rebuild the Location when one of its configuration files changes (default true). */
+  readonly watch?: boolean
 }
 
 /** Logs go to stderr: stdout is the protocol channel. */
 const stderrLogger = Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger))
 
+/** The configuration files and folders a Location reads, as directories to watch (recursively for `.toolgate`). */
+const watchedPaths = Effect.gen(function* () {
+  const location = yield* Location.Service
+  const global = yield* Global.Service
+  const directories = [...Config.projectChain(location), global.config]
+  return directories.flatMap((directory) => {
+    const folder = path.join(directory, Config.DIRECTORY_NAME)
+    return [
+      { path: directory, recursive: false },
+      ...(fs.existsSync(folder) ? [{ path: folder, recursive: true }] : []),
+    ]
+  })
+})
+
+const isConfigChange = (directory: string, file: string | null): boolean =>
+  file === null ||
+  path.basename(directory) === Config.DIRECTORY_NAME ||
+  (Config.FILE_NAMES as ReadonlyArray<string>).includes(file) ||
+  file === Config.DIRECTORY_NAME
+
+/** Calls `onChange` for every change to a configuration file of the Location, until the scope closes. */
+const watchConfiguration = (onChange: () => void) =>
+  Effect.gen(function* () {
+    for (const entry of yield* watchedPaths) {
+      yield* Effect.acquireRelease(
+        Effect.sync(() => {
+          try {
+            return fs.watch(entry.path, { recursive: entry.recursive, persistent: false }, (_, file) => {
+              if (isConfigChange(entry.path, file === null ? null : String(file))) onChange()
+            })
+          } catch {
+            return undefined
+          }
+        }),
+        (watcher) => Effect.sync(() => watcher?.close()),
+      )
+    }
+  })
+
 /**
  * Serves `directory` over stdio with its own process services until the client disconnects. stdout belongs to the
- * protocol from here on: `console.log` is redirected to stderr and logs go to stderr.
+ * protocol from here on: `console.log` is redirected to stderr and logs go to stderr. With `watch` (the default) an
+ * edited `toolgate.json`, `toolgate.jsonc` or `.toolgate/` rebuilds the Location: new calls use the new rules,
+ * calls in flight finish on the old ones, and `list_changed` is sent when the catalogue changed. A configuration
+ * that no longer loads keeps the previous one (with a warning on stderr).
  */
-export const run = (options: RunOptions): Effect.Effect<void> =>
-  Effect.zipRight(
-    Effect.sync(() => {
+/** Why `run` could not start: the Location could not be built, or the agent does not exist. */
+export type RunError =
+  | Layer.Layer.Error<ReturnType<typeof Core.layerLocation>>
+  | Layer.Layer.Error<ReturnType<typeof Core.layerProcess>>
+  | UnknownAgentError
+
+export const run = (options: RunOptions): Effect.Effect<void, RunError> =>
+  Effect.gen(function* () {
+    yield* Effect.sync(() => {
       console.log = console.error
-    }),
-    serve(options),
-  ).pipe(
-    Effect.scoped,
-    Effect.provide(
-      Core.layer({
-        directory: path.resolve(options.directory),
-        ...(options.data === undefined ? {} : { data: options.data }),
-      }).pipe(Layer.provide(stderrLogger)),
-    ),
-    Effect.provide(stderrLogger),
-    Effect.orDie,
-  )
+    })
+    const processContext = yield* Layer.build(
+      Core.layerProcess(options.data === undefined ? {} : { data: options.data }),
+    )
+    const location = Core.layerLocation({ directory: path.resolve(options.directory) })
+    const reloads = yield* Queue.sliding<void>(1)
 
-/** Usage text of `main`. */
-export const USAGE = "usage: toolgate-mcp [--dir DIR] [--agent NAME] [--data DIR]"
+    const build = (server: Server, changed: Queue.Queue<void>) =>
+      Effect.gen(function* () {
+        const scope = yield* Scope.make()
+        const built = yield* Effect.exit(
+          Effect.gen(function* () {
+            const context = yield* Layer.buildWithScope(location, scope)
+            const generation = yield* Effect.provide(
+              Effect.gen(function* () {
+                const prepared = yield* prepare(server, changed, options.agent)
+                if (options.watch !== false) yield* watchConfiguration(() => Queue.unsafeOffer(reloads, undefined))
+                return prepared
+              }),
+              Context.merge(context, Context.add(processContext, Scope.Scope, scope)),
+            )
+            return { ...generation, close: Scope.close(scope, Exit.void) } satisfies Generation as Generation
+          }).pipe(Effect.provide(processContext)),
+        )
+        if (Exit.isFailure(built)) yield* Scope.close(scope, Exit.void)
+        return yield* built
+      })
 
-/** Parses `--dir`, `--agent` and `--data` (the directory defaults to the working directory). */
-export const parseArgs = (argv: ReadonlyArray<string>): RunOptions | { readonly error: string } => {
-  const values: Record<string, string> = {}
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i]!
-    const key = { "--dir": "directory", "--agent": "agent", "--data": "data" }[flag]
-    const value = argv[i + 1]
-    if (key === undefined || value === undefined) return { error: `unexpected argument: ${flag}\n${USAGE}` }
-    values[key] = value
-    i++
-  }
-  return {
-    directory: values["directory"] ?? process.cwd(),
-    ...(values["agent"] === undefined ? {} : { agent: values["agent"] }),
-    ...(values["data"] === undefined ? {} : { data: values["data"] }),
-  }
-}
-
-/** The command-line entry: parses `argv` and serves over stdio until the client disconnects. */
-export const main = async (argv: ReadonlyArray<string>): Promise<void> => {
-  const options = parseArgs(argv)
-  if ("error" in options) {
-    process.stderr.write(`${options.error}\n`)
-    process.exitCode = 2
-    return
-  }
-  await Effect.runPromise(run(options))
-}
+    const connection = yield* open(build, options)
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.gen(function* () {
+          yield* Queue.take(reloads)
+          yield* Effect.sleep(options.debounce ?? Duration.millis(50))
+          const next = yield* Effect.either(build(connection.server, connection.changed))
+          if (next._tag === "Left") {
+            yield* Effect.logWarning(`configuration not reloaded: ${next.left.message}`)
+            return
+          }
+          const previous = connection.current
+          connection.current = next.right
+          previous.retired = true
+          yield* release(previous)
+          yield* Queue.offer(connection.changed, undefined)
+        }),
+      ),
+    )
+    yield* connect(connection, undefined)
+  }).pipe(Effect.scoped, Effect.provide(stderrLogger))

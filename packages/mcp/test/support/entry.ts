@@ -1,6 +1,7 @@
 /**
  * The MCP server as the tests run it: a real child process serving TOOLGATE_MCP_DIR over stdio, with its data in
- * TOOLGATE_MCP_DATA. Creating `<data>/register-now` registers an extra `echo` tool in the server's Location.
+ * TOOLGATE_MCP_DATA. Creating `<data>/register-now` registers an extra `echo` tool in the server's Location; the
+ * heartbeat is short so progress tests stay fast.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -32,7 +33,7 @@ const registerOnTrigger = Effect.gen(function* () {
 
 const program = Effect.gen(function* () {
   yield* Effect.forkScoped(registerOnTrigger)
-  yield* McpServer.serve({ pollInterval: "100 millis", debounce: "50 millis" })
+  yield* McpServer.serve({ heartbeat: "400 millis" })
 }).pipe(Effect.scoped, Effect.provide(Core.layer({ directory, data, memoryDatabase: true })))
 
 await Effect.runPromise(program)

@@ -1,0 +1,123 @@
+/**
+ * What the MCP server asks the user through elicitation: a permission decision (once, always, reject with feedback)
+ * and the model's questions (single or multiple choice, with an optional typed answer).
+ *
+ * @since 0.2.0
+ */
+import type { ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js"
+import { PermissionV2, type QuestionV2 } from "@toolgate/core"
+
+/**
+ * Feedback given to the tool when an ask arrives and the client cannot answer permission prompts.
+ *
+ * @since 0.1.0
+ */
+export const NO_PROMPT =
+  "this MCP client cannot answer permission prompts (it does not support elicitation); allow the action in the configured permission rules to use it"
+
+/**
+ * Feedback given to the tool when the user declines or cancels the elicitation.
+ *
+ * @since 0.1.0
+ */
+export const DECLINED_IN_CLIENT = "declined in the MCP client"
+
+/**
+ * The form of a permission prompt.
+ *
+ * @since 0.2.0
+ */
+export const permissionSchema: ElicitRequestFormParams["requestedSchema"] = {
+  type: "object",
+  properties: {
+    decision: {
+      type: "string",
+      title: "Decision",
+      enum: ["once", "always", "reject"],
+      enumNames: ["Allow once", "Always allow", "Reject"],
+    },
+    feedback: { type: "string", title: "Feedback for the model (when rejecting)" },
+  },
+  required: ["decision"],
+}
+
+/**
+ * The prompt shown to the user for one permission request: the action and every resource in full, then what
+ * "Always allow" will save and where (so the user sees its breadth before choosing).
+ *
+ * @since 0.1.0
+ */
+export const askMessage = (request: PermissionV2.Request): string =>
+  [`Allow ${request.action} on ${request.resources.join(", ")}?`, ...PermissionV2.describeAlways(request.always)].join(
+    "\n",
+  )
+
+/**
+ * The reply an elicitation result stands for.
+ *
+ * @since 0.2.0
+ */
+export const permissionReply = (
+  result: ElicitResult,
+): { readonly reply: PermissionV2.Reply; readonly message?: string } => {
+  if (result.action !== "accept") return { reply: "reject", message: DECLINED_IN_CLIENT }
+  const decision = result.content?.["decision"]
+  const feedback = result.content?.["feedback"]
+  if (decision === "once" || decision === "always") return { reply: decision }
+  return { reply: "reject", message: typeof feedback === "string" && feedback !== "" ? feedback : DECLINED_IN_CLIENT }
+}
+
+const key = (index: number) => `q${index + 1}`
+const customKey = (index: number) => `q${index + 1}_other`
+
+/**
+ * The form of a question request: one choice field per question (a multi-select for `multiple`), plus a free-text
+ * field where a typed answer is allowed.
+ *
+ * @since 0.2.0
+ */
+export const questionSchema = (request: QuestionV2.Request): ElicitRequestFormParams["requestedSchema"] => {
+  const properties: Record<string, ElicitRequestFormParams["requestedSchema"]["properties"][string]> = {}
+  request.questions.forEach((question, index) => {
+    const choices = question.options.map((option) => ({
+      const: option.label,
+      title: option.description === "" ? option.label : `${option.label} — ${option.description}`,
+    }))
+    properties[key(index)] =
+      question.multiple === true
+        ? { type: "array", title: question.header, description: question.question, items: { anyOf: choices } }
+        : { type: "string", title: question.header, description: question.question, oneOf: choices }
+    if (question.custom !== false) {
+      properties[customKey(index)] = { type: "string", title: `${question.header}: another answer (optional)` }
+    }
+  })
+  return { type: "object", properties }
+}
+
+/**
+ * The message above a question form.
+ *
+ * @since 0.2.0
+ */
+export const questionMessage = (request: QuestionV2.Request): string =>
+  request.questions.map((question) => question.question).join("\n")
+
+/**
+ * The answers an accepted question form gives, one list of labels per question; `undefined` when the user
+ * declined or cancelled (the question is then dismissed).
+ *
+ * @since 0.2.0
+ */
+export const questionAnswers = (
+  request: QuestionV2.Request,
+  result: ElicitResult,
+): ReadonlyArray<QuestionV2.Answer> | undefined => {
+  if (result.action !== "accept") return undefined
+  const content = result.content ?? {}
+  return request.questions.map((question, index) => {
+    const picked = content[key(index)]
+    const labels = Array.isArray(picked) ? picked.map(String) : typeof picked === "string" ? [picked] : []
+    const typed = content[customKey(index)]
+    return typeof typed === "string" && typed.trim() !== "" && question.custom !== false ? [...labels, typed] : labels
+  })
+}
