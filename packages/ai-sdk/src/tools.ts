@@ -2,13 +2,24 @@
  * A toolgate materialization as a Vercel AI SDK `ToolSet`. Every tool advertises our JSON Schema through
  * `jsonSchema()` (the SDK does not validate it: our codec does, at settle) and its `execute` settles through
  * `materialization.settle` on the caller's Effect runtime, so validation, permissions and output bounding stay ours.
- * A permission ask keeps `execute` pending until a client replies.
+ * `execute` is an async generator: the tool's progress reports arrive as preliminary results, the result last.
+ * A permission ask either keeps `execute` pending until a client replies (`approval: "in-process"`, the default) or
+ * becomes an AI SDK tool-approval request (`approval: "ai-sdk"`); see the package README for the bridge.
  *
  * @since 0.1.0
  */
-import { Runner, Tool, type LLM, type ToolRegistry } from "@toolgate/core"
-import { jsonSchema, type JSONSchema7, type StopCondition, tool, type ToolSet } from "ai"
-import { Cause, Effect, Exit, ManagedRuntime, Runtime } from "effect"
+import { EventV2, PermissionV2, Runner, Tool, type LLM, type ToolRegistry } from "@toolgate/core"
+import {
+  type GenericToolApprovalFunction,
+  jsonSchema,
+  type JSONSchema7,
+  type ModelMessage,
+  type StopCondition,
+  tool,
+  type ToolApprovalStatus,
+  type ToolSet,
+} from "ai"
+import { Cause, Deferred, Duration, Effect, Exit, ManagedRuntime, Option, Queue, Runtime, Schema } from "effect"
 
 /** Who settles: the session, agent and assistant message the calls belong to. */
 export interface Identity {
@@ -91,6 +102,88 @@ export const toModelOutput = (result: Exclude<LLM.ToolResultValue, { readonly ty
   }
 }
 
+/**
+ * A successful result as `execute` yields it last: our result value, plus the managed output files when bounding
+ * kept one (`outputPaths`, absolute paths the caller may read in full).
+ *
+ * @since 0.2.0
+ */
+export type Result = Exclude<LLM.ToolResultValue, { readonly type: "error" }> & {
+  readonly outputPaths?: ReadonlyArray<string>
+}
+
+/**
+ * A preliminary result: one progress report of the running call. `output` holds the output reported so far (its
+ * last `PRELIMINARY_OUTPUT_LIMIT` characters), so a UI that replaces the previous preliminary value loses nothing
+ * recent. The model never sees preliminary results.
+ *
+ * @since 0.2.0
+ */
+export interface Preliminary {
+  readonly type: "progress"
+  readonly message: string
+  readonly progress?: number
+  readonly total?: number
+  readonly output: string
+}
+
+/**
+ * What `execute` yields: preliminary values while the call runs, then one `Result`.
+ *
+ * @since 0.2.0
+ */
+export type Output = Result | Preliminary
+
+/**
+ * How many trailing characters of reported output a preliminary result carries.
+ *
+ * @since 0.2.0
+ */
+export const PRELIMINARY_OUTPUT_LIMIT = 65_536
+
+/**
+ * How asks reach a person. `in-process`: `execute` stays pending until someone replies through
+ * `PermissionV2.Service.reply` (a CLI, a server endpoint). `ai-sdk`: an ask raised before the call reports progress
+ * becomes an AI SDK tool-approval request, and the approval response answers it.
+ *
+ * @since 0.2.0
+ */
+export type ApprovalMode = "in-process" | "ai-sdk"
+
+/**
+ * Options of `toAiSdkTools`. `askTimeout` bounds how long one ask may stay unanswered (default 10 minutes;
+ * `"infinity"` waits forever); when it passes, the call is cancelled with a model-visible error.
+ *
+ * @since 0.2.0
+ */
+export interface Options {
+  readonly approval?: ApprovalMode
+  readonly askTimeout?: Duration.DurationInput
+}
+
+/**
+ * The default `askTimeout`.
+ *
+ * @since 0.2.0
+ */
+export const DEFAULT_ASK_TIMEOUT: Duration.Duration = Duration.minutes(10)
+
+/**
+ * An ask of the call stayed unanswered for `timeout`; the call was cancelled and the ask withdrawn.
+ *
+ * @since 0.2.0
+ */
+export class AskTimeoutError extends Schema.TaggedError<AskTimeoutError>()("AiSdkTools.AskTimeoutError", {
+  requestID: Schema.String,
+  action: Schema.String,
+  resources: Schema.Array(Schema.String),
+  timeout: Schema.String,
+}) {
+  override get message(): string {
+    return `Permission request ${this.requestID} (${this.action}: ${this.resources.join(", ")}) was not answered within ${this.timeout}; the tool call was cancelled`
+  }
+}
+
 const runExit = <A, E>(runtime: EffectRuntime, effect: Effect.Effect<A, E>, signal: AbortSignal | undefined) => {
   const options = signal === undefined ? undefined : { signal }
   return ManagedRuntime.isManagedRuntime(runtime)
@@ -101,43 +194,384 @@ const runExit = <A, E>(runtime: EffectRuntime, effect: Effect.Effect<A, E>, sign
 const messageOf = (value: unknown): string => (typeof value === "string" ? value : JSON.stringify(value))
 
 /**
- * Settles one call and translates the outcome for the SDK: a success returns our result value, a model-visible
- * error throws a `ToolError` carrying its message (the SDK turns it into a tool error the model sees), a user stop
- * throws `UserStopError`, an interruption (the SDK's abort signal) throws with the Runner's interruption text.
+ * The text an AI SDK approval request carries as its `reason`: our request id, what is asked, what `always` would
+ * save, and how to answer. UIs that want the structured request call `pendingAsk(tools, toolCallId)`.
+ *
+ * @since 0.2.0
  */
-const execute =
-  (materialization: ToolRegistry.Materialization, identity: Identity, runtime: EffectRuntime, name: string) =>
-  async (input: unknown, options: { readonly toolCallId: string; readonly abortSignal?: AbortSignal | undefined }) => {
-    const exit = await runExit(
-      runtime,
-      materialization.settle({ ...identity, call: { id: options.toolCallId, name, input } }),
-      options.abortSignal,
-    )
-    if (Exit.isSuccess(exit)) {
-      const { result } = exit.value
-      if (result.type === "error") throw new ToolError(messageOf(result.value))
-      return result
+export const describeAsk = (request: PermissionV2.Request): string =>
+  [
+    `toolgate permission ${request.id}: ${request.action} ${request.resources.join(", ")}`,
+    ...PermissionV2.describeAlways(request.always),
+    `Approve to allow once; approve with the reason "always" to save it; deny with a reason to tell the model why.`,
+  ].join("\n")
+
+/** What an AI SDK approval response for one tool call says, as our reply. */
+interface Decision {
+  readonly reply: PermissionV2.Reply
+  readonly message?: string
+}
+
+/**
+ * The first AI SDK approval response for `toolCallId` in `messages`, as our reply: approved → `once` (or `always`
+ * when its reason is "always"), denied → `reject` carrying the reason as the model-visible message (none when the
+ * reason is empty). `undefined` when the messages hold no response for the call.
+ *
+ * @since 0.2.0
+ */
+export const decisionFor = (messages: ReadonlyArray<ModelMessage>, toolCallId: string): Decision | undefined => {
+  const requested = new Set<string>()
+  for (const message of messages) {
+    if (message.role !== "assistant" || typeof message.content === "string") continue
+    for (const part of message.content) {
+      if (part.type === "tool-approval-request" && part.toolCallId === toolCallId) requested.add(part.approvalId)
     }
-    if (Tool.isUserStop(exit.cause)) throw new UserStopError()
-    if (Cause.isInterruptedOnly(exit.cause)) throw new ToolError(Runner.INTERRUPTED)
-    const failure = Cause.squash(exit.cause)
-    throw new ToolError(`Tool execution failed: ${failure instanceof Error ? failure.message : messageOf(failure)}`)
+  }
+  if (requested.size === 0) return undefined
+  for (const message of messages) {
+    if (message.role !== "tool") continue
+    for (const part of message.content) {
+      if (part.type !== "tool-approval-response" || !requested.has(part.approvalId)) continue
+      const reason = part.reason?.trim() ?? ""
+      if (part.approved) return { reply: reason.toLowerCase() === "always" ? "always" : "once" }
+      return reason === "" ? { reply: "reject" } : { reply: "reject", message: reason }
+    }
+  }
+  return undefined
+}
+
+/** One call in flight: its settlement, the progress reported so far and its first ask. */
+interface Running {
+  readonly toolCallId: string
+  readonly controller: AbortController
+  readonly reports: Array<Tool.Progress>
+  /** How `needsApproval` learns what happened first: the call settled, asked, or reported progress. */
+  readonly phase: Promise<"settled" | "asked" | "progress">
+  exit: Promise<Exit.Exit<ToolRegistry.Settlement, unknown>>
+  done: boolean
+  /** The first ask, when it came before any progress (the one an AI SDK approval answers). */
+  approval: PermissionV2.Request | undefined
+  answered: boolean
+  changed: Promise<void>
+  signal: () => void
+}
+
+/** The per-ToolSet state of the approval bridge. */
+interface Bridge {
+  readonly mode: ApprovalMode
+  readonly calls: Map<string, Running>
+  readonly start: (name: string, input: unknown, toolCallId: string) => Running
+  readonly reply: (running: Running, decision: Decision) => Promise<void>
+}
+
+const bridges = new WeakMap<ToolSet, Bridge>()
+
+const makeBridge = (
+  materialization: ToolRegistry.Materialization,
+  identity: Identity,
+  runtime: EffectRuntime,
+  options: Options,
+): Bridge => {
+  const mode = options.approval ?? "in-process"
+  const timeout = Duration.decode(options.askTimeout ?? DEFAULT_ASK_TIMEOUT)
+  const calls = new Map<string, Running>()
+
+  /** The settlement plus the ask watcher: asks of this call are reported and each is bounded by `timeout`. */
+  const settlement = (call: LLM.ToolCall, running: Running, onAsk: (request: PermissionV2.Request) => void) =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const settle = materialization.settle({
+          ...identity,
+          call,
+          progress: (update) => {
+            running.reports.push(update)
+            running.signal()
+          },
+        })
+        const events = yield* Effect.serviceOption(EventV2.Service)
+        if (Option.isNone(events)) return yield* settle
+        const timedOut = yield* Deferred.make<never, AskTimeoutError>()
+        const open = new Set<string>()
+        const queue = yield* events.value.queue(PermissionV2.Event.Asked, PermissionV2.Event.Replied)
+        const watch = (
+          envelope:
+            EventV2.EnvelopeOf<typeof PermissionV2.Event.Asked> | EventV2.EnvelopeOf<typeof PermissionV2.Event.Replied>,
+        ) => {
+          if (envelope.type === "permission.v2.replied") {
+            open.delete(envelope.data.requestID)
+            return Effect.void
+          }
+          const request = envelope.data
+          const source = request.source
+          if (
+            request.sessionID !== identity.sessionID ||
+            source?.callID !== call.id ||
+            source.messageID !== identity.assistantMessageID
+          ) {
+            return Effect.void
+          }
+          open.add(request.id)
+          onAsk(request)
+          const expire = Effect.suspend(() =>
+            open.has(request.id)
+              ? Deferred.fail(
+                  timedOut,
+                  new AskTimeoutError({
+                    requestID: request.id,
+                    action: request.action,
+                    resources: request.resources,
+                    timeout: Duration.format(timeout),
+                  }),
+                )
+              : Effect.void,
+          )
+          return Effect.asVoid(Effect.forkScoped(Effect.zipRight(Effect.sleep(timeout), expire)))
+        }
+        yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(queue), watch)))
+        return yield* Effect.raceFirst(settle, Deferred.await(timedOut))
+      }),
+    )
+
+  const start = (name: string, input: unknown, toolCallId: string): Running => {
+    let decide!: (phase: "settled" | "asked" | "progress") => void
+    let wake!: () => void
+    const running: Running = {
+      toolCallId,
+      controller: new AbortController(),
+      reports: [],
+      phase: new Promise((resolve) => (decide = resolve)),
+      exit: undefined as never,
+      done: false,
+      approval: undefined,
+      answered: false,
+      changed: new Promise((resolve) => (wake = resolve)),
+      signal: () => {
+        if (running.reports.length > 0) decide("progress")
+        const current = wake
+        running.changed = new Promise((resolve) => (wake = resolve))
+        current()
+      },
+    }
+    const onAsk = (request: PermissionV2.Request) => {
+      if (running.approval === undefined && running.reports.length === 0) {
+        running.approval = request
+        decide("asked")
+      }
+    }
+    running.exit = runExit(
+      runtime,
+      settlement({ id: toolCallId, name, input }, running, onAsk),
+      running.controller.signal,
+    ).then((exit) => {
+      running.done = true
+      decide("settled")
+      running.signal()
+      return exit
+    })
+    return running
   }
 
-/** Converts `materialization` into an AI SDK `ToolSet` whose calls settle under `identity` on `runtime`. */
+  const reply = async (running: Running, decision: Decision) => {
+    const request = running.approval
+    if (request === undefined || running.answered) return
+    running.answered = true
+    const permission = Effect.flatMap(Effect.serviceOption(PermissionV2.Service), (service) =>
+      Option.isNone(service)
+        ? Effect.void
+        : service.value
+            .reply({
+              requestID: request.id,
+              reply: decision.reply,
+              ...(decision.message === undefined ? {} : { message: decision.message }),
+            })
+            // The ask may already be gone (timed out, or cancelled with its call): its exit says what happened.
+            .pipe(Effect.catchTag("PermissionV2.NotFoundError", () => Effect.void)),
+    )
+    await runExit(runtime, permission, undefined)
+  }
+
+  return { mode, calls, start, reply }
+}
+
+/** Rejects every pending ask whose AI SDK approval was denied in `messages` (denied calls never reach `execute`). */
+const applyDenials = async (bridge: Bridge, messages: ReadonlyArray<ModelMessage>) => {
+  for (const running of Array.from(bridge.calls.values())) {
+    if (running.approval === undefined || running.answered) continue
+    const decision = decisionFor(messages, running.toolCallId)
+    if (decision?.reply !== "reject") continue
+    await bridge.reply(running, decision)
+    bridge.calls.delete(running.toolCallId)
+  }
+}
+
+const bridgeOf = (tools: ToolSet): Bridge => {
+  const bridge = bridges.get(tools)
+  if (bridge === undefined) throw new Error("AiSdkTools: this ToolSet was not made by toAiSdkTools")
+  return bridge
+}
+
+/**
+ * Answers the pending asks of `tools` from the AI SDK approval responses in `messages` where the SDK will not run
+ * the call: a denied approval rejects our ask (with its reason as the model-visible message). Call it with the
+ * messages a `useChat` client sent before passing them to `generateText`/`streamText`; `needsApproval`, the
+ * `toolApproval` function and `execute` also apply it whenever the SDK hands them messages.
+ *
+ * @since 0.2.0
+ */
+export const applyApprovals = (tools: ToolSet, messages: ReadonlyArray<ModelMessage>): Promise<void> =>
+  applyDenials(bridgeOf(tools), messages)
+
+/**
+ * The pending ask an AI SDK approval request of `tools` stands for, by tool call id (the structured form of the
+ * request's `reason`), or `undefined`.
+ *
+ * @since 0.2.0
+ */
+export const pendingAsk = (tools: ToolSet, toolCallId: string): PermissionV2.Request | undefined => {
+  const running = bridgeOf(tools).calls.get(toolCallId)
+  return running === undefined || running.answered ? undefined : running.approval
+}
+
+/**
+ * Starts the call (once) and waits until it settles, reports progress, or asks. An ask before any progress means
+ * the call needs approval; the settlement stays suspended on that ask until `execute` or a denial answers it.
+ */
+const resolveApproval = async (
+  bridge: Bridge,
+  name: string,
+  input: unknown,
+  toolCallId: string,
+  messages: ReadonlyArray<ModelMessage>,
+): Promise<PermissionV2.Request | undefined> => {
+  await applyDenials(bridge, messages)
+  let running = bridge.calls.get(toolCallId)
+  if (running === undefined) {
+    running = bridge.start(name, input, toolCallId)
+    bridge.calls.set(toolCallId, running)
+  }
+  const phase = await running.phase
+  return phase === "asked" ? running.approval : undefined
+}
+
+/**
+ * The `toolApproval` setting of `generateText`/`streamText` for `tools` made with `approval: "ai-sdk"`: a call whose
+ * first ask comes before any progress needs user approval, and the approval request's `reason` describes the ask
+ * (see `describeAsk`). Without it the tools' own `needsApproval` still raises the request, with no reason.
+ *
+ * @since 0.2.0
+ */
+export const toolApproval =
+  (tools: ToolSet): GenericToolApprovalFunction<ToolSet, never, unknown> =>
+  async ({ toolCall, messages }): Promise<ToolApprovalStatus> => {
+    const bridge = bridgeOf(tools)
+    if (bridge.mode !== "ai-sdk" || !Object.hasOwn(tools, toolCall.toolName)) return "not-applicable"
+    const request = await resolveApproval(bridge, toolCall.toolName, toolCall.input, toolCall.toolCallId, messages)
+    return request === undefined ? "not-applicable" : { type: "user-approval", reason: describeAsk(request) }
+  }
+
+/** The last `PRELIMINARY_OUTPUT_LIMIT` characters of `text`. */
+const tail = (text: string): string =>
+  text.length > PRELIMINARY_OUTPUT_LIMIT ? text.slice(text.length - PRELIMINARY_OUTPUT_LIMIT) : text
+
+/**
+ * Settles one call and translates the outcome for the SDK: progress reports are yielded as preliminary results, a
+ * success yields our result value (with `outputPaths`), a model-visible error throws a `ToolError` carrying its
+ * message (the SDK turns it into a tool error the model sees), a user stop throws `UserStopError`, an interruption
+ * (the SDK's abort signal) throws with the Runner's interruption text, an unanswered ask throws its timeout.
+ */
+const execute = (bridge: Bridge, name: string) =>
+  async function* (
+    input: unknown,
+    options: {
+      readonly toolCallId: string
+      readonly messages?: ReadonlyArray<ModelMessage>
+      readonly abortSignal?: AbortSignal | undefined
+    },
+  ): AsyncGenerator<Output, void, void> {
+    const messages = options.messages ?? []
+    await applyDenials(bridge, messages)
+    let running = bridge.calls.get(options.toolCallId)
+    if (running === undefined) {
+      running = bridge.start(name, input, options.toolCallId)
+      bridge.calls.set(options.toolCallId, running)
+    }
+    const current = running
+    const abort = () => current.controller.abort()
+    if (options.abortSignal?.aborted) abort()
+    options.abortSignal?.addEventListener("abort", abort, { once: true })
+    try {
+      // The SDK calls `execute` only for an approved call: answer the ask it approved (once, or always).
+      if (current.approval !== undefined && !current.answered) {
+        const decision = decisionFor(messages, options.toolCallId)
+        await bridge.reply(current, decision?.reply === "always" ? decision : { reply: "once" })
+      }
+      let seen = 0
+      let output = ""
+      for (;;) {
+        const changed = current.changed
+        while (seen < current.reports.length) {
+          const report = current.reports[seen++]!
+          if (report.output !== undefined) output = tail(output + report.output)
+          yield {
+            type: "progress",
+            message: report.message,
+            ...(report.progress === undefined ? {} : { progress: report.progress }),
+            ...(report.total === undefined ? {} : { total: report.total }),
+            output,
+          }
+        }
+        if (current.done) break
+        await changed
+      }
+      const exit = await current.exit
+      if (Exit.isSuccess(exit)) {
+        const { result, outputPaths } = exit.value
+        if (result.type === "error") throw new ToolError(messageOf(result.value))
+        yield outputPaths === undefined ? result : { ...result, outputPaths }
+        return
+      }
+      if (Tool.isUserStop(exit.cause)) throw new UserStopError()
+      if (Cause.isInterruptedOnly(exit.cause)) throw new ToolError(Runner.INTERRUPTED)
+      const failure = Cause.squash(exit.cause)
+      if (failure instanceof AskTimeoutError) throw new ToolError(failure.message)
+      throw new ToolError(`Tool execution failed: ${failure instanceof Error ? failure.message : messageOf(failure)}`)
+    } finally {
+      options.abortSignal?.removeEventListener("abort", abort)
+      if (bridge.calls.get(options.toolCallId) === current) bridge.calls.delete(options.toolCallId)
+    }
+  }
+
+/**
+ * Converts `materialization` into an AI SDK `ToolSet` whose calls settle under `identity` on `runtime`. With
+ * `approval: "ai-sdk"` the runtime must provide toolgate's services (a runtime built from `Core.layer`), and the
+ * tools declare `needsApproval`; pass `toolApproval(tools)` to `generateText`/`streamText` so the approval requests
+ * describe the ask.
+ */
 export const toAiSdkTools = (
   materialization: ToolRegistry.Materialization,
   identity: Identity,
   runtime: EffectRuntime = Runtime.defaultRuntime,
-): ToolSet =>
-  Object.fromEntries(
+  options: Options = {},
+): ToolSet => {
+  const bridge = makeBridge(materialization, identity, runtime, options)
+  const tools: ToolSet = Object.fromEntries(
     materialization.definitions.map((definition) => [
       definition.name,
       tool({
         description: definition.description,
         inputSchema: jsonSchema<unknown>(definition.inputSchema as JSONSchema7),
-        execute: execute(materialization, identity, runtime, definition.name),
-        toModelOutput: ({ output }) => toModelOutput(output) as never,
+        execute: execute(bridge, definition.name) as never,
+        ...(bridge.mode === "ai-sdk"
+          ? {
+              needsApproval: async (input: unknown, { toolCallId, messages }) =>
+                (await resolveApproval(bridge, definition.name, input, toolCallId, messages)) !== undefined,
+            }
+          : {}),
+        toModelOutput: ({ output }: { readonly output: Output }) =>
+          (output.type === "progress" ? { type: "text", value: output.message } : toModelOutput(output)) as never,
       }),
     ]),
   )
+  bridges.set(tools, bridge)
+  return tools
+}
