@@ -111,15 +111,24 @@ export const toResultPart = (
 
 const DATA_URI = /^data:([^;,]*)(;base64)?,(.*)$/s
 
-/** A media part of a tool result as an `@effect/ai` file part (bytes for data URIs, a URL otherwise). */
+/**
+ * A media part of a tool result as an `@effect/ai` file part: the bytes of a data URI, otherwise the URI as a URL
+ * (or as given when it does not parse).
+ *
+ * @since 0.2.0
+ */
 export const toFilePart = (file: LLM.ToolFileContent): Prompt.FilePartEncoded => {
   const match = DATA_URI.exec(file.uri)
+  const asUri = (): Prompt.FilePartEncoded["data"] => (URL.canParse(file.uri) ? new URL(file.uri) : file.uri)
   const data: Prompt.FilePartEncoded["data"] =
     match === null
-      ? new URL(file.uri)
+      ? asUri()
       : match[2] !== undefined
-        ? Either.getOrElse(Encoding.decodeBase64(match[3]!), () => new TextEncoder().encode(""))
-        : new TextEncoder().encode(decodeURIComponent(match[3]!))
+        ? Either.getOrElse(Encoding.decodeBase64(match[3]!), asUri)
+        : Either.getOrElse(
+            Either.try(() => new TextEncoder().encode(decodeURIComponent(match[3]!))),
+            asUri,
+          )
   return { type: "file", mediaType: file.mime, data, ...(file.name === undefined ? {} : { fileName: file.name }) }
 }
 
@@ -191,7 +200,11 @@ const fromProviderResult = (part: { readonly result: unknown; readonly isFailure
 const hasEntries = (value: object | undefined): value is Record<string, unknown> =>
   value !== undefined && Object.keys(value).length > 0
 
-/** Reads a tool call's input back for the Runner (e.g. strict `null`s removed); identity by default. */
+/**
+ * Reads a tool call's input back for the Runner (e.g. strict `null`s removed); identity by default.
+ *
+ * @since 0.2.0
+ */
 export type InputReader = (name: string, input: unknown) => unknown
 
 const asIs: InputReader = (_name, input) => input

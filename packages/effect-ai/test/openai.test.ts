@@ -189,7 +189,7 @@ describe("EffectAiToolkit with @effect/ai-openai (strict by default)", () => {
       }
       const [part] = response.toolResults
       expect(part?.isFailure).toBe(false)
-      expect(String((part?.result as EffectAiToolkit.Settled).value)).toContain("hello.txt")
+      expect(String((part!.result as EffectAiToolkit.Settled).value)).toContain("hello.txt")
     }),
   )
 })
