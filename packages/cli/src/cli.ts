@@ -1,5 +1,5 @@
 /**
- * The `toolgate` command tree (`@effect/cli`): `demo`, `mcp` and `permissions list|revoke|explain`.
+ * The `toolgate` command tree (`@effect/cli`): `demo`, `mcp` and `permissions list|revoke|explain|lint`.
  *
  * @since 0.1.0
  */
@@ -7,7 +7,7 @@ import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import { Effect, Option } from "effect"
-import { UsageError } from "./errors.js"
+import { CliError, UsageError } from "./errors.js"
 import * as Paths from "./paths.js"
 
 /** The CLI version (the package version). */
@@ -104,6 +104,24 @@ const explain = Command.make(
     ),
 ).pipe(Command.withDescription("Show every rule considered for a request, where it came from, and which one decided"))
 
+const lint = Command.make(
+  "lint",
+  {
+    dir: Options.text("dir").pipe(
+      Options.withDescription("The project directory whose rules are checked (default: the working directory)"),
+      Options.optional,
+    ),
+    data,
+  },
+  (options) =>
+    Effect.flatMap(Paths.existingDirectory(options.dir), (directory) =>
+      Effect.flatMap(
+        load(() => import("./lint.js")),
+        (Lint) => Lint.lint({ directory, data: options.data }),
+      ),
+    ),
+).pipe(Command.withDescription("Check permission rules and saved approvals for mistakes (exit 1 on errors)"))
+
 const mcp = Command.make(
   "mcp",
   {
@@ -126,7 +144,7 @@ const mcp = Command.make(
             directory,
             ...(Option.isSome(options.agent) ? { agent: options.agent.value } : {}),
             ...(Option.isSome(options.data) ? { data: options.data.value } : {}),
-          }),
+          }).pipe(Effect.mapError((error) => new CliError({ message: McpServer.describeFailure(error) }))),
       ),
     ),
 ).pipe(
@@ -136,12 +154,12 @@ const mcp = Command.make(
 const permissions = Command.make("permissions", {}, () =>
   Effect.fail(
     new UsageError({
-      message: "permissions needs a subcommand: list, revoke or explain (see toolgate permissions --help)",
+      message: "permissions needs a subcommand: list, revoke, explain or lint (see toolgate permissions --help)",
     }),
   ),
 ).pipe(
   Command.withDescription("Manage saved approvals and explain decisions"),
-  Command.withSubcommands([list, revoke, explain]),
+  Command.withSubcommands([list, revoke, explain, lint]),
 )
 
 const toolgate = Command.make("toolgate", {}, () =>

@@ -8,7 +8,9 @@
  * @since 0.2.0
  */
 import * as fs from "node:fs"
+import { Effect } from "effect"
 import * as jsonc from "jsonc-parser"
+import * as Builtins from "./agent-builtins.js"
 import type * as Config from "../place/config.js"
 import type * as PermissionSaved from "./permission-saved.js"
 import * as Wildcard from "../values/wildcard.js"
@@ -213,3 +215,14 @@ export const render = (findings: ReadonlyArray<Finding>): string =>
         .sort((a, b) => (a.level === b.level ? 0 : a.level === "error" ? -1 : 1))
         .map((finding) => `${finding.level} ${finding.code}: ${finding.where}: ${finding.message}`)
         .join("\n")
+
+/**
+ * Lints configuration entries as discovered (markdown agent files in configuration folders included).
+ *
+ * @since 0.2.0
+ */
+export const lintEntries = (
+  entries: ReadonlyArray<Config.Entry>,
+  saved: ReadonlyArray<PermissionSaved.Info> = [],
+): Effect.Effect<ReadonlyArray<Finding>> =>
+  Effect.map(Builtins.loadDocuments(entries), (documents) => lint(documents, saved))

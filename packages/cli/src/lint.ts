@@ -1,0 +1,41 @@
+/**
+ * `toolgate permissions lint [--dir D]`: the `PermissionLint` findings for a project's configuration (files, agent
+ * files) and its saved approvals. Exits 1 when any finding is an error.
+ *
+ * @since 0.2.0
+ */
+import { NodeContext } from "@effect/platform-node"
+import { Console, Effect, Layer, Option } from "effect"
+import { Config, Database, Global, Location, PermissionLint, PermissionSaved, Project } from "@toolgate/core"
+import { CliError } from "./errors.js"
+import { dataDirectory } from "./paths.js"
+
+/** Prints the findings; fails (exit 1) when there is an error among them. */
+export const lint = (options: {
+  readonly directory: string
+  readonly data: Option.Option<string>
+}): Effect.Effect<void, CliError> =>
+  Effect.gen(function* () {
+    const data = yield* dataDirectory(options.data, () => Global.fromEnvironment().data)
+    const global = Global.layerWith({ data })
+    const database = Database.layer.pipe(Layer.provide(global))
+    const location = Location.layer({ directory: options.directory }).pipe(
+      Layer.mapError((error) => new CliError({ message: `Cannot open ${options.directory}: ${String(error)}` })),
+      Layer.provide(database),
+    )
+    const config = Config.layer.pipe(
+      Layer.mapError((error) => new CliError({ message: error.message })),
+      Layer.provide(Layer.mergeAll(location, global, NodeContext.layer)),
+    )
+    const findings = yield* Effect.gen(function* () {
+      const entries = yield* (yield* Config.Service).entries()
+      const here = yield* Location.Service
+      const rows = yield* (yield* PermissionSaved.Service).list(Project.approvalScope(here.project.id, here.directory))
+      return yield* PermissionLint.lintEntries(entries, rows)
+    }).pipe(Effect.provide(Layer.mergeAll(config, location, PermissionSaved.layer.pipe(Layer.provide(database)))))
+    yield* Console.log(PermissionLint.render(findings))
+    const errors = findings.filter((finding) => finding.level === "error").length
+    if (errors > 0) {
+      return yield* new CliError({ message: `lint found ${errors} error${errors === 1 ? "" : "s"}` })
+    }
+  })
