@@ -24,6 +24,7 @@ import {
   AgentV2,
   Config,
   Core,
+  Database,
   EventV2,
   Global,
   Identifier,
@@ -374,6 +375,13 @@ export const serve = (options: ServeOptions = {}): Effect.Effect<void, UnknownAg
     const connection = yield* open((server, changed) => prepare(server, changed, options.agent), options)
     yield* connect(connection, options.transport)
   })
+
+/**
+ * A start-up failure in one line, with its causes and SQLite codes (for the command-line entries).
+ *
+ * @since 0.2.0
+ */
+export const describeFailure = (error: unknown): string => Database.describe(error)
 
 /** Options of `run`. */
 export interface RunOptions extends Omit<ServeOptions, "transport"> {
