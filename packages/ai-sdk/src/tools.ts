@@ -461,7 +461,7 @@ const resolveApproval = async (
  * @since 0.2.0
  */
 export const toolApproval =
-  (tools: ToolSet): GenericToolApprovalFunction<ToolSet, never, unknown> =>
+  (tools: ToolSet): GenericToolApprovalFunction<ToolSet, any, any> =>
   async ({ toolCall, messages }): Promise<ToolApprovalStatus> => {
     const bridge = bridgeOf(tools)
     if (bridge.mode !== "ai-sdk" || !Object.hasOwn(tools, toolCall.toolName)) return "not-applicable"
