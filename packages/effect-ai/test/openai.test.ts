@@ -4,7 +4,7 @@ import { OpenAiClient, OpenAiLanguageModel } from "@effect/ai-openai"
 import { LanguageModel } from "@effect/ai"
 import { FetchHttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Location, Runner, SessionV2, ToolRegistry } from "@toolgate/core"
+import { EventV2, Location, Runner, SessionV2, ToolRegistry } from "@toolgate/core"
 import { Core } from "@toolgate/core/testing"
 import { Effect, Layer, Redacted } from "effect"
 import { EffectAiModel, EffectAiToolkit } from "../src/index.js"
@@ -12,7 +12,7 @@ import { openAiStrictViolations } from "../../core/test/support/openai-strict.js
 import * as FakeOpenAi from "./support/fake-openai.js"
 
 /** The Runner on the real Core, driven by `@effect/ai-openai` (default config, so `strict: true`) at `url`. */
-const runnerLayer = (url: string, options: EffectAiModel.Options = {}) =>
+const runnerLayer = (url: string, options: EffectAiModel.Options = {}, core: Core.TestOptions = {}) =>
   Runner.layer.pipe(
     Layer.provideMerge(EffectAiModel.layerWith(options)),
     Layer.provideMerge(
@@ -21,7 +21,7 @@ const runnerLayer = (url: string, options: EffectAiModel.Options = {}) =>
         Layer.provide(FetchHttpClient.layer),
       ),
     ),
-    Layer.provideMerge(Core.layerTest({ permission: "once" })),
+    Layer.provideMerge(Core.layerTest({ permission: "once", ...core })),
   )
 
 const runIn = (server: FakeOpenAi.Server, prompt: string, options: EffectAiModel.Options = {}) =>
@@ -153,6 +153,43 @@ describe("EffectAiModel with @effect/ai-openai (strict by default)", () => {
       expect(String(media.content?.[0]?.image_url)).toMatch(/^data:image\/png;base64,/)
       // Not base64 text inside the function output.
       expect(String(input[outputAt]!.output)).not.toContain("base64")
+    }),
+  )
+})
+
+describe("EffectAiModel results for programs", () => {
+  it.scoped("a cut bash output: the success event carries outputPaths, the model gets the bounded text", () =>
+    Effect.gen(function* () {
+      const server = yield* FakeOpenAi.serve([
+        (body) => [
+          {
+            type: "call",
+            name: "bash",
+            arguments: FakeOpenAi.strictArguments(body, "bash", { command: "seq 1 3000" }),
+          },
+        ],
+        () => [{ type: "text", text: "Counted." }],
+      ])
+      const layer = runnerLayer(server.url, {}, { config: { tool_output: { max_lines: 50 } } })
+      const { exit, saved, contents } = yield* Effect.gen(function* () {
+        const saved: Array<ReadonlyArray<string>> = []
+        yield* (yield* EventV2.Service).listen((envelope) => {
+          if (envelope.data.outputPaths !== undefined) saved.push(envelope.data.outputPaths)
+        }, Runner.Event.Success)
+        const session = yield* (yield* SessionV2.Service).create({ agent: "build" })
+        const exit = yield* Effect.exit((yield* Runner.Service).run({ sessionID: session.id, prompt: "count" }))
+        // Read while the Location (and its data directory) is still open.
+        const contents = saved.flat().map((file) => fs.readFileSync(file, "utf8"))
+        return { exit, saved, contents }
+      }).pipe(Effect.provide(layer))
+      if (exit._tag === "Failure") throw new Error(`run failed: ${String(exit.cause)}`)
+      expect(saved).toHaveLength(1)
+      const file = saved[0]![0]!
+      const seq = Array.from({ length: 3000 }, (_, i) => i + 1).join("\n")
+      expect(contents[0]!.startsWith(`${seq}\n`)).toBe(true)
+      const output = JSON.parse(FakeOpenAi.callOutputs(server.requests[1]!).get("call_0_0")!) as string
+      expect(output).toContain(file)
+      expect(output.split("\n").length).toBeLessThan(200)
     }),
   )
 })
