@@ -14,6 +14,7 @@ import * as jsonc from "jsonc-parser"
 import * as YAML from "yaml"
 import * as Global from "../system/global.js"
 import * as Location from "./location.js"
+import * as Wildcard from "../values/wildcard.js"
 import * as ProtectedPath from "./protected-path.js"
 
 /**
@@ -27,6 +28,57 @@ export const PermissionRule = Schema.Struct({
   effect: Schema.Literal("allow", "deny", "ask"),
   ignore_case: Schema.optional(Schema.Boolean),
 })
+
+interface RawRule {
+  readonly action?: unknown
+  readonly resource?: unknown
+  readonly effect?: unknown
+  readonly ignore_case?: unknown
+  readonly examples?: { readonly match?: unknown; readonly notMatch?: unknown }
+}
+
+const strings = (value: unknown): ReadonlyArray<string> =>
+  Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : []
+
+/**
+ * The first failing rule example of a document (`examples: { match: [...], notMatch: [...] }` on a rule, resources
+ * the rule must and must not match), read from the raw document: where, and why. See docs/shell.md.
+ */
+const failingExample = (value: unknown): string | undefined => {
+  const check = (rules: unknown, where: string): string | undefined => {
+    if (!Array.isArray(rules)) return undefined
+    for (const [i, raw] of rules.entries()) {
+      if (raw === null || typeof raw !== "object") continue
+      const rule = raw as RawRule
+      if (typeof rule.resource !== "string" || rule.examples === undefined || rule.examples === null) continue
+      const pattern = rule.resource
+      const matches = (resource: string) =>
+        rule.ignore_case === true ? exampleMatcher.match(resource, pattern) : Wildcard.match(resource, pattern)
+      const describe = `${String(rule.action)} ${JSON.stringify(pattern)} ${String(rule.effect)}`
+      for (const example of strings(rule.examples.match)) {
+        if (!matches(example))
+          return `${where}.${i}.examples.match: the rule ${describe} does not match ${JSON.stringify(example)}`
+      }
+      for (const example of strings(rule.examples.notMatch)) {
+        if (matches(example))
+          return `${where}.${i}.examples.notMatch: the rule ${describe} matches ${JSON.stringify(example)}`
+      }
+    }
+    return undefined
+  }
+  if (value === null || typeof value !== "object") return undefined
+  const document = value as { readonly permissions?: unknown; readonly agents?: unknown }
+  const top = check(document.permissions, "permissions")
+  if (top !== undefined) return top
+  if (document.agents === null || typeof document.agents !== "object") return undefined
+  for (const [id, agent] of Object.entries(document.agents as Record<string, { readonly permissions?: unknown }>)) {
+    const found = check(agent?.permissions, `agents.${id}.permissions`)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+const exampleMatcher = Wildcard.make({ caseInsensitive: true })
 
 const PositiveInt = Schema.Int.pipe(Schema.positive())
 
@@ -216,10 +268,15 @@ export const parseDocument = (file: string, text: string): Either.Either<Documen
     }
   }
   return Schema.decodeUnknownEither(Info)(value, { errors: "all", onExcessProperty: "ignore" }).pipe(
-    Either.map((info): Document => ({ type: "document", path: file, info })),
     Either.mapLeft(
       (error) => new InvalidError({ path: file, message: `Invalid config in ${file} at ${describeIssues(error)}` }),
     ),
+    Either.flatMap((info) => {
+      const failed = failingExample(value)
+      return failed === undefined
+        ? Either.right<Document>({ type: "document", path: file, info })
+        : Either.left(new InvalidError({ path: file, message: `Invalid config in ${file} at ${failed}` }))
+    }),
   )
 }
 
