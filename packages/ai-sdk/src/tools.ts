@@ -252,6 +252,10 @@ interface Running {
   /** The first ask, when it came before any progress (the one an AI SDK approval answers). */
   approval: PermissionV2.Request | undefined
   answered: boolean
+  /** Set when the approval responses seen so far approve this call; `execute` answers it. */
+  approved: boolean
+  /** A denial waiting until every approved call has its answer (a reject also rejects the session's other asks). */
+  denial: Decision | undefined
   changed: Promise<void>
   signal: () => void
 }
@@ -344,6 +348,8 @@ const makeBridge = (
       done: false,
       approval: undefined,
       answered: false,
+      approved: false,
+      denial: undefined,
       changed: new Promise((resolve) => (wake = resolve)),
       signal: () => {
         if (running.reports.length > 0) decide("progress")
@@ -393,13 +399,29 @@ const makeBridge = (
   return { mode, calls, start, reply }
 }
 
-/** Rejects every pending ask whose AI SDK approval was denied in `messages` (denied calls never reach `execute`). */
+/**
+ * Reads the AI SDK approval responses in `messages` for every pending ask: an approved call is marked (its
+ * `execute` answers it), a denied call is rejected (denied calls never reach `execute`). A reject also rejects the
+ * session's other pending asks, so denials wait until every approved call of the same responses has been answered.
+ */
 const applyDenials = async (bridge: Bridge, messages: ReadonlyArray<ModelMessage>) => {
-  for (const running of Array.from(bridge.calls.values())) {
+  for (const running of bridge.calls.values()) {
     if (running.approval === undefined || running.answered) continue
     const decision = decisionFor(messages, running.toolCallId)
-    if (decision?.reply !== "reject") continue
-    await bridge.reply(running, decision)
+    if (decision === undefined) continue
+    if (decision.reply === "reject") running.denial = decision
+    else running.approved = true
+  }
+  await flushDenials(bridge)
+}
+
+/** Sends the waiting denials once no approved call is left unanswered. */
+const flushDenials = async (bridge: Bridge) => {
+  const calls = Array.from(bridge.calls.values())
+  if (calls.some((running) => running.approved && !running.answered)) return
+  for (const running of calls) {
+    if (running.denial === undefined || running.answered) continue
+    await bridge.reply(running, running.denial)
     bridge.calls.delete(running.toolCallId)
   }
 }
@@ -504,6 +526,7 @@ const execute = (bridge: Bridge, name: string) =>
       if (current.approval !== undefined && !current.answered) {
         const decision = decisionFor(messages, options.toolCallId)
         await bridge.reply(current, decision?.reply === "always" ? decision : { reply: "once" })
+        await flushDenials(bridge)
       }
       let seen = 0
       let output = ""

@@ -252,6 +252,64 @@ describe("AiSdkTools approval: ai-sdk", () => {
     }).pipe(Effect.provide(askForEdits), Effect.scoped),
   )
 
+  it.live("one approved and one denied call in the same response: the denial does not take the approval down", () =>
+    Effect.gen(function* () {
+      const { file, tools, asked, replied } = yield* setup()
+      const other = path.join(path.dirname(file), "other.txt")
+      fs.writeFileSync(other, "other\n")
+      const model = scripted([
+        () => [
+          call("c_keep", "write", { path: "other.txt", content: "kept\n" }),
+          call("c_deny", "write", { path: "hello.txt", content: "bye\n" }),
+        ],
+        () => [{ type: "text", text: "One of two." }],
+      ])
+      const first = yield* generate(model, tools, prompt)
+      const requests = first.content.filter((part) => part.type === "tool-approval-request") as Array<ApprovalRequest>
+      expect(requests.map((request) => request.toolCall.toolCallId)).toEqual(["c_keep", "c_deny"])
+      expect(asked.map((request) => request.resources)).toEqual([["other.txt"], ["hello.txt"]])
+      const byCall = Object.fromEntries(requests.map((request) => [request.toolCall.toolCallId, request.approvalId]))
+      // No applyApprovals here: the SDK's own approval check hands the bridge these messages.
+      const second = yield* generate(model, tools, [
+        ...prompt,
+        ...first.response.messages,
+        {
+          role: "tool",
+          content: [
+            { type: "tool-approval-response", approvalId: byCall["c_deny"]!, approved: false, reason: "not that one" },
+            { type: "tool-approval-response", approvalId: byCall["c_keep"]!, approved: true },
+          ],
+        },
+      ])
+      expect(replied).toEqual(["once", "reject"])
+      expect(fs.readFileSync(other, "utf8")).toBe("kept\n")
+      expect(fs.readFileSync(file, "utf8")).toBe("hello\n")
+      expect(second.text).toBe("One of two.")
+      const seen = toolResults(model.doGenerateCalls[1]!)
+      expect(seen["c_keep"]).toMatchObject({ type: "text" })
+      expect(seen["c_deny"]).toEqual({ type: "execution-denied", reason: "not that one" })
+    }).pipe(Effect.provide(askForEdits), Effect.scoped),
+  )
+
+  it.live("a result that bounding kept in a managed file carries outputPaths; the model reads the bounded text", () =>
+    Effect.gen(function* () {
+      yield* (yield* ToolRegistry.Service).register({ lines })
+      const { tools } = yield* setup({ approval: "in-process" })
+      const model = scripted([() => [call("c_lines", "lines", { count: 5000 })], () => [{ type: "text", text: "ok" }]])
+      const result = yield* Effect.promise(() => generateText({ model, tools, prompt, stopWhen: stepCountIs(3) }))
+      const part = result.steps[0]!.content.find((entry) => entry.type === "tool-result") as {
+        output: AiSdkTools.Result
+      }
+      const paths = part.output.outputPaths ?? []
+      expect(paths).toHaveLength(1)
+      expect(fs.readFileSync(paths[0]!, "utf8")).toBe(Array.from({ length: 5000 }, (_, i) => `line ${i}`).join("\n"))
+      const seen = toolResults(model.doGenerateCalls[1]!)["c_lines"] as { type: string; value: string }
+      expect(seen.type).toBe("text")
+      expect(seen.value.length).toBeLessThan(60 * 1024)
+      expect(seen.value).not.toContain("line 4999\n")
+    }).pipe(Effect.provide(askForEdits), Effect.scoped),
+  )
+
   it.live("a call that needs no ask is not an approval request and settles in the same round", () =>
     Effect.gen(function* () {
       const { tools, asked } = yield* setup()
@@ -362,6 +420,14 @@ describe("AiSdkTools approval: ai-sdk over @ai-sdk/openai (loopback Chat Complet
 })
 
 const Ticks = Schema.Struct({ count: Schema.Number })
+
+/** Returns `count` numbered lines: more than bounding lets through for large counts. */
+const lines = Tool.make({
+  description: "Prints count numbered lines",
+  input: Schema.Struct({ count: Schema.Number }),
+  output: Schema.String,
+  execute: (input) => Effect.succeed(Array.from({ length: input.count }, (_, i) => `line ${i}`).join("\n")),
+})
 
 /** Reports one output line every 400 ms (the shape of `for i in 1 2 3; do echo $i; sleep 0.4; done`). */
 const ticker = Tool.make({
