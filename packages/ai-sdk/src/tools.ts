@@ -19,7 +19,19 @@ import {
   type ToolApprovalStatus,
   type ToolSet,
 } from "ai"
-import { Cause, Deferred, Duration, Effect, Exit, ManagedRuntime, Option, Queue, Runtime, Schema } from "effect"
+import {
+  Cause,
+  Context,
+  Deferred,
+  Duration,
+  Effect,
+  Exit,
+  ManagedRuntime,
+  Option,
+  Queue,
+  Runtime,
+  Schema,
+} from "effect"
 
 /** Who settles: the session, agent and assistant message the calls belong to. */
 export interface Identity {
@@ -270,6 +282,9 @@ interface Bridge {
 
 const bridges = new WeakMap<ToolSet, Bridge>()
 
+const MISSING_SERVICES =
+  'AiSdkTools: approval "ai-sdk" needs a runtime that provides toolgate\'s EventV2 and PermissionV2 services (one built from Core.layer)'
+
 const makeBridge = (
   materialization: ToolRegistry.Materialization,
   identity: Identity,
@@ -293,7 +308,9 @@ const makeBridge = (
           },
         })
         const events = yield* Effect.serviceOption(EventV2.Service)
-        if (Option.isNone(events)) return yield* settle
+        if (Option.isNone(events)) {
+          return mode === "ai-sdk" ? yield* Effect.dieMessage(MISSING_SERVICES) : yield* settle
+        }
         const timedOut = yield* Deferred.make<never, AskTimeoutError>()
         const open = new Set<string>()
         const queue = yield* events.value.queue(PermissionV2.Event.Asked, PermissionV2.Event.Replied)
@@ -576,6 +593,14 @@ export const toAiSdkTools = (
   runtime: EffectRuntime = Runtime.defaultRuntime,
   options: Options = {},
 ): ToolSet => {
+  if (
+    options.approval === "ai-sdk" &&
+    !ManagedRuntime.isManagedRuntime(runtime) &&
+    (Option.isNone(Context.getOption((runtime as Runtime.Runtime<never>).context, EventV2.Service)) ||
+      Option.isNone(Context.getOption((runtime as Runtime.Runtime<never>).context, PermissionV2.Service)))
+  ) {
+    throw new Error(MISSING_SERVICES)
+  }
   const bridge = makeBridge(materialization, identity, runtime, options)
   const tools: ToolSet = Object.fromEntries(
     materialization.definitions.map((definition) => [

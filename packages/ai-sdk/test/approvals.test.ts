@@ -310,6 +310,33 @@ describe("AiSdkTools approval: ai-sdk", () => {
     }).pipe(Effect.provide(askForEdits), Effect.scoped),
   )
 
+  it.live("without the toolApproval setting the tools' needsApproval still raises the request (with no reason)", () =>
+    Effect.gen(function* () {
+      const { file, tools, replied } = yield* setup()
+      const model = scripted([() => [call("c_write", "write", { path: "hello.txt", content: "bye\n" })]])
+      const run = (messages: Array<ModelMessage>) =>
+        Effect.promise(() => generateText({ model, tools, messages, stopWhen: stepCountIs(3) }))
+      const first = yield* run(prompt)
+      const request = first.content.find((part) => part.type === "tool-approval-request") as ApprovalRequest
+      expect(request.reason).toBeUndefined()
+      expect(AiSdkTools.pendingAsk(tools, "c_write")?.resources).toEqual(["hello.txt"])
+      yield* run(answer([...prompt, ...first.response.messages], request.approvalId, true))
+      expect(replied).toEqual(["once"])
+      expect(fs.readFileSync(file, "utf8")).toBe("bye\n")
+    }).pipe(Effect.provide(askForEdits), Effect.scoped),
+  )
+
+  it.effect("refuses a runtime without toolgate's services", () =>
+    Effect.gen(function* () {
+      const materialization = { definitions: [], settle: () => Effect.die("unused") }
+      const identity = { sessionID: "ses_x", agent: "build", assistantMessageID: "msg_x" }
+      expect(() => AiSdkTools.toAiSdkTools(materialization, identity, undefined, { approval: "ai-sdk" })).toThrow(
+        /approval "ai-sdk" needs a runtime that provides toolgate's EventV2 and PermissionV2 services/,
+      )
+      expect(AiSdkTools.toAiSdkTools(materialization, identity)).toEqual({})
+    }),
+  )
+
   it.live("a call that needs no ask is not an approval request and settles in the same round", () =>
     Effect.gen(function* () {
       const { tools, asked } = yield* setup()
