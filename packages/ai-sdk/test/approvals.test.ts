@@ -337,6 +337,21 @@ describe("AiSdkTools approval: ai-sdk", () => {
     }),
   )
 
+  it.live("an answer reaching a fresh ToolSet (a restart) runs the call again and answers its new ask", () =>
+    Effect.gen(function* () {
+      const before = yield* setup()
+      const model = scripted([() => [call("c_write", "write", { path: "hello.txt", content: "bye\n" })]])
+      const first = yield* generate(model, before.tools, prompt)
+      const request = first.content.find((part) => part.type === "tool-approval-request") as ApprovalRequest
+      const after = yield* setup()
+      yield* generate(model, after.tools, answer([...prompt, ...first.response.messages], request.approvalId, true))
+      expect(after.asked).toHaveLength(1)
+      expect(after.asked[0]!.id).not.toBe(before.asked[0]!.id)
+      expect(after.replied).toEqual(["once"])
+      expect(fs.readFileSync(after.file, "utf8")).toBe("bye\n")
+    }).pipe(Effect.provide(askForEdits), Effect.scoped),
+  )
+
   it.live("a call that needs no ask is not an approval request and settles in the same round", () =>
     Effect.gen(function* () {
       const { tools, asked } = yield* setup()
