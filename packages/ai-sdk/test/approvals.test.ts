@@ -528,6 +528,40 @@ describe("AiSdkTools progress", () => {
   }
 })
 
+const allowBash = Core.layerTest({ config: { permissions: [{ action: "bash", resource: "*", effect: "allow" }] } })
+
+describe("AiSdkTools progress from bash", () => {
+  it.live("streamText shows the output of a long bash command while it runs", () =>
+    Effect.gen(function* () {
+      const { tools } = yield* setup({ approval: "ai-sdk" })
+      const command = "for i in 1 2 3; do echo $i; sleep 0.4; done"
+      const model = scripted([() => [call("c_bash", "bash", { command })]])
+      const result = streamText({
+        model,
+        tools,
+        toolApproval: AiSdkTools.toolApproval(tools),
+        prompt: "count",
+        stopWhen: stepCountIs(3),
+      })
+      const seen: Array<{ readonly at: number; readonly part: any }> = []
+      yield* Effect.promise(async () => {
+        for await (const part of result.fullStream) {
+          if (part.type === "tool-result") seen.push({ at: Date.now(), part })
+          if (part.type === "tool-error") throw part.error
+        }
+      })
+      const progress = seen.filter((entry) => entry.part.preliminary === true && entry.part.output.type === "progress")
+      const final = seen.at(-1)!
+      expect(final.part.preliminary).not.toBe(true)
+      // Reports arrived while the command ran: the first one carries "1" and came long before the result.
+      expect(progress.length).toBeGreaterThanOrEqual(2)
+      expect(progress[0]!.part.output.output).toMatch(/^1\n/)
+      expect(progress.at(-1)!.part.output.output).toBe("1\n2\n3\n")
+      expect(final.at - progress[0]!.at).toBeGreaterThanOrEqual(500)
+    }).pipe(Effect.provide(allowBash), Effect.scoped),
+  )
+})
+
 describe("AiSdkTools ask timeout", () => {
   it.live("in-process: an ask nobody answers ends the call with a clear error and withdraws the ask", () =>
     Effect.gen(function* () {
