@@ -21,6 +21,7 @@ import {
   Search,
   SessionTodo,
   SkillV2,
+  Sandbox,
   ToolOutputStore,
   ToolRegistry,
   type Tools,
@@ -44,7 +45,7 @@ const expected = [
   "write",
 ]
 
-/** The shared services the caller supplies (04 §0.1); checked at compile time against the layer's requirements. */
+/** The shared services the caller supplies; checked at compile time against the layer's requirements. */
 type Supplied =
   | Tools.Service
   | PermissionV2.Service
@@ -59,6 +60,8 @@ type Supplied =
   | Image.Service
   | Search.Service
   | AppProcess.Service
+  | Sandbox.Service
+  | ToolOutputStore.Service
   | HttpClient.HttpClient
   | WebSearchTool.Config
   | FileSystem.FileSystem
@@ -89,6 +92,8 @@ const services = (root: string) => {
     Image.layerWithoutAdapter,
     Search.layer,
     AppProcess.layer,
+    Sandbox.layerNone,
+    ToolOutputStore.layerPassthrough,
     FetchHttpClient.layer,
     WebSearchTool.layerConfig({}),
   ).pipe(Layer.provideMerge(platform))

@@ -57,6 +57,7 @@ const mockStore = (
           answer(input),
         ),
       cleanup: () => Effect.void,
+      capture: ToolOutputStore.captureNothing,
     }),
   )
 

@@ -450,6 +450,7 @@ describe("Runner", () => {
           limits: () => Effect.succeed({ maxLines: 1, maxBytes: 1 }),
           bound: () => Effect.fail(disk),
           cleanup: () => Effect.void,
+          capture: ToolOutputStore.captureNothing,
         }),
       )
       const layer = yield* setup([[{ type: "tool-call", id: "big", name: "probe", input: { text: "a" } }]], undefined, {

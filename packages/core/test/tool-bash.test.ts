@@ -9,6 +9,7 @@ import {
   BashTool,
   Config,
   LocationMutation,
+  Sandbox,
   ToolOutputStore,
   ToolRegistry,
 } from "../src/index.js"
@@ -63,16 +64,19 @@ const fakeProcess = Layer.effectContext(
   }),
 )
 
-const registry = ToolRegistry.layer.pipe(
-  Layer.provide(Layer.merge(ApplicationTools.layer, ToolOutputStore.layerPassthrough)),
-)
-
 const environment = <P>(
   root: string,
-  options: { readonly process: Layer.Layer<P>; readonly config?: Layer.Layer<Config.Service> },
+  options: {
+    readonly process: Layer.Layer<P>
+    readonly config?: Layer.Layer<Config.Service>
+    readonly store?: Layer.Layer<ToolOutputStore.Service>
+    readonly sandbox?: Layer.Layer<Sandbox.Service>
+  },
 ) => {
   const place = Layer.merge(locationLayer(root), NodeContext.layer)
   const mutation = LocationMutation.layer.pipe(Layer.provide(place))
+  const store = options.store ?? ToolOutputStore.layerPassthrough
+  const registry = ToolRegistry.layer.pipe(Layer.provideMerge(Layer.merge(ApplicationTools.layer, store)))
   return BashTool.layer.pipe(
     Layer.provideMerge(
       Layer.mergeAll(
@@ -82,6 +86,7 @@ const environment = <P>(
         NodeContext.layer,
         options.config ?? Config.layerEmpty,
         options.process,
+        options.sandbox ?? Sandbox.layerNone,
       ),
     ),
   )
@@ -118,7 +123,7 @@ describe("bash tool", () => {
         expect(inputKeys).not.toContain("background")
         expect(inputKeys).not.toContain("description")
         const outputKeys = Object.keys((definition.outputSchema as { properties: object }).properties)
-        expect(outputKeys).toEqual(["exit", "truncated", "timeout"])
+        expect(outputKeys).toEqual(["exit", "truncated", "timeout", "outputPath"])
         const hidden = yield* Effect.flatMap(ToolRegistry.Service, (registry) =>
           registry.materialize([{ action: "bash", resource: "*", effect: "deny" }]),
         )

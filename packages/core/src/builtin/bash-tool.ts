@@ -28,6 +28,8 @@ import * as LLM from "../values/llm.js"
 import * as LocationMutation from "../world/location-mutation.js"
 import * as PermissionV2 from "../policy/permission.js"
 import * as AppProcess from "../world/app-process.js"
+import * as Sandbox from "../world/sandbox.js"
+import * as ToolOutputStore from "../tool/tool-output-store.js"
 import * as Tool from "../tool/tool.js"
 import * as Tools from "../tool/tools.js"
 
@@ -35,13 +37,11 @@ import * as Tools from "../tool/tools.js"
 // TODO: Replace token-based command-argument external-directory advisories with parser-based detection.
 // TODO: Restore PowerShell and cmd-specific invocation/path handling on Windows.
 // TODO: Add plugin shell.env environment augmentation once V2 plugin hooks exist.
-// TODO: Add durable/live progress metadata streaming for long-running commands once V2 tool invocation progress context is wired.
 // TODO: Persist background job status and define restart recovery before exposing remote observation.
 // TODO: Re-add model-facing background launch only with owner-bound get/wait/cancel tools and completion delivery.
 // TODO: Add HTTP background-job observation only after durable status, restart recovery, and authorization are defined.
 // TODO: Revisit process-group cleanup and platform coverage with shell-specific tests if current AppProcess semantics do not fully cover it.
 // TODO: Revisit binary output handling if stdout/stderr decoding is text-only.
-// TODO: Stream full shell output into managed storage while retaining only a bounded in-memory preview.
 
 /** The registered name and permission action. */
 export const name = "bash"
@@ -85,6 +85,8 @@ export const Structured = Schema.Struct({
   exit: Schema.optional(Schema.Number),
   truncated: Schema.Boolean,
   timeout: Schema.optional(Schema.Boolean),
+  /** The managed file holding the complete output, when it was larger than the in-memory capture. */
+  outputPath: Schema.optional(Schema.String),
 })
 
 /** The domain output. */
@@ -146,6 +148,75 @@ export const externalDirectories = (
     return Array.from(directories)
   })
 
+/** The note that replaces the capture-loss notice when the complete output was kept in a managed file. */
+export const completeNotice = (bytes: number, file: string): string =>
+  `[the command printed ${bytes} bytes; the in-memory capture above stops at ${MAX_CAPTURE_BYTES} bytes and the complete output is saved to ${file}]`
+
+/** Progress reports are at most this frequent; output in between is sent with the next one. */
+const PROGRESS_INTERVAL_MS = 250
+
+/**
+ * Watches the command's output: reports it (and the elapsed time) as progress, and once it outgrows the in-memory
+ * capture streams all of it — the part already seen included — into a managed file, so nothing is lost and memory
+ * stays bounded (the file is written synchronously, chunk by chunk).
+ */
+const streamOutput = (store: ToolOutputStore.Interface, context: Tool.Context) =>
+  Effect.gen(function* () {
+    const capture = yield* store.capture({ sessionID: context.sessionID, toolCallID: context.toolCallID })
+    const started = Date.now()
+    const decoder = new TextDecoder()
+    let head: Array<Uint8Array> = []
+    let total = 0
+    let spilled = false
+    let failed = false
+    let pending = ""
+    let reported = 0
+    const report = (force: boolean) => {
+      const progress = context.progress
+      if (progress === undefined || (pending === "" && !force)) return
+      const now = Date.now()
+      if (!force && now - reported < PROGRESS_INTERVAL_MS) return
+      reported = now
+      const output = pending
+      pending = ""
+      progress({
+        message: `running (${Math.round((now - started) / 1000)}s, ${total} bytes of output)`,
+        progress: total,
+        ...(output === "" ? {} : { output }),
+      })
+    }
+    const keep = (chunk: Uint8Array) => {
+      if (failed || capture.path === undefined) return
+      try {
+        if (!spilled && total > MAX_CAPTURE_BYTES) {
+          spilled = true
+          for (const part of head) capture.write(part)
+          head = []
+        }
+        if (spilled) capture.write(chunk)
+        else head.push(chunk)
+      } catch {
+        // The capture notice then reports the loss honestly.
+        failed = true
+        head = []
+      }
+    }
+    return {
+      onOutput: (chunk: Uint8Array) => {
+        total += chunk.byteLength
+        keep(chunk)
+        if (context.progress !== undefined) {
+          pending += decoder.decode(chunk, { stream: true })
+          report(false)
+        }
+      },
+      flush: () => report(false),
+      total: () => total,
+      /** The complete-output file, when all of the output is in it. */
+      keptIn: (): string | undefined => (spilled && !failed && capture.written() ? capture.path : undefined),
+    }
+  })
+
 const defaultShell = (): string => (process.platform === "win32" ? (process.env.COMSPEC ?? "cmd.exe") : "/bin/sh")
 
 const isTimeout = (error: AppProcess.AppProcessError): boolean =>
@@ -160,6 +231,8 @@ export interface Services {
   readonly fs: FileSystem.FileSystem
   readonly shell: ShellCommand.Interface
   readonly protectedPaths: ProtectedPath.Interface
+  readonly sandbox: Sandbox.Interface
+  readonly store: ToolOutputStore.Interface
 }
 
 /** The arity table: the built-in one extended by every configuration document's `bash.arity`, in priority order. */
@@ -469,6 +542,7 @@ export const make = (services: Services) => {
       truncated: output.truncated,
       ...(output.exit === undefined ? {} : { exit: output.exit }),
       ...(output.timeout === undefined ? {} : { timeout: output.timeout }),
+      ...(output.outputPath === undefined ? {} : { outputPath: output.outputPath }),
     }),
     toModelOutput: ({ output }) => [
       { type: "text", text: output.output },
@@ -496,15 +570,25 @@ export const make = (services: Services) => {
         const shell = Config.latest(yield* services.config.entries(), "shell") ?? defaultShell()
         const timeout = input.timeout ?? DEFAULT_TIMEOUT_MS
         const extra = warnings.length > 0 ? { warnings } : {}
+        const prepared = yield* services.sandbox.prepare({
+          command: input.command,
+          cwd: target.canonical,
+          shell,
+          ...(target.externalDirectory === undefined ? {} : { writable: [target.canonical] }),
+        })
+        const stream = yield* streamOutput(services.store, context)
         const result = yield* services.process
-          .run(
-            { command: input.command, cwd: target.canonical, shell },
-            { combineOutput: true, timeout: Duration.millis(timeout), maxOutputBytes: MAX_CAPTURE_BYTES },
-          )
+          .run(prepared, {
+            combineOutput: true,
+            timeout: Duration.millis(timeout),
+            maxOutputBytes: MAX_CAPTURE_BYTES,
+            onOutput: stream.onOutput,
+          })
           .pipe(
             Effect.catchTag("AppProcessError", (error) =>
               isTimeout(error) ? Effect.succeed(undefined) : Effect.fail(error),
             ),
+            Effect.ensuring(Effect.sync(stream.flush)),
           )
         if (result === undefined) {
           return {
@@ -516,13 +600,24 @@ export const make = (services: Services) => {
         }
         const text = result.output === undefined ? "" : Buffer.from(result.output).toString("utf8")
         const output = text === "" ? "(no output)" : text
+        const blocked = services.sandbox.diagnose(text)
+        const noted = blocked === undefined ? output : `${output}\n\n${blocked}`
+        // Capture loss is reported only for what truly was not kept: a complete file means nothing was lost.
+        const kept = result.outputTruncated === true ? stream.keptIn() : undefined
         return {
           exit: result.exitCode,
-          output: result.outputTruncated === true ? `${output}\n\n${CAPTURE_NOTICE}` : output,
-          truncated: result.outputTruncated === true,
+          output:
+            result.outputTruncated !== true
+              ? noted
+              : kept === undefined
+                ? `${noted}\n\n${CAPTURE_NOTICE}`
+                : `${noted}\n\n${completeNotice(stream.total(), kept)}`,
+          truncated: result.outputTruncated === true && kept === undefined,
+          ...(kept === undefined ? {} : { outputPath: kept }),
           ...extra,
         } satisfies Output
       }).pipe(
+        Effect.scoped,
         Effect.mapError(
           PermissionV2.leafFailure(
             (error) => new LLM.ToolFailure({ message: `Unable to execute command: ${input.command}`, error }),
@@ -542,6 +637,8 @@ export const layer: Layer.Layer<
   | AppProcess.Service
   | Config.Service
   | FileSystem.FileSystem
+  | Sandbox.Service
+  | ToolOutputStore.Service
 > = Tools.layer(
   name,
   Effect.gen(function* () {
@@ -555,6 +652,8 @@ export const layer: Layer.Layer<
       shell: yield* ShellCommand.Service,
       // Without the Location's service, the name-based protected paths still apply.
       protectedPaths: Option.getOrElse(protectedPaths, () => ProtectedPath.make([])),
+      sandbox: yield* Sandbox.Service,
+      store: yield* ToolOutputStore.Service,
     })
     return tool
   }),

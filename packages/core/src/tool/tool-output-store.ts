@@ -7,9 +7,10 @@
  *
  * @since 0.1.0
  */
+import * as nodeFs from "node:fs"
 import * as path from "node:path"
 import { FileSystem } from "@effect/platform"
-import { Clock, Context, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, Schedule, Schema, type Scope } from "effect"
 import * as Config from "../place/config.js"
 import * as Location from "../place/location.js"
 import * as ProjectV2 from "../place/project.js"
@@ -68,15 +69,48 @@ export class StorageError extends Schema.TaggedError<StorageError>()("ToolOutput
 /** The module's only error. */
 export type Error = StorageError
 
+/**
+ * A managed file a producer streams its complete output into while it runs. The file is created on the first
+ * `write`; `path` is `undefined` for a store that keeps nothing (the passthrough store).
+ *
+ * @since 0.2.0
+ */
+export interface Capture {
+  readonly path: string | undefined
+  /** Appends `chunk` synchronously: nothing is buffered in memory. Throws when the file cannot be written. */
+  readonly write: (chunk: Uint8Array) => void
+  /** True once something was written. */
+  readonly written: () => boolean
+}
+
 /** The store's operations. */
 export interface Interface {
   readonly limits: () => Effect.Effect<Limits>
   readonly bound: (input: BoundInput) => Effect.Effect<BoundResult, StorageError>
   readonly cleanup: () => Effect.Effect<void>
+  /**
+   * A managed file for the complete output of one call (a producer such as bash, whose output may exceed what it
+   * holds in memory). Once written, the file is listed in that call's settlement `outputPaths` by `bound`. The file
+   * is closed when the scope closes.
+   *
+   * @since 0.2.0
+   */
+  readonly capture: (input: {
+    readonly sessionID: string
+    readonly toolCallID: string
+  }) => Effect.Effect<Capture, never, Scope.Scope>
 }
 
 /** The ToolOutputStore service. */
 export class Service extends Context.Tag("@toolgate/v2/ToolOutputStore")<Service, Interface>() {}
+
+/**
+ * A `capture` that keeps nothing (`path` undefined): for stores that do not retain output.
+ *
+ * @since 0.2.0
+ */
+export const captureNothing: Interface["capture"] = () =>
+  Effect.succeed({ path: undefined, write: () => {}, written: () => false })
 
 /** A store that never bounds; for registry tests that are not about bounding. */
 export const layerPassthrough: Layer.Layer<Service> = Layer.succeed(
@@ -85,6 +119,7 @@ export const layerPassthrough: Layer.Layer<Service> = Layer.succeed(
     limits: () => Effect.succeed({ maxLines: MAX_LINES, maxBytes: MAX_BYTES }),
     bound: (input) => Effect.succeed({ output: input.output, outputPaths: [] }),
     cleanup: () => Effect.void,
+    capture: captureNothing,
   }),
 )
 
@@ -355,7 +390,49 @@ export const make = (
       yield* sweep(root, cutoff, true)
     })
 
-    return Service.of({ limits, bound, cleanup })
+    // Captured files per call, until `bound` lists them; bounded so calls that never reach `bound` cannot pile up.
+    const captured = new Map<string, Array<string>>()
+    const callKey = (sessionID: string, toolCallID: string) => `${sessionID}\u0000${toolCallID}`
+
+    const capture = Effect.fn("ToolOutputStore.capture")(function* (input: {
+      readonly sessionID: string
+      readonly toolCallID: string
+    }) {
+      const file = path.join(directory, `tool_${Identifier.ascending()}`)
+      let fd: number | undefined
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          if (fd !== undefined) nodeFs.closeSync(fd)
+        }),
+      )
+      return {
+        path: file,
+        written: () => fd !== undefined,
+        write: (chunk: Uint8Array) => {
+          if (fd === undefined) {
+            nodeFs.mkdirSync(directory, { recursive: true })
+            fd = nodeFs.openSync(file, "wx", 0o600)
+            const key = callKey(input.sessionID, input.toolCallID)
+            captured.set(key, [...(captured.get(key) ?? []), file])
+            if (captured.size > 1024) captured.delete(captured.keys().next().value!)
+          }
+          for (let offset = 0; offset < chunk.byteLength; )
+            offset += nodeFs.writeSync(fd, chunk, offset, chunk.byteLength - offset)
+        },
+      } satisfies Capture
+    })
+
+    // Within limits and with nothing captured, the very result of `bound` is returned (the hot path is untouched).
+    const boundWithCaptures = (input: BoundInput): Effect.Effect<BoundResult, StorageError> => {
+      if (captured.size === 0) return bound(input)
+      const key = callKey(input.sessionID, input.toolCallID)
+      const files = captured.get(key)
+      if (files === undefined) return bound(input)
+      captured.delete(key)
+      return Effect.map(bound(input), (result) => ({ ...result, outputPaths: [...files, ...result.outputPaths] }))
+    }
+
+    return Service.of({ limits, bound: boundWithCaptures, cleanup, capture })
   })
 
 /** The Location's folder when a Location is in context, else `UNSCOPED_FOLDER`. */

@@ -1,5 +1,5 @@
 /**
- * Child processes on a tool's behalf (03 §9.1). Every run spawns its command in its own process group (POSIX), with
+ * Child processes on a tool's behalf. Every run spawns its command in its own process group (POSIX), with
  * stdin ignored unless input is given, and captures stdout/stderr (split or interleaved) under byte caps while the
  * child keeps being drained. A timeout, an abort signal or an interruption kills the **whole group** — SIGTERM, then
  * SIGKILL after a grace period — and waits until it is gone, so no grandchild outlives the run.
@@ -24,7 +24,7 @@ export interface Command {
   readonly env?: Readonly<Record<string, string | undefined>>
 }
 
-/** Options of `run` (03 §9.1). */
+/** Options of `run`. */
 export interface RunOptions {
   /**
    * Interleave stdout and stderr into one buffer in the order their chunks arrive. The two pipes are read
@@ -41,9 +41,14 @@ export interface RunOptions {
   readonly timeout?: Duration.DurationInput
   /** Input written to the child's stdin (which is otherwise ignored). */
   readonly stdin?: string | Uint8Array
+  /**
+   * Sees every chunk of output as it arrives (both streams, before any cap), for producers that keep or report the
+   * whole output. Synchronous; a chunk is not read further until it returns.
+   */
+  readonly onOutput?: (chunk: Uint8Array) => void
 }
 
-/** The outcome of a finished run (03 §9.1). */
+/** The outcome of a finished run. */
 export interface RunResult {
   readonly command: string
   readonly exitCode: number
@@ -277,7 +282,23 @@ const runCommand = (command: Command, options: RunOptions | undefined): Effect.E
     const stderr = output ?? collector(options?.maxErrorBytes)
     return Effect.acquireUseRelease(
       Effect.try({
-        try: () => spawn(command, options, { stdout: stdout.push, stderr: stderr.push }),
+        try: () => {
+          const watch = options?.onOutput
+          const sinks =
+            watch === undefined
+              ? { stdout: stdout.push, stderr: stderr.push }
+              : {
+                  stdout: (chunk: Uint8Array) => {
+                    watch(chunk)
+                    stdout.push(chunk)
+                  },
+                  stderr: (chunk: Uint8Array) => {
+                    watch(chunk)
+                    stderr.push(chunk)
+                  },
+                }
+          return spawn(command, options, sinks)
+        },
         catch: (cause) => new AppProcessError({ command: description, cause }),
       }),
       (running) =>

@@ -41,6 +41,7 @@ export const mockStore: Layer.Layer<ToolOutputStore.Service | StoreCalls> = Laye
     const store = ToolOutputStore.Service.of({
       limits: () => Effect.succeed({ maxLines: ToolOutputStore.MAX_LINES, maxBytes: ToolOutputStore.MAX_BYTES }),
       cleanup: () => Effect.void,
+      capture: ToolOutputStore.captureNothing,
       bound: (input) =>
         Effect.gen(function* () {
           yield* Ref.update(calls, (all) => [...all, input])

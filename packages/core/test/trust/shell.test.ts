@@ -22,6 +22,7 @@ import {
   PermissionV2,
   Project,
   ProtectedPath,
+  Sandbox,
   SessionV2,
   ToolOutputStore,
   ToolRegistry,
@@ -65,6 +66,8 @@ const harness = (rules: ReadonlyArray<PermissionV2.Rule>, entries: ReadonlyArray
           Config.layerFromEntries(entries),
           ProtectedPath.layer,
           NodeContext.layer,
+          Sandbox.layerNone,
+          ToolOutputStore.layerPassthrough,
         ),
       ),
       Layer.provideMerge(
