@@ -218,8 +218,12 @@ export const describeAsk = (request: PermissionV2.Request): string =>
     `Approve to allow once; approve with the reason "always" to save it; deny with a reason to tell the model why.`,
   ].join("\n")
 
-/** What an AI SDK approval response for one tool call says, as our reply. */
-interface Decision {
+/**
+ * What an AI SDK approval response for one tool call says, as our reply.
+ *
+ * @since 0.2.0
+ */
+export interface Decision {
   readonly reply: PermissionV2.Reply
   readonly message?: string
 }

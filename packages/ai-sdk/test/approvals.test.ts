@@ -8,7 +8,7 @@ import { EventV2, Location, PermissionV2, SessionV2, Tool, ToolRegistry } from "
 import { Core } from "@toolgate/core/testing"
 import { generateText, type LanguageModel, type ModelMessage, stepCountIs, streamText, type ToolSet } from "ai"
 import { MockLanguageModelV4 } from "ai/test"
-import { Effect, Schedule, Schema } from "effect"
+import { Effect, FastCheck, Schedule, Schema } from "effect"
 import { AiSdkTools } from "../src/index.js"
 
 type CallOptions = MockLanguageModelV4["doGenerateCalls"][number]
@@ -599,4 +599,47 @@ describe("AiSdkTools ask timeout", () => {
       expect(fs.readFileSync(file, "utf8")).toBe("hello\n")
     }).pipe(Effect.provide(askForEdits), Effect.scoped),
   )
+})
+
+describe("AiSdkTools.decisionFor", () => {
+  it("maps any approval response of the call to our reply, and ignores responses to other calls", () => {
+    const reason = FastCheck.oneof(
+      FastCheck.constant(undefined),
+      FastCheck.string(),
+      FastCheck.constantFrom("always", " Always ", "ALWAYS\n", "", "  "),
+    )
+    FastCheck.assert(
+      FastCheck.property(FastCheck.boolean(), reason, FastCheck.boolean(), (approved, text, otherFirst) => {
+        const response = (approvalId: string, answer: boolean, why: string | undefined) => ({
+          type: "tool-approval-response" as const,
+          approvalId,
+          approved: answer,
+          ...(why === undefined ? {} : { reason: why }),
+        })
+        const ours = response("a_mine", approved, text)
+        const theirs = response("a_other", !approved, "other")
+        const messages: Array<ModelMessage> = [
+          {
+            role: "assistant",
+            content: [
+              { type: "tool-call", toolCallId: "c_mine", toolName: "write", input: {} },
+              { type: "tool-approval-request", approvalId: "a_mine", toolCallId: "c_mine" },
+              { type: "tool-call", toolCallId: "c_other", toolName: "write", input: {} },
+              { type: "tool-approval-request", approvalId: "a_other", toolCallId: "c_other" },
+            ],
+          },
+          { role: "tool", content: otherFirst ? [theirs, ours] : [ours, theirs] },
+        ]
+        const trimmed = text?.trim() ?? ""
+        const expected = approved
+          ? { reply: trimmed.toLowerCase() === "always" ? "always" : "once" }
+          : trimmed === ""
+            ? { reply: "reject" }
+            : { reply: "reject", message: trimmed }
+        expect(AiSdkTools.decisionFor(messages, "c_mine")).toEqual(expected)
+        expect(AiSdkTools.decisionFor(messages.slice(0, 1), "c_mine")).toBeUndefined()
+        expect(AiSdkTools.decisionFor(messages, "c_unknown")).toBeUndefined()
+      }),
+    )
+  })
 })
