@@ -395,6 +395,26 @@ const chatServer = Effect.acquireRelease(
                   },
                 ],
               }
+        const finish = last.role === "tool" ? "stop" : "tool_calls"
+        if (body.stream === true) {
+          // Server-sent chunks: the message as one delta (tool calls carry their index), then the finish and usage.
+          const chunk = (choice: object, extra: object = {}) =>
+            `data: ${JSON.stringify({ id: `chatcmpl-${bodies.length}`, object: "chat.completion.chunk", created: 0, model: "gpt-loopback", choices: [choice], ...extra })}\n\n`
+          const delta =
+            message.content === null
+              ? { role: "assistant", tool_calls: message.tool_calls!.map((entry, index) => ({ index, ...entry })) }
+              : { role: "assistant", content: message.content }
+          response.writeHead(200, { "content-type": "text/event-stream" })
+          response.write(chunk({ index: 0, delta, finish_reason: null }))
+          response.write(
+            chunk(
+              { index: 0, delta: {}, finish_reason: finish },
+              { usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } },
+            ),
+          )
+          response.end("data: [DONE]\n\n")
+          return
+        }
         response.writeHead(200, { "content-type": "application/json" })
         response.end(
           JSON.stringify({
@@ -402,9 +422,7 @@ const chatServer = Effect.acquireRelease(
             object: "chat.completion",
             created: 0,
             model: "gpt-loopback",
-            choices: [
-              { index: 0, message, finish_reason: last.role === "tool" ? "stop" : "tool_calls", logprobs: null },
-            ],
+            choices: [{ index: 0, message, finish_reason: finish, logprobs: null }],
             usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
           }),
         )
@@ -455,6 +473,37 @@ describe("AiSdkTools approval: ai-sdk over @ai-sdk/openai (loopback Chat Complet
         tool_call_id: "call_write",
         content: "leave it alone",
       })
+      expect(fourth.text).toBe("The tool said: leave it alone")
+      expect(fs.readFileSync(file, "utf8")).toBe("hello\n")
+    }).pipe(Effect.provide(askForEdits), Effect.scoped),
+  )
+
+  it.live("streamText over server-sent chunks: approved writes, denied with a reason does not", () =>
+    Effect.gen(function* () {
+      const { file, tools, asked, replied } = yield* setup()
+      const { url, bodies } = yield* chatServer
+      const model = createOpenAI({ baseURL: url, apiKey: "loopback" }).chat("gpt-loopback")
+
+      const first = yield* stream(model, tools, prompt)
+      expect(bodies[0].stream).toBe(true)
+      const request = first.parts.find((part) => part.type === "tool-approval-request") as unknown as ApprovalRequest
+      expect(request.toolCall.toolCallId).toBe("call_write")
+      expectDescribed(request, asked[0]!)
+      expect(fs.readFileSync(file, "utf8")).toBe("hello\n")
+
+      const second = yield* stream(model, tools, answer([...prompt, ...first.messages], request.approvalId, true))
+      expect(replied).toEqual(["once"])
+      expect(fs.readFileSync(file, "utf8")).toBe("bye\n")
+      expect(second.text).toMatch(/^The tool said: /)
+
+      fs.writeFileSync(file, "hello\n")
+      const again = yield* setup()
+      const third = yield* stream(model, again.tools, prompt)
+      const next = third.parts.find((part) => part.type === "tool-approval-request") as unknown as ApprovalRequest
+      const messages = answer([...prompt, ...third.messages], next.approvalId, false, "leave it alone")
+      yield* Effect.promise(() => AiSdkTools.applyApprovals(again.tools, messages))
+      const fourth = yield* stream(model, again.tools, messages)
+      expect(again.replied).toEqual(["reject"])
       expect(fourth.text).toBe("The tool said: leave it alone")
       expect(fs.readFileSync(file, "utf8")).toBe("hello\n")
     }).pipe(Effect.provide(askForEdits), Effect.scoped),
