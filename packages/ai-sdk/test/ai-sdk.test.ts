@@ -119,7 +119,9 @@ describe("AiSdkTools", () => {
       const error = first.find((part) => part.type === "tool-error")
       expect(error).toMatchObject({ toolCallId: "c_bad", toolName: "read" })
       const seen = toolResults(model.doGenerateCalls[1]!)
-      expect(seen["c_read"]).toMatchObject({ type: "json", value: { content: "hello world\n" } })
+      // The read result reaches the model (its rendering is the read tool's own: structured JSON or numbered text).
+      expect(["json", "text"]).toContain((seen["c_read"] as { type: string }).type)
+      expect(JSON.stringify(seen["c_read"])).toContain("hello world")
       expect(seen["c_bad"]).toMatchObject({ type: "error-text" })
       const message = (error as { error: Error }).error.message
       expect(message).toMatch(/^Invalid tool input: /)
