@@ -1,8 +1,8 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
-import { type Config, PermissionLint, Wildcard } from "../src/index.js"
+import { Effect, Layer, Logger } from "effect"
+import { type Config, Core, PermissionLint, Wildcard } from "../src/index.js"
 import { tempDir } from "./support/location.js"
 
 describe("PermissionLint", () => {
@@ -79,4 +79,30 @@ describe("PermissionLint", () => {
     ])
     expect(findings.map((f) => [f.code, f.where])).toEqual([["shadowed", "(config) permissions[0]"]])
   })
+})
+
+describe("PermissionLint at Location build", () => {
+  it.scoped("a Location whose rules have findings still builds and reports each finding as a warning", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir("toolgate-lint-build-")
+      const data = yield* tempDir("toolgate-lint-data-")
+      fs.writeFileSync(
+        path.join(dir, "toolgate.json"),
+        JSON.stringify({
+          permissions: [
+            { action: "bash", resource: "ls *", effect: "allow" },
+            { action: "bash", resource: "ls *", effect: "allow" },
+          ],
+        }),
+      )
+      const logged: Array<string> = []
+      const logger = Logger.replace(
+        Logger.defaultLogger,
+        Logger.make(({ message }) => void logged.push(Array.isArray(message) ? message.join(" ") : String(message))),
+      )
+      yield* Layer.build(Core.layer({ directory: dir, data, memoryDatabase: true })).pipe(Effect.provide(logger))
+      expect(logged.some((line) => line.startsWith("permission lint warning duplicate:"))).toBe(true)
+      expect(logged.some((line) => line.includes("toolgate.json permissions[1]"))).toBe(true)
+    }),
+  )
 })

@@ -18,6 +18,7 @@ import * as Image from "../world/image.js"
 import * as Location from "../place/location.js"
 import * as LocationMutation from "../world/location-mutation.js"
 import * as PermissionSaved from "../policy/permission-saved.js"
+import * as PermissionLint from "../policy/permission-lint.js"
 import * as PermissionV2 from "../policy/permission.js"
 import * as ProtectedPath from "../place/protected-path.js"
 import * as AppProcess from "../world/app-process.js"
@@ -99,6 +100,7 @@ export const layerLocation = (options: LocationOptions) => {
     SkillV2.layer,
     ReadToolFileSystem.layer,
     Sandbox.layer,
+    PermissionLint.layerWarnings,
   ).pipe(Layer.provideMerge(policy))
   return BuiltInTools.layer.pipe(Layer.provideMerge(services), Layer.provideMerge(configured))
 }

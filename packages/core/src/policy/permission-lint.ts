@@ -8,10 +8,11 @@
  * @since 0.2.0
  */
 import * as fs from "node:fs"
-import { Effect } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import * as jsonc from "jsonc-parser"
 import * as Builtins from "./agent-builtins.js"
-import type * as Config from "../place/config.js"
+import * as Config from "../place/config.js"
+import * as EventV2 from "../place/event.js"
 import type * as PermissionSaved from "./permission-saved.js"
 import * as Wildcard from "../values/wildcard.js"
 
@@ -226,3 +227,36 @@ export const lintEntries = (
   saved: ReadonlyArray<PermissionSaved.Info> = [],
 ): Effect.Effect<ReadonlyArray<Finding>> =>
   Effect.map(Builtins.loadDocuments(entries), (documents) => lint(documents, saved))
+
+/**
+ * Published once per finding when a Location is built (see `layerWarnings`).
+ *
+ * @since 0.2.0
+ */
+export const Warning = EventV2.define(
+  "permission.lint.warning",
+  Schema.Struct({
+    level: Schema.Literal("error", "warning"),
+    code: Schema.String,
+    where: Schema.String,
+    message: Schema.String,
+  }),
+)
+
+/**
+ * Lints the Location's configuration when the Location is built and reports every finding, never silently: as a
+ * `permission.lint.warning` event and as a logged warning. A lint finding never stops the build (a malformed
+ * configuration already does, with `Config.InvalidError`); `toolgate permissions lint` exits 1 on errors.
+ *
+ * @since 0.2.0
+ */
+export const layerWarnings: Layer.Layer<never, never, Config.Service | EventV2.Service> = Layer.effectDiscard(
+  Effect.gen(function* () {
+    const entries = yield* (yield* Config.Service).entries()
+    const events = yield* EventV2.Service
+    for (const finding of yield* lintEntries(entries)) {
+      yield* Effect.logWarning(`permission lint ${finding.level} ${finding.code}: ${finding.where}: ${finding.message}`)
+      yield* Effect.ignore(events.publish(Warning, finding))
+    }
+  }),
+)

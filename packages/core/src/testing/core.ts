@@ -49,16 +49,18 @@ const responders = (options: TestOptions) =>
       const events = yield* EventV2.Service
       const permission = yield* PermissionV2.Service
       const questions = yield* QuestionV2.Service
-      const queue = yield* events.queue()
-      const answer = (envelope: EventV2.Envelope) => {
+      const queue = yield* events.queue(PermissionV2.Event.Asked, QuestionV2.Event.Asked)
+      const answer = (
+        envelope: EventV2.EnvelopeOf<typeof PermissionV2.Event.Asked | typeof QuestionV2.Event.Asked>,
+      ) => {
         if (envelope.type === "permission.v2.asked" && options.permission !== undefined) {
-          const request = envelope.data as PermissionV2.Request
+          const request = envelope.data
           const decision =
             typeof options.permission === "function" ? options.permission(request) : { reply: options.permission }
           return Effect.ignore(permission.reply({ requestID: request.id, ...decision }))
         }
         if (envelope.type === "question.v2.asked" && options.question !== undefined) {
-          const request = envelope.data as QuestionV2.Request
+          const request = envelope.data
           return Effect.ignore(
             questions.reply({ requestID: request.id, answers: options.question(request).map((labels) => [...labels]) }),
           )
