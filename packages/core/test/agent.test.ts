@@ -168,7 +168,7 @@ describe("AgentV2 state", () => {
     ),
   )
 
-  it.scoped("resolves the default agent (§4.1)", () =>
+  it.scoped("resolves the default agent", () =>
     withEmpty(
       Effect.gen(function* () {
         const agents = yield* AgentV2.Service
@@ -360,7 +360,7 @@ describe("AgentV2 built-ins", () => {
     ),
   )
 
-  it.scoped("plan data path is $XDG_DATA_HOME/toolgate (P10)", () =>
+  it.scoped("plan data path is $XDG_DATA_HOME/toolgate", () =>
     Effect.gen(function* () {
       const d = yield* dirs
       const global = Global.fromEnvironment({ HOME: d.home, XDG_DATA_HOME: path.join(d.root, "xdg") })

@@ -57,7 +57,7 @@ const createSql = (table: string) =>
     (sql) => sql<{ sql: string }>`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ${table}`,
   ).pipe(Effect.map((rows) => rows[0]?.sql ?? ""))
 
-describe("default paths (P10)", () => {
+describe("default paths", () => {
   it("uses XDG_DATA_HOME / XDG_CONFIG_HOME when set", () => {
     const global = Global.fromEnvironment({
       HOME: "/home/u",
@@ -133,7 +133,7 @@ describe("Database.layer (file)", () => {
 })
 
 describe("schema", () => {
-  it.effect("permission: columns, foreign key, unique index (02 §5.1)", () =>
+  it.effect("permission: columns, foreign key, unique index", () =>
     Effect.gen(function* () {
       expect(yield* columns("permission")).toEqual([
         { name: "id", type: "TEXT", notnull: 1, pk: 1 },
@@ -161,7 +161,7 @@ describe("schema", () => {
     }).pipe(Effect.provide(Database.layerMemory)),
   )
 
-  it.effect("project, session and todo (02 §5.2, 04 §13.1)", () =>
+  it.effect("project, session and todo", () =>
     Effect.gen(function* () {
       expect(yield* columns("project")).toEqual([
         { name: "id", type: "TEXT", notnull: 1, pk: 1 },

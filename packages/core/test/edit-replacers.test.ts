@@ -6,7 +6,7 @@ import * as Replacers from "../src/builtin/edit/replacers.js"
 const { replacers } = EditTool
 const run = (replacer: Replacers.Replacer, content: string, find: string) => [...replacer(content, find)]
 
-describe("edit replacers (P14)", () => {
+describe("edit replacers", () => {
   it("are exported in the fixed order", () => {
     expect(Object.keys(replacers)).toEqual([
       "lineTrimmed",

@@ -4,7 +4,7 @@ import { LLM, PermissionV2 } from "../src/index.js"
 describe("PermissionV2 leaf helpers", () => {
   const generic = PermissionV2.leafFailure((error) => new LLM.ToolFailure({ message: "Unable to act", error }))
 
-  it("leafFailure maps permission errors first (P5), passes ToolFailure through, and wraps the rest", () => {
+  it("leafFailure maps permission errors first, passes ToolFailure through, and wraps the rest", () => {
     const blocked = new PermissionV2.BlockedError({ rules: [], action: "read", resources: ["a", "b"] })
     expect(generic(blocked).message).toBe("Permission denied by configured rules for read: a, b")
     const corrected = new PermissionV2.CorrectedError({ feedback: "use src/" })

@@ -60,7 +60,7 @@ describe("Project.normalizeRemote", () => {
   })
 })
 
-describe("Project.resolve (05 §26)", () => {
+describe("Project.resolve", () => {
   it.scoped("remote id: scp and https origins of the same repository give the same sha1", () =>
     Effect.gen(function* () {
       const root = yield* tempDir()

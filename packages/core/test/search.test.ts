@@ -64,7 +64,7 @@ describe("path form and order", () => {
 })
 
 describe("ripgrep arguments", () => {
-  it("are exactly those of 04 §8.3", () => {
+  it("are exactly the documented ones", () => {
     expect(Search.globArgs("*.ts")).toEqual([
       "--no-config",
       "--files",

@@ -262,7 +262,7 @@ describe("bash tool", () => {
     ),
   )
 
-  it.scoped("shows the user's correction verbatim (P5)", () =>
+  it.scoped("shows the user's correction verbatim", () =>
     withFake(() =>
       Effect.gen(function* () {
         const state = yield* Permission.FakePermissionState

@@ -102,7 +102,7 @@ describe("edit", () => {
     ),
   )
 
-  it.scoped("does not write when external_directory approval is denied (P5)", () =>
+  it.scoped("does not write when external_directory approval is denied", () =>
     withEdit(({ outside }) =>
       Effect.gen(function* () {
         const target = path.join(outside, "external.txt")
@@ -121,7 +121,7 @@ describe("edit", () => {
     ),
   )
 
-  it.scoped("does not write when edit approval is denied (P5)", () =>
+  it.scoped("does not write when edit approval is denied", () =>
     withEdit(({ outside }) =>
       Effect.gen(function* () {
         const target = path.join(outside, "external.txt")
@@ -156,7 +156,7 @@ describe("edit", () => {
     ),
   )
 
-  it.scoped("passes correction feedback verbatim and lets a decline travel as a defect (P5, P6)", () =>
+  it.scoped("passes correction feedback verbatim and lets a decline travel as a defect", () =>
     withEdit(({ root }) =>
       Effect.gen(function* () {
         put(path.join(root, "keep.txt"), "one\n")
@@ -287,7 +287,7 @@ describe("edit", () => {
     ),
   )
 
-  it("keeps the semantics docstring and deferred TODOs visible, without the fuzzy-correction TODO (P14)", () => {
+  it("keeps the semantics docstring and deferred TODOs visible, without the fuzzy-correction TODO", () => {
     const source = nodeFs.readFileSync(new URL("../src/builtin/edit-tool.ts", import.meta.url), "utf8")
     expect(source.replace(/\n \* /g, " ")).toContain(
       "Model-facing V2 exact-edit leaf. Relative paths resolve within the active Location. Absolute paths inside that Location are accepted, while explicit absolute external paths retain mutation capability through a separate external_directory approval before edit approval.",
@@ -328,7 +328,7 @@ describe("edit", () => {
     )
   })
 
-  describe("fuzzy fallback (P14)", () => {
+  describe("fuzzy fallback", () => {
     it.scoped("line-trimmed end to end", () =>
       withEdit(({ root }) =>
         Effect.gen(function* () {

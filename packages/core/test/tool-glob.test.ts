@@ -194,7 +194,7 @@ describe.each(engines)("glob ($engine engine)", ({ search, skip }) => {
     ),
   )
 
-  it.scoped.skipIf(skip)("glob P5: a blocked assert names the action and the pattern; nothing is searched", () =>
+  it.scoped.skipIf(skip)("glob: a blocked assert names the action and the pattern; nothing is searched", () =>
     inLocation(search, { "a.ts": "" }, () =>
       Effect.gen(function* () {
         yield* FakePermission.deny("glob")
@@ -204,7 +204,7 @@ describe.each(engines)("glob ($engine engine)", ({ search, skip }) => {
     ),
   )
 
-  it.scoped.skipIf(skip)("glob P5: a correction reaches the model verbatim", () =>
+  it.scoped.skipIf(skip)("glob: a correction reaches the model verbatim", () =>
     inLocation(search, { "a.ts": "" }, () =>
       Effect.gen(function* () {
         const fake = yield* FakePermission.FakePermissionState

@@ -295,7 +295,7 @@ describe.each(engines)("grep ($engine engine)", ({ search, skip }) => {
     ),
   )
 
-  it.scoped.skipIf(skip)("grep P5: blocked and corrected asserts map through toToolFailure", () =>
+  it.scoped.skipIf(skip)("grep: blocked and corrected asserts map through toToolFailure", () =>
     inLocation(search, { "a.ts": "needle\n" }, () =>
       Effect.gen(function* () {
         const fake = yield* FakePermission.FakePermissionState

@@ -62,7 +62,7 @@ const wrappedFileSystem = (
     Effect.map(FileSystem.FileSystem, (real) => FileSystem.make({ ...real, ...override(real) })),
   ).pipe(Layer.provide(NodeFileSystem.layer))
 
-describe("ToolOutputStore reference cases (05 §9)", () => {
+describe("ToolOutputStore reference cases", () => {
   it.scoped("bounds the provider-facing text channel with one managed file", () =>
     Effect.gen(function* () {
       const first = "HEAD-" + "a".repeat(30_000)
@@ -348,7 +348,7 @@ describe("ToolOutputStore limits and measurement", () => {
   })
 })
 
-/** 03 §6.2 read literally (split into arrays, iterate by code point): the oracle for the streaming implementation. */
+/** The preview rule read literally (split into arrays, iterate by code point): the oracle for the streaming implementation. */
 const naivePreview = (full: string, maxLines: number, maxBytes: number) => {
   const lines = full.split("\n")
   const headLines = Math.ceil(maxLines / 2)
@@ -527,7 +527,7 @@ describe("ToolOutputStore marker and preview arithmetic (derived)", () => {
     }),
   )
 
-  it("the preview never exceeds either limit and equals a literal reading of 03 §6.2 (property)", () => {
+  it("the preview never exceeds either limit and equals a literal reading of the preview rule (property)", () => {
     const piece = FastCheck.oneof(
       FastCheck.constant("\n"),
       FastCheck.string({ unit: "grapheme", maxLength: 30 }),

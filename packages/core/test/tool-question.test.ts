@@ -127,7 +127,7 @@ describe("question tool", () => {
     }).pipe(Effect.provide(environment())),
   )
 
-  it.scoped("keeps dismissed questions out of model-facing output (P6)", () =>
+  it.scoped("keeps dismissed questions out of model-facing output", () =>
     Effect.gen(function* () {
       yield* reset
       yield* Ref.set(fakeQuestion.fake.dismiss, true)
@@ -140,7 +140,7 @@ describe("question tool", () => {
     }).pipe(Effect.provide(environment())),
   )
 
-  it.scoped("a corrected permission shows the user's feedback verbatim (P5)", () =>
+  it.scoped("a corrected permission shows the user's feedback verbatim", () =>
     Effect.gen(function* () {
       yield* reset
       const state = yield* Permission.FakePermissionState

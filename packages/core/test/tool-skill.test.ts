@@ -99,7 +99,7 @@ describe("skill tool", () => {
         expect((yield* settle("missing")).result).toEqual({ type: "error", value: "Unable to load skill missing" })
         expect(yield* Permission.actions).toHaveLength(2)
 
-        // denied (P5)
+        // denied
         yield* Permission.deny("skill")
         expect((yield* settle("effect")).result).toEqual({
           type: "error",

@@ -77,7 +77,7 @@ describe("todowrite tool", () => {
     ),
   )
 
-  it.scoped("does not update persisted todos when permission is denied (P5)", () =>
+  it.scoped("does not update persisted todos when permission is denied", () =>
     withEnvironment(
       Effect.gen(function* () {
         const { id } = yield* session

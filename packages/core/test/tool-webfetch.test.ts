@@ -472,7 +472,7 @@ describe("webfetch", () => {
     }).pipe(Effect.scoped),
   )
 
-  it.scoped("maps blocked and corrected permissions to P5 messages without a request", () =>
+  it.scoped("maps blocked and corrected permissions to their model-visible messages without a request", () =>
     Effect.gen(function* () {
       const server = yield* loopbackServer(respond("x"))
       return yield* Effect.gen(function* () {

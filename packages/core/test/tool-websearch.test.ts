@@ -435,7 +435,7 @@ describe("websearch", () => {
     }).pipe(Effect.provide(env(Layer.succeed(HttpClient.HttpClient, client), { provider: "parallel" })), Effect.scoped)
   })
 
-  it.scoped("maps blocked and corrected permissions to P5 messages without a request", () => {
+  it.scoped("maps blocked and corrected permissions to their model-visible messages without a request", () => {
     let requests = 0
     const client = HttpClient.make(() => Effect.sync(() => requests++).pipe(Effect.zipRight(Effect.never)))
     return Effect.gen(function* () {

@@ -104,7 +104,7 @@ describe("write", () => {
     ),
   )
 
-  it.scoped("does not write when external_directory approval is denied (P5)", () =>
+  it.scoped("does not write when external_directory approval is denied", () =>
     withWrite(({ outside }) =>
       Effect.gen(function* () {
         yield* FakePermission.deny("external_directory")
@@ -120,7 +120,7 @@ describe("write", () => {
     ),
   )
 
-  it.scoped("does not write when edit approval is denied (P5)", () =>
+  it.scoped("does not write when edit approval is denied", () =>
     withWrite(({ root }) =>
       Effect.gen(function* () {
         yield* FakePermission.deny("edit")
@@ -136,7 +136,7 @@ describe("write", () => {
     ),
   )
 
-  it.scoped("passes the user's correction feedback to the model verbatim (P5)", () =>
+  it.scoped("passes the user's correction feedback to the model verbatim", () =>
     withWrite(() =>
       Effect.gen(function* () {
         const state = yield* FakePermission.FakePermissionState
@@ -152,7 +152,7 @@ describe("write", () => {
     ),
   )
 
-  it.scoped("lets a declined approval travel as a defect and writes nothing (P6)", () =>
+  it.scoped("lets a declined approval travel as a defect and writes nothing", () =>
     withWrite(({ root }) =>
       Effect.gen(function* () {
         yield* FakePermission.afterApproval("edit", Effect.die(new PermissionV2.DeclinedError()))

@@ -6,7 +6,7 @@ const posix = Wildcard.make({ caseInsensitive: false })
 const win32 = Wildcard.make({ caseInsensitive: true })
 
 /**
- * Test-only copy of the reference's regex construction (02 §3.1): backslashes become `/` on both sides, regex
+ * Test-only copy of the reference's regex construction: backslashes become `/` on both sides, regex
  * metacharacters are escaped, `*` → `.*`, `?` → `.`, a trailing ` .*` becomes optional, anchored, dot-all, and
  * case-insensitive only on win32.
  */
@@ -21,7 +21,7 @@ const reference = (input: string, pattern: string, caseInsensitive: boolean): bo
   return new RegExp(`^${source}$`, caseInsensitive ? "si" : "s").test(subject)
 }
 
-describe("Wildcard: examples of 02 §3.3", () => {
+describe("Wildcard: the documented examples", () => {
   const rows: ReadonlyArray<readonly [input: string, pattern: string, expected: boolean]> = [
     ["git status", "git *", true],
     ["git", "git *", true],
@@ -66,7 +66,7 @@ describe("Wildcard: examples of 02 §3.3", () => {
   })
 })
 
-describe("Wildcard: the reference's cases (05 §7)", () => {
+describe("Wildcard: the reference's cases", () => {
   it("glob tokens: ? is one character and + is literal", () => {
     expect(posix.match("file1.txt", "file?.txt")).toBe(true)
     expect(posix.match("file12.txt", "file?.txt")).toBe(false)
@@ -203,7 +203,7 @@ const pair = pattern.chain((p) =>
   ),
 )
 
-describe("Wildcard: differential against the reference regex (P8)", () => {
+describe("Wildcard: differential against the reference regex", () => {
   for (const [name, matcher, caseInsensitive] of [
     ["POSIX", posix, false],
     ["win32", win32, true],
@@ -234,7 +234,7 @@ describe("Wildcard: differential against the reference regex (P8)", () => {
   })
 })
 
-describe("Wildcard: cache and complexity (P8)", () => {
+describe("Wildcard: cache and complexity", () => {
   it("cache transparency: results are the same on repeat, after eviction and in a fresh matcher", () => {
     const cases = FastCheck.sample(pair, { numRuns: Wildcard.CACHE_SIZE * 3, seed: 7 })
     const matcher = Wildcard.make({ caseInsensitive: false })

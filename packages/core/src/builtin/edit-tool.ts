@@ -4,7 +4,7 @@
  * external_directory approval before edit approval. A file `read` would not allow is asked for (or refused) as a
  * read first, and a protected path asks `protected_path` after edit (see `./mutation-gate.ts`).
  *
- * Exact matching runs first; when it finds nothing, the fuzzy replacers of P14 (`./edit/replacers.ts`) run in
+ * Exact matching runs first; when it finds nothing, the fuzzy replacers (`./edit/replacers.ts`) run in
  * order. The commit is a compare-and-swap against the bytes read after approval.
  *
  * @since 0.1.0
@@ -24,7 +24,7 @@ import * as Tools from "../tool/tools.js"
 /** The registered tool name. */
 export const name = "edit"
 
-/** The fuzzy replacers of P14, by name, in the order they are tried. */
+/** The fuzzy replacers, by name, in the order they are tried. */
 export const replacers = Replacers.replacers
 
 /** The model-facing description. */

@@ -1,6 +1,6 @@
 /**
  * The `question` built-in: asks the user one or more multiple-choice questions and returns the chosen labels.
- * A dismissal is not a tool result: `QuestionV2.RejectedError` escapes as a defect and the runner halts (P6).
+ * A dismissal is not a tool result: `QuestionV2.RejectedError` escapes as a defect and the runner halts.
  *
  * @since 0.1.0
  */

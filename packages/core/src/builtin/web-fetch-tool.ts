@@ -54,7 +54,7 @@ export const PRIVATE_PREFIX = "private:"
  */
 export const INLINE_MARKDOWN_LIMIT = 64 * 1024
 
-/** The model-facing description (P19: our wording). */
+/** The model-facing description (our own wording). */
 export const description = [
   "Retrieve an HTTP or HTTPS URL and return its content as plain text, Markdown or raw HTML; Markdown unless another format is requested.",
   "Prefer a more specific tool when one fits. This tool never changes anything. A long text result may be shortened to a preview, with the full output kept in managed storage.",

@@ -1,5 +1,5 @@
 /**
- * The `websearch` tool (04 §15, P13): a provider-independent local web search that calls an Exa or Parallel MCP
+ * The `websearch` tool: a provider-independent local web search that calls an Exa or Parallel MCP
  * endpoint with one JSON-RPC `tools/call`. Endpoints and API keys come from `WebSearchTool.Config`, so tests point
  * them at a loopback server. Credentials travel only in the transport (query parameter or bearer header) and never
  * reach the model output.
@@ -36,7 +36,7 @@ export const REQUEST_TIMEOUT = Duration.seconds(25)
 export const VERSION: string = (createRequire(import.meta.url)("../../package.json") as { readonly version: string })
   .version
 
-/** The model-facing description (P19: our wording); the year is fixed when the module loads. */
+/** The model-facing description (our own wording); the year is fixed when the module loads. */
 export const description = [
   "Look things up on the web through this session's local search provider. Use it for information newer than your training data.",
   "The tool runs locally and is backed by Exa or Parallel, independent of the model provider; web search tools hosted by a model provider are different and run on the provider's side.",
@@ -85,7 +85,7 @@ export const Output = Schema.Struct({ provider: Provider, text: Schema.String })
 /** @see Output */
 export type Output = typeof Output.Type
 
-/** The provider configuration (04 §15.1). */
+/** The provider configuration. */
 export interface Settings {
   readonly provider?: Provider
   readonly enableExa: boolean

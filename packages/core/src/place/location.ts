@@ -36,7 +36,7 @@ export class DirectoryError extends Schema.TaggedError<DirectoryError>()("Locati
 }) {}
 
 /**
- * Builds a Location: realpaths `directory`, resolves its project (P11), upserts the `project` row (so saved approvals
+ * Builds a Location: realpaths `directory`, resolves its project, upserts the `project` row (so saved approvals
  * and sessions satisfy their foreign keys) and caches the project id in the git common directory when it changed.
  */
 export const layer = (input: {

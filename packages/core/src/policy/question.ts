@@ -1,7 +1,7 @@
 /**
  * QuestionV2: prompts a tool puts to the user. `ask` parks the caller on a Deferred until a client replies or
  * rejects; a dismissal fails with `RejectedError`, which the question tool turns into a defect so the runner stops
- * the loop (P6). Pending prompts belong to one Location and are rejected when its scope closes.
+ * the loop. Pending prompts belong to one Location and are rejected when its scope closes.
  *
  * @since 0.1.0
  */
@@ -68,7 +68,7 @@ export const Answer = Schema.Array(Schema.String)
 /** @see Answer */
 export type Answer = typeof Answer.Type
 
-/** The user dismissed the question. The question tool delivers it as a defect (P6). */
+/** The user dismissed the question. The question tool delivers it as a defect. */
 export class RejectedError extends Schema.TaggedError<RejectedError>()("QuestionV2.RejectedError", {}) {
   override get message(): string {
     return "The user dismissed this question"
@@ -122,7 +122,7 @@ export interface Interface {
 /** The QuestionV2 service tag. */
 export class Service extends Context.Tag("@toolgate/v2/Question")<Service, Interface>() {}
 
-/** True iff the cause carries a `RejectedError` defect (P6). */
+/** True iff the cause carries a `RejectedError` defect. */
 export const isDismissed = (cause: Cause.Cause<unknown>): boolean => LLM.hasDefectTag(cause, "QuestionV2.RejectedError")
 
 interface Pending {

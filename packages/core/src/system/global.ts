@@ -1,5 +1,5 @@
 /**
- * Where toolgate keeps its files: the data, config and tmp directories (P10). Paths several floors need (the managed
+ * Where toolgate keeps its files: the data, config and tmp directories. Paths several floors need (the managed
  * tool-output directory, the database file) are derived here so lower floors never import higher ones.
  *
  * @since 0.1.0

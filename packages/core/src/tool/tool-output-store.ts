@@ -239,7 +239,7 @@ const nthNewlineFromEnd = (text: string, count: number): number => {
 }
 
 /**
- * The head and tail of `text` within `maxLines` lines and `maxBytes` bytes (03 §6.2): line-sample the first
+ * The head and tail of `text` within `maxLines` lines and `maxBytes` bytes: line-sample the first
  * `ceil(L/2)` and last `floor(L/2)` lines; if that is still too large, cut it half and half by bytes on whole code
  * points.
  */
@@ -276,7 +276,7 @@ export const preview = (
 export const marker = (file: string): string => `... output truncated; full content saved to ${file} ...`
 
 /**
- * The model-facing preview of an over-limit `text` (03 §6.1): head, a blank line, the marker, a blank line, tail.
+ * The model-facing preview of an over-limit `text`: head, a blank line, the marker, a blank line, tail.
  * It never exceeds `maxLines` lines or `maxBytes` bytes; when even the frame does not fit, only the (cut) marker.
  */
 export const boundedPreview = (text: string, markerLine: string, maxLines: number, maxBytes: number): string => {
@@ -289,7 +289,7 @@ export const boundedPreview = (text: string, markerLine: string, maxLines: numbe
   return tail !== "" ? `${head}\n\n${markerLine}\n\n${tail}` : `${head}\n\n${markerLine}`
 }
 
-/** The text the model reads (03 §4): the text parts joined, or the pretty JSON of `structured` when content is empty. */
+/** The text the model reads: the text parts joined, or the pretty JSON of `structured` when content is empty. */
 const contextualText = (output: LLM.ToolOutput): Effect.Effect<string, StorageError> => {
   if (output.content.length === 0) {
     return Effect.try({

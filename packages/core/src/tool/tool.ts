@@ -229,6 +229,6 @@ export const registrationEntries = (
 ): ReadonlyArray<readonly [string, AnyTool]> =>
   Object.entries(tools).map(([name, tool]) => [sanitizeName(name), tool] as const)
 
-/** True iff the cause carries a declined permission or a dismissed question as a defect (P6). */
+/** True iff the cause carries a declined permission or a dismissed question as a defect. */
 export const isUserStop = (cause: Cause.Cause<unknown>): boolean =>
   LLM.hasDefectTag(cause, "PermissionV2.DeclinedError") || LLM.hasDefectTag(cause, "QuestionV2.RejectedError")

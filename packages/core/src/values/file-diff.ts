@@ -1,6 +1,6 @@
 /**
  * The per-file change summary that mutating tools (edit, apply_patch) report: a unified two-file patch plus the
- * added and removed line counts of a line diff, as produced by the `diff` library (P17).
+ * added and removed line counts of a line diff, as produced by the `diff` library.
  *
  * @since 0.1.0
  */

@@ -154,7 +154,7 @@ export class ToolFailure extends Schema.TaggedError<ToolFailure>()("LLM.ToolFail
 }) {}
 
 /**
- * True iff `cause` carries a defect whose `_tag` is `tag`. User stops (P6) travel as defects and are recognised by
+ * True iff `cause` carries a defect whose `_tag` is `tag`. User stops travel as defects and are recognised by
  * tag string, so modules need not import each other.
  */
 export const hasDefectTag = (cause: Cause.Cause<unknown>, tag: string): boolean =>

@@ -46,7 +46,7 @@ export const agentControl = Effect.gen(function* () {
     })
 })
 
-/** Fixture of 05 §5: session `ses_test` with agent `test`, a recorded event log and an Asked waiter. */
+/** Fixture: session `ses_test` with agent `test`, a recorded event log and an Asked waiter. */
 export const fixture = Effect.gen(function* () {
   const permission = yield* PermissionV2.Service
   const events = yield* EventV2.Service

@@ -1,5 +1,5 @@
 /**
- * Registry fixtures: an echo tool, a recording mock output store (05 §1) and helpers that materialize and settle.
+ * Registry fixtures: an echo tool, a recording mock output store and helpers that materialize and settle.
  */
 import { Context, Effect, Layer, Ref, Schema } from "effect"
 import { ApplicationTools, LLM, Tool, ToolOutputStore, ToolRegistry } from "../../src/index.js"

@@ -1,5 +1,5 @@
 /**
- * The matching engine of `edit` (P14): exact matching first, then seven fuzzy candidate generators ("replacers")
+ * The matching engine of `edit`: exact matching first, then seven fuzzy candidate generators ("replacers")
  * tried in a fixed order. A replacer yields strings that are exact substrings of the content or derived search
  * strings; `replace` keeps the first candidate that occurs exactly once (or, with `replaceAll`, the first that
  * occurs at all) and refuses ambiguous ones.
@@ -199,7 +199,7 @@ export function* contextAware(content: string, find: string): Generator<string> 
   }
 }
 
-/** The fuzzy replacers by name; the key order is the order P14 fixes. */
+/** The fuzzy replacers by name; the key order is the order they are tried in. */
 export const replacers = {
   lineTrimmed,
   blockAnchor,

@@ -1,5 +1,5 @@
 /**
- * The built-in Node engine (P12): the same results, in the same order, as the ripgrep engine, without `rg`. The
+ * The built-in Node engine: the same results, in the same order, as the ripgrep engine, without `rg`. The
  * walk reads ignore files per directory; files are read with bounded concurrency and searched in path order, and
  * the search stops as soon as `limit + 1` rows were seen.
  *
