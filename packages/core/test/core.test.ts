@@ -19,7 +19,8 @@ describe("Core", () => {
         ...identity(session.id),
         call: { id: "c1", name: "read", input: { path: "hello.txt" } },
       })
-      expect(read.result).toMatchObject({ type: "json", value: { content: "hello\n", encoding: "utf8" } })
+      expect(read.result).toEqual({ type: "text", value: "1: hello\n\n(lines 1-1 shown; end of file)" })
+      expect(read.output?.structured).toMatchObject({ content: "hello\n", encoding: "utf8" })
     }).pipe(Effect.provide(Core.layerTest()), Effect.scoped),
   )
 

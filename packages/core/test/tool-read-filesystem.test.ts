@@ -108,6 +108,7 @@ describe("ReadToolFileSystem", () => {
           offset: 1,
           truncated: true,
           next: 2,
+          last: 1,
         })
       }
       // Without the limit the bad byte is reached and reported.
@@ -168,17 +169,21 @@ describe("ReadToolFileSystem", () => {
       expect(lines).toEqual(["b", `${"x".repeat(2000)}${ReadToolFileSystem.LINE_SUFFIX}`, "last"])
       expect("next" in page).toBe(false)
 
-      // 60 KiB of 1000-byte lines: the page keeps 51 lines (51*1000 + 50 separators ≤ 51200).
+      // 60 KiB of 1000-byte lines: the page is measured as the model reads it (numbers, separators, trailer),
+      // so 50 lines fit in 50 KiB where 51 would not.
       const big = path.join(dir, "big.txt")
       fs.writeFileSync(big, `${Array.from({ length: 60 }, (_, i) => String(i).padEnd(1000, "-")).join("\n")}\n`)
       const first = (yield* withFs((files) => files.read(big, "big.txt"))) as ReadToolFileSystem.TextPage
-      expect(first.content.split("\n")).toHaveLength(51)
-      expect(first).toMatchObject({ truncated: true, next: 52 })
-      expect(Buffer.byteLength(first.content)).toBeLessThanOrEqual(ReadToolFileSystem.MAX_READ_BYTES)
+      expect(first.content.split("\n")).toHaveLength(50)
+      expect(first).toMatchObject({ truncated: true, next: 51, last: 50 })
+      const text = ReadToolFileSystem.renderTextPage(first)
+      expect(Buffer.byteLength(text)).toBeLessThanOrEqual(ReadToolFileSystem.MAX_READ_BYTES)
+      expect(Buffer.byteLength(text)).toBeGreaterThan(ReadToolFileSystem.MAX_READ_BYTES - 1100)
+      expect(text.endsWith("\n\n(lines 1-50 shown; the file continues: read with offset=51)")).toBe(true)
       const second = (yield* withFs((files) =>
-        files.read(big, "big.txt", { offset: 52 }),
+        files.read(big, "big.txt", { offset: 51 }),
       )) as ReadToolFileSystem.TextPage
-      expect(second.content.split("\n")).toHaveLength(9)
+      expect(second.content.split("\n")).toHaveLength(10)
       expect(second.truncated).toBe(false)
     }),
   )

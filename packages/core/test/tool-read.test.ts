@@ -172,12 +172,22 @@ describe("read", () => {
       expect(yield* definitions()).toEqual(["read"])
       expect(yield* definitions([{ action: "read", resource: "*", effect: "deny" }])).toEqual([])
       const settlement = yield* settle({ path: "README.md" })
-      expect(settlement.result).toEqual({ type: "json", value: content("README.md", "# readme\n") })
+      // The model reads numbered lines; programs keep the structured Content.
+      expect(settlement.result).toEqual({ type: "text", value: "1: # readme\n\n(lines 1-1 shown; end of file)" })
+      expect(settlement.output?.structured).toEqual(content("README.md", "# readme\n"))
       expect(yield* Permission.asserts).toEqual([
         { action: "read", resources: ["README.md"], save: ["*"], sessionID: "ses_test", agent: "build", source },
       ])
       expect(calls.read).toEqual([
-        { path: `${CWD}/README.md`, resource: "README.md", page: { offset: undefined, limit: undefined } },
+        {
+          path: `${CWD}/README.md`,
+          resource: "README.md",
+          page: {
+            offset: undefined,
+            limit: undefined,
+            limits: { maxLines: ToolOutputStore.MAX_LINES, maxBytes: ToolOutputStore.MAX_BYTES },
+          },
+        },
       ])
     }).pipe(Effect.provide(layer))
   })
@@ -186,7 +196,7 @@ describe("read", () => {
     const { calls, layer } = harness()
     return Effect.gen(function* () {
       const settlement = yield* settle({ path: "/elsewhere/notes/file.txt" })
-      expect(settlement.result.type).toBe("json")
+      expect(settlement.result.type).toBe("text")
       const asserts = yield* Permission.asserts
       expect(asserts.map(({ action, resources, save }) => ({ action, resources, save }))).toEqual([
         { action: "external_directory", resources: ["/elsewhere/notes/*"], save: ["/elsewhere/notes/*"] },
@@ -336,7 +346,11 @@ describe("read", () => {
     return Effect.gen(function* () {
       const settlement = yield* settle({ path: "archive.dat", offset: 2, limit: 1 })
       expect(settlement.result).toEqual({ type: "error", value: "Cannot read binary file: archive.dat" })
-      expect(calls.read[0]?.page).toEqual({ offset: 2, limit: 1 })
+      expect(calls.read[0]?.page).toEqual({
+        offset: 2,
+        limit: 1,
+        limits: { maxLines: ToolOutputStore.MAX_LINES, maxBytes: ToolOutputStore.MAX_BYTES },
+      })
     }).pipe(Effect.provide(layer))
   })
 
@@ -399,9 +413,19 @@ describe("read", () => {
     const { calls, layer } = harness({ inspect: () => Effect.succeed("directory") })
     return Effect.gen(function* () {
       const settlement = yield* settle({ path: "src", offset: 2, limit: 10 })
-      expect(settlement.result).toEqual({ type: "json", value: { entries: [], truncated: false } })
+      expect(settlement.result).toEqual({ type: "text", value: "(no entries from 2)" })
+      expect(settlement.output?.structured).toEqual({ entries: [], truncated: false })
       expect((yield* Permission.asserts).map((input) => input.resources)).toEqual([["src"]])
-      expect(calls.list).toEqual([{ path: `${CWD}/src`, page: { offset: 2, limit: 10 } }])
+      expect(calls.list).toEqual([
+        {
+          path: `${CWD}/src`,
+          page: {
+            offset: 2,
+            limit: 10,
+            limits: { maxLines: ToolOutputStore.MAX_LINES, maxBytes: ToolOutputStore.MAX_BYTES },
+          },
+        },
+      ])
     }).pipe(Effect.provide(layer))
   })
 
@@ -437,8 +461,16 @@ describe("read", () => {
     const { calls, layer } = harness({ read: () => Effect.succeed(page) })
     return Effect.gen(function* () {
       const settlement = yield* settle({ path: "notes.txt", offset: 2, limit: 1 })
-      expect(settlement.result).toEqual({ type: "json", value: page })
-      expect(calls.read[0]?.page).toEqual({ offset: 2, limit: 1 })
+      expect(settlement.result).toEqual({
+        type: "text",
+        value: "2: hello\n\n(lines 2-2 shown; the file continues: read with offset=3)",
+      })
+      expect(settlement.output?.structured).toEqual(page)
+      expect(calls.read[0]?.page).toEqual({
+        offset: 2,
+        limit: 1,
+        limits: { maxLines: ToolOutputStore.MAX_LINES, maxBytes: ToolOutputStore.MAX_BYTES },
+      })
     }).pipe(Effect.provide(layer))
   })
 
@@ -452,7 +484,7 @@ describe("read", () => {
     }).pipe(Effect.provide(layer))
   })
 
-  it.effect("maps corrected permission feedback verbatim (P5)", () => {
+  it.effect("maps corrected permission feedback verbatim", () => {
     const { layer } = harness()
     return Effect.gen(function* () {
       const fake = yield* Permission.FakePermissionState

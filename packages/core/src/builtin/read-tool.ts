@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import * as Image from "../world/image.js"
 import * as LLM from "../values/llm.js"
 import * as LocationMutation from "../world/location-mutation.js"
@@ -14,10 +14,12 @@ import * as PermissionV2 from "../policy/permission.js"
 import type * as SessionV2 from "../place/session.js"
 import * as ReadToolFileSystem from "./read-tool-file-system.js"
 import * as Tool from "../tool/tool.js"
+import * as ToolOutputStore from "../tool/tool-output-store.js"
 import * as Tools from "../tool/tools.js"
 
 export {
   BinaryFileError,
+  ColumnOutOfRangeError,
   MalformedUtf8Error,
   MediaIngestLimitError,
   OffsetOutOfRangeError,
@@ -50,6 +52,12 @@ export const Input = Schema.Struct({
   limit: Schema.optional(
     PositiveInt.pipe(Schema.lessThanOrEqualTo(ReadToolFileSystem.MAX_READ_LINES)).annotations({
       description: "How many text lines or directory entries to return at most",
+    }),
+  ),
+  column: Schema.optional(
+    PositiveInt.annotations({
+      description:
+        "Where to begin within the line at offset: a 1-based character column, to read the rest of a truncated line",
     }),
   ),
 })
@@ -91,6 +99,7 @@ const toFailure = (input: Input, error: Failure): LLM.ToolFailure => {
         error,
       })
     case "ReadTool.BinaryFileError":
+    case "ReadTool.ColumnOutOfRangeError":
     case "ReadTool.MediaIngestLimitError":
     case "Image.DecodeError":
     case "Image.SizeError":
@@ -106,11 +115,22 @@ export const tool = Effect.gen(function* () {
   const files = yield* ReadToolFileSystem.Service
   const permission = yield* PermissionV2.Service
   const image = yield* Image.Service
+  // Pages are sized to the output limits so the output store never has to cut one.
+  const store = yield* Effect.serviceOption(ToolOutputStore.Service)
+  const limits: Effect.Effect<ReadToolFileSystem.Limits> = Option.match(store, {
+    onNone: () => Effect.succeed(ReadToolFileSystem.DEFAULT_LIMITS),
+    onSome: (service) => service.limits(),
+  })
 
   const execute = (input: Input, context: Tool.Context): Effect.Effect<Output, LLM.ToolFailure> => {
     const identity = PermissionV2.fromToolCall(context)
-    const page = { offset: input.offset, limit: input.limit }
     return Effect.gen(function* () {
+      const page: ReadToolFileSystem.Page = {
+        offset: input.offset,
+        limit: input.limit,
+        ...(input.column === undefined ? {} : { column: input.column }),
+        limits: yield* limits,
+      }
       const target = yield* mutation.resolve({ path: input.path, kind: "directory" })
       if (target.externalDirectory !== undefined) {
         yield* permission.assert({
@@ -141,7 +161,10 @@ export const tool = Effect.gen(function* () {
     output: Output,
     execute,
     toModelOutput: ({ input, output }) => {
-      if (!("encoding" in output) || output.encoding !== "base64" || !SUPPORTED_IMAGE_MIMES.has(output.mime)) return []
+      if ("entries" in output) return [{ type: "text", text: ReadToolFileSystem.renderListPage(output, input.offset) }]
+      if ("type" in output) return [{ type: "text", text: ReadToolFileSystem.renderTextPage(output) }]
+      if (output.encoding === "utf8") return [{ type: "text", text: ReadToolFileSystem.renderContent(output.content) }]
+      if (!SUPPORTED_IMAGE_MIMES.has(output.mime)) return []
       return [
         { type: "text", text: "Image read successfully" },
         { type: "file", data: output.content, mime: output.mime, name: input.path },
