@@ -44,13 +44,12 @@ const toolResults = (options: GenerateOptions) =>
 /** Replies to every permission ask with `reply` and records the asks. */
 const replyToAsks = (reply: PermissionV2.Reply, asked: Array<PermissionV2.Request>, onAsk: () => void = () => {}) =>
   Effect.gen(function* () {
-    const queue = yield* (yield* EventV2.Service).queue()
+    const queue = yield* (yield* EventV2.Service).queue(PermissionV2.Event.Asked)
     const permission = yield* PermissionV2.Service
     yield* Effect.forkScoped(
       Effect.forever(
         Effect.flatMap(Queue.take(queue), (envelope) => {
-          if (envelope.type !== "permission.v2.asked") return Effect.void
-          const request = envelope.data as PermissionV2.Request
+          const request = envelope.data
           asked.push(request)
           onAsk()
           return Effect.orDie(permission.reply({ requestID: request.id, reply }))

@@ -56,16 +56,19 @@ describe("PermissionV2 chaos", () => {
           const asked = new Map<string, PermissionV2.Request>()
           const replied = new Map<string, Array<string>>()
           yield* events
-            .listen((envelope) => {
-              if (envelope.type === "permission.v2.asked") {
-                const request = envelope.data as PermissionV2.Request
-                expect(asked.has(request.id)).toBe(false)
-                asked.set(request.id, request)
-              } else if (envelope.type === "permission.v2.replied") {
-                const data = envelope.data as { requestID: string; reply: string }
-                replied.set(data.requestID, [...(replied.get(data.requestID) ?? []), data.reply])
-              }
-            })
+            .listen(
+              (envelope) => {
+                if (envelope.type === "permission.v2.asked") {
+                  const request = envelope.data
+                  expect(asked.has(request.id)).toBe(false)
+                  asked.set(request.id, request)
+                } else if (envelope.type === "permission.v2.replied") {
+                  const data = envelope.data
+                  replied.set(data.requestID, [...(replied.get(data.requestID) ?? []), data.reply])
+                }
+              },
+              ...PermissionV2.Event.Definitions,
+            )
             .pipe(Scope.extend(scope))
 
           // Fork every assert at once; resources and save patterns overlap so cascades and auto-resolves happen.

@@ -533,14 +533,14 @@ describe("PermissionV2 (05 §5)", () => {
       const f = yield* fixture
       yield* f.sessions.create({ id: "ses_other", agent: "test" })
       const seen: Array<string> = []
-      yield* f.events.listen((envelope) => {
-        const id =
-          envelope.type === "permission.v2.asked"
-            ? (envelope.data as PermissionV2.Request).id
-            : (envelope.data as { requestID: string }).requestID
-        const visible = Effect.runSync(f.permission.get(id)) !== undefined
-        seen.push(`${envelope.type}:${id}:${visible ? "pending" : "gone"}`)
-      })
+      yield* f.events.listen(
+        (envelope) => {
+          const id = envelope.type === "permission.v2.asked" ? envelope.data.id : envelope.data.requestID
+          const visible = Effect.runSync(f.permission.get(id)) !== undefined
+          seen.push(`${envelope.type}:${id}:${visible ? "pending" : "gone"}`)
+        },
+        ...PermissionV2.Event.Definitions,
+      )
       const a = yield* f.waitForRequest({ ...base, id: "per_a", save: ["*"] })
       const b = yield* f.waitForRequest({ ...base, id: "per_b", sessionID: "ses_other" })
       const c = yield* f.waitForRequest({ ...base, id: "per_c", action: "edit" })

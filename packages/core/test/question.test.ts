@@ -15,6 +15,17 @@ const build = Effect.gen(function* () {
   return { scope, question, queue }
 })
 
+/** Takes the next event, which must be of `definition`, and returns its typed data. */
+const next = <Type extends string, Data>(
+  queue: Queue.Dequeue<EventV2.Envelope>,
+  definition: EventV2.Definition<Type, Data>,
+) =>
+  Effect.flatMap(Queue.take(queue), (envelope) =>
+    EventV2.is(definition)(envelope)
+      ? Effect.succeed(envelope.data)
+      : Effect.dieMessage(`expected ${definition.type}, got ${envelope.type}`),
+  )
+
 const prompt: QuestionV2.Info = {
   question: "Which database?",
   header: "Database",
@@ -31,9 +42,7 @@ describe("QuestionV2", () => {
       const fiber = yield* Effect.fork(
         question.ask({ sessionID: "ses_1", questions: [prompt], tool: { messageID: "msg_1", callID: "call_1" } }),
       )
-      const asked = yield* Queue.take(queue)
-      expect(asked.type).toBe("question.v2.asked")
-      const request = asked.data as QuestionV2.Request
+      const request = yield* next(queue, QuestionV2.Event.Asked)
       expect(request.id.startsWith("que_")).toBe(true)
       expect(request).toEqual({
         id: request.id,
@@ -56,7 +65,7 @@ describe("QuestionV2", () => {
     Effect.gen(function* () {
       const { question, queue } = yield* build
       const fiber = yield* Effect.fork(question.ask({ sessionID: "ses_1", questions: [prompt] }))
-      const request = (yield* Queue.take(queue)).data as QuestionV2.Request
+      const request = yield* next(queue, QuestionV2.Event.Asked)
       expect(request.tool).toBeUndefined()
       yield* question.reject(request.id)
       const exit = yield* Fiber.await(fiber)
@@ -91,7 +100,7 @@ describe("QuestionV2", () => {
     Effect.gen(function* () {
       const { question, queue } = yield* build
       const fiber = yield* Effect.fork(question.ask({ sessionID: "ses_1", questions: [prompt] }))
-      const request = (yield* Queue.take(queue)).data as QuestionV2.Request
+      const request = yield* next(queue, QuestionV2.Event.Asked)
       yield* question.reply({ requestID: request.id, answers: [["Postgres"]] })
       expect(yield* Fiber.join(fiber)).toEqual([["Postgres"]])
       const again = yield* Effect.flip(question.reply({ requestID: request.id, answers: [["SQLite"]] }))
@@ -141,7 +150,7 @@ describe("QuestionV2", () => {
     Effect.gen(function* () {
       const { question, queue } = yield* build
       const fiber = yield* Effect.fork(question.ask({ sessionID: "ses_1", questions: [prompt] }))
-      const request = (yield* Queue.take(queue)).data as QuestionV2.Request
+      const request = yield* next(queue, QuestionV2.Event.Asked)
       yield* Fiber.interrupt(fiber)
       expect(yield* question.list()).toEqual([])
       const rejected = yield* Queue.take(queue)

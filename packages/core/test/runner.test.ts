@@ -101,19 +101,13 @@ const autoReply = (reply: PermissionV2.Reply, message?: string) =>
   Effect.gen(function* () {
     const events = yield* EventV2.Service
     const permission = yield* PermissionV2.Service
-    const queue = yield* events.queue()
+    const queue = yield* events.queue(PermissionV2.Event.Asked)
     yield* Effect.forkScoped(
       Effect.forever(
         Effect.flatMap(Queue.take(queue), (envelope) =>
-          envelope.type === "permission.v2.asked"
-            ? permission
-                .reply({
-                  requestID: (envelope.data as PermissionV2.Request).id,
-                  reply,
-                  ...(message === undefined ? {} : { message }),
-                })
-                .pipe(Effect.ignore)
-            : Effect.void,
+          permission
+            .reply({ requestID: envelope.data.id, reply, ...(message === undefined ? {} : { message }) })
+            .pipe(Effect.ignore),
         ),
       ),
     )
@@ -182,12 +176,14 @@ describe("Runner", () => {
       yield* Effect.gen(function* () {
         const log: Array<string> = []
         const events = yield* EventV2.Service
-        yield* events.listen((envelope) => {
-          if (envelope.type === "session.next.tool.called")
-            log.push(`called:${(envelope.data as { callID: string }).callID}`)
-          if (envelope.type === "session.next.tool.success")
-            log.push(`success:${(envelope.data as { callID: string }).callID}`)
-        })
+        yield* events.listen(
+          (envelope) => {
+            if (envelope.type === "session.next.tool.called") log.push(`called:${envelope.data.callID}`)
+            if (envelope.type === "session.next.tool.success") log.push(`success:${envelope.data.callID}`)
+          },
+          Runner.Event.Called,
+          Runner.Event.Success,
+        )
         const sql = yield* SqlClient.SqlClient
         const recorded = recordingTool(
           log,

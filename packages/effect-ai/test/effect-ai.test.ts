@@ -7,7 +7,7 @@ import {
   type LLM,
   Location,
   type Model,
-  type PermissionV2,
+  PermissionV2,
   ProviderSchema,
   Runner,
   SessionV2,
@@ -92,9 +92,7 @@ describe("EffectAiModel", () => {
       const location = yield* Location.Service
       fs.writeFileSync(path.join(location.directory, "hello.txt"), "hello\n")
       const asked: Array<PermissionV2.Request> = []
-      yield* (yield* EventV2.Service).listen((envelope) => {
-        if (envelope.type === "permission.v2.asked") asked.push(envelope.data as PermissionV2.Request)
-      })
+      yield* (yield* EventV2.Service).listen((envelope) => void asked.push(envelope.data), PermissionV2.Event.Asked)
       const session = yield* (yield* SessionV2.Service).create({ agent: "build" })
       const result = yield* (yield* Runner.Service).run({ sessionID: session.id, prompt: "copy hello.txt in capitals" })
 

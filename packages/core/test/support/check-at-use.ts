@@ -21,12 +21,11 @@ const rejecting = Layer.scoped(
     const events = yield* EventV2.Service
     const permission = yield* PermissionV2.Service
     const log: AskLog = { requests: [] }
-    const queue = yield* events.queue()
+    const queue = yield* events.queue(PermissionV2.Event.Asked)
     yield* Effect.forkScoped(
       Effect.forever(
         Effect.flatMap(Queue.take(queue), (envelope) => {
-          if (envelope.type !== "permission.v2.asked") return Effect.void
-          const request = envelope.data as PermissionV2.Request
+          const request = envelope.data
           log.requests.push(request)
           return Effect.ignore(permission.reply({ requestID: request.id, reply: "reject", message: "no" }))
         }),

@@ -55,7 +55,7 @@ export const fixture = Effect.gen(function* () {
   yield* sessions.create({ id: "ses_test", agent: "test" })
   const log: Array<EventV2.Envelope> = []
   yield* events.listen((envelope) => void log.push(envelope))
-  const queue = yield* events.queue()
+  const queue = yield* events.queue(PermissionV2.Event.Asked)
   const setRules = (rules: ReadonlyArray<PermissionV2.Rule>) => setAgentRules("test", rules)
 
   /** Forks an assert and waits until its Asked event has been published. */
@@ -64,19 +64,13 @@ export const fixture = Effect.gen(function* () {
       const fiber = yield* Effect.fork(permission.assert(input))
       while (true) {
         const envelope = yield* Queue.take(queue)
-        if (envelope.type === "permission.v2.asked" && (envelope.data as PermissionV2.Request).id === input.id) break
+        if (envelope.data.id === input.id) break
       }
       return fiber
     })
 
-  const replied = () =>
-    log
-      .filter((envelope) => envelope.type === "permission.v2.replied")
-      .map((envelope) => envelope.data as { sessionID: string; requestID: string; reply: string })
-  const asked = () =>
-    log
-      .filter((envelope) => envelope.type === "permission.v2.asked")
-      .map((envelope) => envelope.data as PermissionV2.Request)
+  const replied = () => log.filter(EventV2.is(PermissionV2.Event.Replied)).map((envelope) => envelope.data)
+  const asked = () => log.filter(EventV2.is(PermissionV2.Event.Asked)).map((envelope) => envelope.data)
 
   return { permission, events, sessions, setRules, setAgentRules, waitForRequest, log, replied, asked }
 })

@@ -120,10 +120,9 @@ const responder = Layer.scoped(
     const events = yield* EventV2.Service
     const permission = yield* PermissionV2.Service
     const log: AskLog = { requests: [], answer: rejectWithMessage }
-    const queue = yield* events.queue()
-    const answer = (envelope: EventV2.Envelope) => {
-      if (envelope.type !== "permission.v2.asked") return Effect.void
-      const request = envelope.data as PermissionV2.Request
+    const queue = yield* events.queue(PermissionV2.Event.Asked)
+    const answer = (envelope: EventV2.EnvelopeOf<typeof PermissionV2.Event.Asked>) => {
+      const request = envelope.data
       log.requests.push(request)
       return Effect.ignore(permission.reply({ requestID: request.id, ...log.answer(request) }))
     }

@@ -74,12 +74,11 @@ const responder = (log: Observed) =>
     Effect.gen(function* () {
       const events = yield* EventV2.Service
       const permission = yield* PermissionV2.Service
-      const queue = yield* events.queue()
+      const queue = yield* events.queue(PermissionV2.Event.Asked)
       yield* Effect.forkScoped(
         Effect.forever(
           Effect.flatMap(Queue.take(queue), (envelope) => {
-            if (envelope.type !== "permission.v2.asked") return Effect.void
-            const request = envelope.data as PermissionV2.Request
+            const request = envelope.data
             log.asks.push(request)
             return Effect.ignore(permission.reply({ requestID: request.id, ...log.answer(request) }))
           }),

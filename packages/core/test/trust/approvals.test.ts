@@ -68,17 +68,14 @@ const stackAt = (directory: string, database: Layer.Layer<Database.Client>, rule
         yield* setRules("test", rules)
         yield* (yield* SessionV2.Service).create({ id: sessionID, agent: "test" })
         const asked: Array<PermissionV2.Request> = []
-        yield* events.listen((envelope) => {
-          if (envelope.type === "permission.v2.asked") asked.push(envelope.data as PermissionV2.Request)
-        })
-        const queue = yield* events.queue()
+        yield* events.listen((envelope) => void asked.push(envelope.data), PermissionV2.Event.Asked)
+        const queue = yield* events.queue(PermissionV2.Event.Asked)
         const waitForRequest = (input: Omit<PermissionV2.AssertInput, "sessionID">) =>
           Effect.gen(function* () {
             const fiber = yield* Effect.fork(permission.assert({ ...input, sessionID }))
             for (;;) {
               const envelope = yield* Queue.take(queue)
-              if (envelope.type === "permission.v2.asked" && (envelope.data as PermissionV2.Request).id === input.id)
-                break
+              if (envelope.data.id === input.id) break
             }
             return fiber
           })

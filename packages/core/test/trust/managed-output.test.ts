@@ -57,11 +57,10 @@ const locationAt = (directory: string, shared: Layer.Layer<Core.ProcessServices>
     const asks: Array<PermissionV2.Request> = []
     const permission = Context.get(context, PermissionV2.Service)
     yield* Context.get(context, EventV2.Service).listen((envelope) => {
-      if (envelope.type !== "permission.v2.asked") return
-      const request = envelope.data as PermissionV2.Request
+      const request = envelope.data
       asks.push(request)
       Effect.runFork(Effect.ignore(permission.reply({ requestID: request.id, reply: "reject", message: "not yours" })))
-    })
+    }, PermissionV2.Event.Asked)
     const session = yield* Effect.provide(
       Effect.flatMap(SessionV2.Service, (sessions) => sessions.create({ agent: "build" })),
       context,

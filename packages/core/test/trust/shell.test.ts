@@ -109,8 +109,8 @@ const harness = (rules: ReadonlyArray<PermissionV2.Rule>, entries: ReadonlyArray
           )
           if (Either.isLeft(next)) return { settlement: next.left, asked }
           const envelope = next.right
-          if (envelope.type !== "permission.v2.asked") continue
-          const request = envelope.data as PermissionV2.Request
+          if (!EventV2.is(PermissionV2.Event.Asked)(envelope)) continue
+          const request = envelope.data
           asked.push(request)
           const reply = answer(request)
           yield* Effect.orDie(
