@@ -60,7 +60,12 @@ describe("EffectAiModel", () => {
       ],
       (options) => {
         const [read] = lastToolResults(options.prompt)
-        const content = (read?.result as { content: string }).content
+        // The read page arrives as numbered text: the file's lines are the `<n>: ` lines.
+        const content = String(read?.result)
+          .split("\n")
+          .flatMap((line) => /^\d+: (.*)$/.exec(line)?.slice(1) ?? [])
+          .map((line) => `${line}\n`)
+          .join("")
         return [
           {
             type: "tool-call",
@@ -454,7 +459,11 @@ describe("EffectAiToolkit", () => {
         result: part.isFailure ? part.result : (part.result as EffectAiToolkit.Settled).value,
       }))
       // A success is a Settled for the program; the model-facing value is its encoded form.
-      expect(results[0]).toMatchObject({ id: "p1", isFailure: false, result: { content: "hello\n", encoding: "utf8" } })
+      expect(results[0]).toMatchObject({
+        id: "p1",
+        isFailure: false,
+        result: "1: hello\n\n(lines 1-1 shown; end of file)",
+      })
       expect(response.toolResults[0]!.encodedResult).toEqual(results[0]!.result)
       expect(results[1]).toMatchObject({ id: "p2", isFailure: true })
       expect(String(results[1]!.result)).toMatch(/path/)
