@@ -77,6 +77,7 @@ describe("several processes on one new database", () => {
               const parsed = JSON.parse(reply) as { saved?: number; error?: string }
               if (parsed.saved !== APPROVALS) failures.push(`round ${round} worker ${i}: ${reply}`)
             })
+            expect(failures).toEqual([])
             const rows = yield* rowsIn(data, "proj")
             expect(rows).toHaveLength(PROCESSES * APPROVALS)
             expect(new Set(rows.map((row) => row.resource)).size).toBe(PROCESSES * APPROVALS)

@@ -96,10 +96,16 @@ export const describe = (error: unknown): string => {
  */
 const configure = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  yield* sql.unsafe(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
-  yield* sql.unsafe("PRAGMA journal_mode = WAL")
-  yield* sql.unsafe("PRAGMA synchronous = NORMAL")
-  yield* sql.unsafe("PRAGMA foreign_keys = ON")
+  for (const pragma of [
+    `busy_timeout = ${BUSY_TIMEOUT_MS}`,
+    "journal_mode = WAL",
+    "synchronous = NORMAL",
+    "foreign_keys = ON",
+  ]) {
+    yield* sql
+      .unsafe(`PRAGMA ${pragma}`)
+      .pipe(Effect.mapError((error) => new Error(`PRAGMA ${pragma}`, { cause: error })))
+  }
 })
 
 const latestMigration = Math.max(...Object.keys(migrations).map((key) => Number(key.slice(0, 14))))
@@ -112,14 +118,18 @@ const latestMigration = Math.max(...Object.keys(migrations).map((key) => Number(
  */
 const migrate = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  yield* sql.unsafe(
-    `CREATE TABLE IF NOT EXISTS ${LOCK_TABLE} (name TEXT PRIMARY KEY NOT NULL, pid INTEGER NOT NULL, time_acquired INTEGER NOT NULL)`,
-  )
+  yield* sql
+    .unsafe(
+      `CREATE TABLE IF NOT EXISTS ${LOCK_TABLE} (name TEXT PRIMARY KEY NOT NULL, pid INTEGER NOT NULL, time_acquired INTEGER NOT NULL)`,
+    )
+    .pipe(Effect.mapError((error) => new Error(`creating ${LOCK_TABLE}`, { cause: error })))
   yield* sql.withTransaction(
     Effect.gen(function* () {
       yield* sql`INSERT INTO ${sql(LOCK_TABLE)} (name, pid, time_acquired) VALUES ('migrations', ${process.pid}, ${Date.now()})
         ON CONFLICT (name) DO UPDATE SET pid = excluded.pid, time_acquired = excluded.time_acquired`
-      yield* SqliteMigrator.run({ loader: SqliteMigrator.fromRecord(migrations) })
+      yield* SqliteMigrator.run({ loader: SqliteMigrator.fromRecord(migrations) }).pipe(
+        Effect.mapError((error) => new Error("migrating", { cause: error })),
+      )
       const [row] = yield* sql<{ latest: number | null }>`SELECT MAX(migration_id) AS latest FROM effect_sql_migrations`
       if ((row?.latest ?? 0) < latestMigration) {
         return yield* Effect.fail(new Error(`migrations stopped at ${row?.latest ?? 0}, expected ${latestMigration}`))
