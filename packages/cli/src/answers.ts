@@ -156,7 +156,26 @@ export const lines = (screen: Screen, next: Effect.Effect<string | undefined>): 
 
 const CUSTOM = "\u0000custom"
 
-/** Interactive prompts on a terminal (arrow keys); Ctrl-C at a prompt rejects or dismisses. */
+/**
+ * Ctrl-C at a prompt: the prompt holds the terminal in raw mode, so the key arrives as a `QuitException`, not as a
+ * signal. It is turned back into the SIGINT it stands for, so the command stops with exit code 130 exactly as Ctrl-C
+ * during a tool run does (and the ask is left unanswered rather than rejected).
+ */
+export const quit: Effect.Effect<never> = Effect.zipRight(
+  Effect.sync(() => process.kill(process.pid, "SIGINT")),
+  Effect.never,
+)
+
+/** A prompt failure: Ctrl-C quits the command; any other failure gives `fallback`. */
+const onPromptFailure =
+  <A>(fallback: A) =>
+  (error: { readonly _tag: string }): Effect.Effect<A> =>
+    error._tag === "QuitException" ? quit : Effect.succeed(fallback)
+
+/**
+ * Interactive prompts on a terminal (arrow keys). Ctrl-C at a prompt stops the command (exit 130). The question text
+ * is printed by the transcript, so the prompt itself only says what to do.
+ */
 export const terminal: Answerer = {
   name: "you",
   permission: () =>
@@ -174,7 +193,7 @@ export const terminal: Answerer = {
       if (reply !== "reject") return { reply } satisfies PermissionAnswer
       const message = yield* Prompt.run(Prompt.text({ message: "Message for the model (empty: stop the session)" }))
       return message.trim() === "" ? { reply } : { reply, message: message.trim() }
-    }).pipe(Effect.catchAll(() => Effect.succeed<PermissionAnswer>({ reply: "reject" }))),
+    }).pipe(Effect.catchAll(onPromptFailure<PermissionAnswer>({ reply: "reject" }))),
   question: (question) =>
     Effect.gen(function* () {
       const choices = [
@@ -187,10 +206,10 @@ export const terminal: Answerer = {
       ]
       const picked =
         question.multiple === true
-          ? yield* Prompt.run(Prompt.multiSelect({ message: question.question, choices }))
-          : [yield* Prompt.run(Prompt.select({ message: question.question, choices }))]
+          ? yield* Prompt.run(Prompt.multiSelect({ message: "Choose (space to toggle, enter to confirm)", choices }))
+          : [yield* Prompt.run(Prompt.select({ message: "Choose", choices }))]
       if (!picked.includes(CUSTOM)) return picked
       const typed = yield* Prompt.run(Prompt.text({ message: "Your answer" }))
       return [...picked.filter((label) => label !== CUSTOM), typed]
-    }).pipe(Effect.catchAll(() => Effect.succeed(undefined))),
+    }).pipe(Effect.catchAll(onPromptFailure<ReadonlyArray<string> | undefined>(undefined))),
 }

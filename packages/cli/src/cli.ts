@@ -34,13 +34,16 @@ const demo = Command.make(
       Options.withAlias("y"),
       Options.withDescription("Answer every permission ask with once and every question with its first option"),
     ),
+    sandbox: Options.boolean("sandbox").pipe(
+      Options.withDescription("Run the bash step inside the bubblewrap sandbox (fails if bubblewrap is unavailable)"),
+    ),
     data,
   },
   (options) =>
     Effect.flatMap(Paths.projectDirectory(options.dir), (directory) =>
       Effect.flatMap(
         load(() => import("./demo.js")),
-        (Demo) => Demo.run({ directory, yes: options.yes, data: options.data }),
+        (Demo) => Demo.run({ directory, yes: options.yes, data: options.data, sandbox: options.sandbox }),
       ),
     ),
 ).pipe(

@@ -6,9 +6,11 @@
  * @since 0.1.0
  */
 import * as fs from "node:fs"
+import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { Prompt } from "@effect/cli"
 import {
+  type Config,
   Core,
   EventV2,
   Global,
@@ -39,7 +41,18 @@ export interface Options {
   readonly directory: string
   readonly yes: boolean
   readonly data: Option.Option<string>
+  /** Run bash inside the bubblewrap sandbox (`bash.sandbox.mode: "bubblewrap"`; fails when it is unavailable). */
+  readonly sandbox?: boolean
 }
+
+/**
+ * The configuration document the demo's Location gets on top of the discovered files: with `sandbox`, bash runs in
+ * bubblewrap and refuses to run unsandboxed.
+ *
+ * @since 0.2.0
+ */
+export const locationConfig = (options: Pick<Options, "sandbox">): Config.Info | undefined =>
+  options.sandbox === true ? { bash: { sandbox: { mode: "bubblewrap", failIfUnavailable: true } } } : undefined
 
 const describeError = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
@@ -250,8 +263,14 @@ const session = (screen: Screen.Screen, answerer: Answers.Answerer) =>
     return { result, calls, decisions, truncated }
   })
 
+/** Where the demo left its files. */
+interface Places {
+  readonly directory: string
+  readonly data: string
+}
+
 /** Prints the closing summary. */
-const summary = (screen: Screen.Screen, report: Effect.Effect.Success<ReturnType<typeof session>>) => {
+const summary = (screen: Screen.Screen, report: Effect.Effect.Success<ReturnType<typeof session>>, places: Places) => {
   const { result, calls, decisions, truncated } = report
   const completed = calls.filter((call) => call.status === "completed").length
   const failed = calls.filter((call) => call.status === "failed").length
@@ -303,6 +322,21 @@ const summary = (screen: Screen.Screen, report: Effect.Effect.Success<ReturnType
           "  ",
         ),
   )
+  screen.line("")
+  screen.line("Where things are")
+  screen.line(
+    Table.render(
+      ["what", "path"],
+      [
+        ["sample project (edited by the session)", places.directory],
+        ["data directory", places.data],
+        ["database (sessions, saved approvals)", path.join(places.data, "toolgate.db")],
+        ["full tool output", path.join(places.data, "tool-output")],
+        ["saved approvals", `toolgate permissions list --data ${places.data}`],
+      ],
+      "  ",
+    ),
+  )
 }
 
 /** Runs the demo. */
@@ -318,6 +352,8 @@ export const run = (options: Options) =>
     })
     screen.line(`toolgate demo: sample project in ${directory}`)
     screen.line(`data directory: ${data} (database, saved approvals, full tool output)`)
+    const config = locationConfig(options)
+    if (config !== undefined) screen.line("bash: inside the bubblewrap sandbox (--sandbox)")
     screen.line(
       `answers: ${options.yes ? "--yes (once, first option)" : process.stdin.isTTY ? "interactive prompts" : "one line per prompt from stdin"}`,
     )
@@ -329,10 +365,13 @@ export const run = (options: Options) =>
         ? Answers.terminal
         : Answers.lines(screen, yield* Answers.stdinLines())
     const model = narrated(screen).pipe(Layer.provide(ScriptedModel.layerFromFile(SCRIPT_FILE)))
-    const layer = Runner.layer.pipe(Layer.provideMerge(model), Layer.provideMerge(Core.layer({ directory, data })))
+    const layer = Runner.layer.pipe(
+      Layer.provideMerge(model),
+      Layer.provideMerge(Core.layer({ directory, data, ...(config === undefined ? {} : { config }) })),
+    )
     const report = yield* session(screen, answerer).pipe(
       Effect.provide(layer),
       Effect.mapError((error) => new CliError({ message: `The demo session failed: ${describeError(error)}` })),
     )
-    summary(screen, report)
+    summary(screen, report, { directory, data })
   }).pipe(Effect.scoped)

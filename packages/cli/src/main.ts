@@ -10,11 +10,17 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Console, Effect, Exit } from "effect"
 import * as Cli from "./cli.js"
-import { ExitCode } from "./errors.js"
+import { ExitCode, UsageError } from "./errors.js"
+import * as Paths from "./paths.js"
+import * as Screen from "./screen.js"
 
 let code: number = ExitCode.ok
 
-const program = Cli.run(process.argv).pipe(
+const missing = Paths.missingValue(process.argv.slice(2))
+
+const program = (
+  missing === undefined ? Cli.run(process.argv) : Effect.fail(new UsageError({ message: missing }))
+).pipe(
   Effect.catchAll((error) => {
     // @effect/cli has already printed its usage error and help.
     if (ValidationError.isValidationError(error)) return Effect.sync(() => void (code = ExitCode.usage))
@@ -37,7 +43,10 @@ const program = Cli.run(process.argv).pipe(
   Effect.provide(NodeContext.layer),
 )
 
-NodeRuntime.runMain(program, {
+// No colour escapes when the output is not a terminal or NO_COLOR is set.
+const main = Effect.consoleWith((base) => Effect.withConsole(program, Screen.plainConsole(base)))
+
+NodeRuntime.runMain(main, {
   disableErrorReporting: true,
   teardown: (exit, onExit) => onExit(Exit.isSuccess(exit) ? code : Exit.isInterrupted(exit) ? 130 : ExitCode.failure),
 })

@@ -66,3 +66,31 @@ export const existingDirectory = (option: Option.Option<string>): Effect.Effect<
     catch: (error) =>
       error instanceof CliError ? error : new CliError({ message: `Cannot use --dir: ${describeError(error)}` }),
   })
+
+/** The options that take a value, and what the value is. */
+const VALUED: Readonly<Record<string, string>> = {
+  "--dir": "a directory",
+  "--data": "a data directory",
+  "--agent": "an agent name",
+  "--project": "a project id",
+}
+
+/**
+ * The usage message for an option given without its value (`toolgate demo --dir`, `--dir --yes`, `--dir=`), or
+ * `undefined`. Checked before parsing: the parser would otherwise report the bare option as an unknown argument.
+ *
+ * @since 0.2.0
+ */
+export const missingValue = (args: ReadonlyArray<string>): string | undefined => {
+  for (const [index, arg] of args.entries()) {
+    if (arg === "--") return undefined
+    const [name, inline] = arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg]
+    const what = Object.hasOwn(VALUED, name!) ? VALUED[name!] : undefined
+    if (what === undefined) continue
+    const value = inline ?? args[index + 1]
+    if (value === undefined || value === "" || (inline === undefined && value.startsWith("-"))) {
+      return `${name} needs a value (${what}), e.g. ${name} <${what.split(" ").at(-1)}>`
+    }
+  }
+  return undefined
+}

@@ -4,6 +4,8 @@
  *
  * @since 0.1.0
  */
+import { stripVTControlCharacters } from "node:util"
+import { Console } from "effect"
 
 /** Where the transcript goes. */
 export interface Screen {
@@ -41,6 +43,50 @@ export const make = (stream: NodeJS.WriteStream = process.stdout): Screen => {
         return
       }
       draw()
+    },
+  }
+}
+
+/**
+ * True when colour and other styling escapes may be written to `stream`: it is a terminal and `NO_COLOR` is unset
+ * or empty (see no-color.org).
+ *
+ * @since 0.2.0
+ */
+export const colour = (stream: NodeJS.WriteStream = process.stdout): boolean =>
+  stream.isTTY === true && (process.env.NO_COLOR ?? "") === ""
+
+/** Removes ANSI escape sequences (colours, cursor moves) from `text`. */
+export const plain = (text: string): string => stripVTControlCharacters(text)
+
+const strip = (args: ReadonlyArray<unknown>) => args.map((arg) => (typeof arg === "string" ? plain(arg) : arg))
+
+/**
+ * `base`, except that text for stdout (`log`, `info`, `debug`) loses its escapes unless `colour()`
+ * holds for stdout, and text for stderr (`error`, `warn`) unless it holds for stderr. `@effect/cli` styles its help
+ * and usage errors this way, so `toolgate --help | less` and `NO_COLOR=1 toolgate` print plain text.
+ *
+ * @since 0.2.0
+ */
+export const plainConsole = (base: Console.Console): Console.Console => {
+  const out = colour(process.stdout)
+  const err = colour(process.stderr)
+  const wrapOut = (args: ReadonlyArray<unknown>) => (out ? args : strip(args))
+  const wrapErr = (args: ReadonlyArray<unknown>) => (err ? args : strip(args))
+  return {
+    ...base,
+    log: (...args) => base.log(...wrapOut(args)),
+    info: (...args) => base.info(...wrapOut(args)),
+    debug: (...args) => base.debug(...wrapOut(args)),
+    error: (...args) => base.error(...wrapErr(args)),
+    warn: (...args) => base.warn(...wrapErr(args)),
+    unsafe: {
+      ...base.unsafe,
+      log: (...args) => base.unsafe.log(...wrapOut(args)),
+      info: (...args) => base.unsafe.info(...wrapOut(args)),
+      debug: (...args) => base.unsafe.debug(...wrapOut(args)),
+      error: (...args) => base.unsafe.error(...wrapErr(args)),
+      warn: (...args) => base.unsafe.warn(...wrapErr(args)),
     },
   }
 }
