@@ -14,7 +14,7 @@ import * as path from "node:path"
 import { NodeContext } from "@effect/platform-node"
 import { SqlClient, type SqlError } from "@effect/sql"
 import { SqliteClient, SqliteMigrator } from "@effect/sql-sqlite-node"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer, Schedule, Schema } from "effect"
 import projectSession from "./migrations/20260801000000_project_session.js"
 import permission from "./migrations/20260801000100_permission.js"
 import todo from "./migrations/20260801000200_todo.js"
@@ -139,12 +139,41 @@ const migrate = Effect.gen(function* () {
 }).pipe(Effect.provide(NodeContext.layer))
 
 /**
+ * True iff `error` or one of its causes is SQLite's "database is locked" (`SQLITE_BUSY` or an extended code of it).
+ *
+ * @since 0.2.0
+ */
+export const isBusy = (error: unknown): boolean => {
+  const seen = new Set<unknown>()
+  for (let current: unknown = error; current !== null && typeof current === "object" && !seen.has(current);) {
+    seen.add(current)
+    const record = current as { readonly code?: unknown; readonly message?: unknown; readonly cause?: unknown }
+    if (typeof record.code === "string" && record.code.startsWith("SQLITE_BUSY")) return true
+    if (typeof record.message === "string" && /SQLITE_BUSY|database is locked/.test(record.message)) return true
+    current = record.cause
+  }
+  return false
+}
+
+/**
+ * Opening is idempotent (pragmas, `CREATE … IF NOT EXISTS`, a migrator that skips what is applied), so a step that
+ * SQLite refuses with `SQLITE_BUSY` without waiting on the busy timeout — it does so when a lock upgrade would
+ * deadlock or a snapshot went stale, which several processes creating one new database can provoke — is simply
+ * run again, with jitter, for up to about 20 seconds.
+ */
+const whileBusy = {
+  while: isBusy,
+  schedule: Schedule.jittered(Schedule.spaced("50 millis")).pipe(Schedule.intersect(Schedule.recurs(400))),
+}
+
+/**
  * A migrated database in `filename` (`:memory:` for a private in-memory one). A failure to open, configure or
  * migrate is a defect carrying an `OpenError` whose message names the SQLite cause.
  */
 export const layerFile = (filename: string): Layer.Layer<Client> => {
   const ready = Layer.effectDiscard(
     Effect.zipRight(configure, migrate).pipe(
+      Effect.retry(whileBusy),
       Effect.mapError((error) => new OpenError({ filename, message: `cannot open ${filename}: ${describe(error)}` })),
     ),
   )
