@@ -144,6 +144,11 @@ export const outcome = (tool: string, value: unknown, result: LLM.ToolResultValu
     return `${list.filter((line) => line.startsWith("[x]")).length}/${list.length} done`
   }
   const text = resultText(result)
+  // A read page ends with a trailer saying which lines it showed: the best one-line outcome.
+  if (tool === "read" && result.type === "text") {
+    const last = text.slice(text.lastIndexOf("\n") + 1)
+    if (/^\(.*\)$/.test(last)) return clip(last.slice(1, -1), 72)
+  }
   const first = text.split("\n").find((line) => line.trim() !== "") ?? ""
   return clip(first, 72)
 }

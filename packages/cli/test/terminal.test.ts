@@ -139,6 +139,8 @@ describe("tables", () => {
     for (const line of summary.split("\n")) expect(line.length, line).toBeLessThanOrEqual(72)
     const where = columnText(section(run.stdout, "Where things are").join("\n"), 1)
     expect(where).toContain(dir)
+    // read's outcome is its page trailer
+    expect(columnText(section(run.stdout, "Calls").join("\n"), 4)).toMatch(/^lines1-\d+shown;endoffile/)
     expect(where).toContain(path.join(data, "toolgate.db"))
     expect(where).toContain(path.join(data, "tool-output"))
     expect(fs.existsSync(path.join(data, "toolgate.db"))).toBe(true)
