@@ -93,6 +93,89 @@ describe("PermissionV2.evaluate properties", () => {
   })
 })
 
+/** The reference's regex construction, used as the oracle (backslashes read as `/`, anchored, dot-all). */
+const referenceMatch = (input: string, source: string): boolean => {
+  let body = source
+    .replace(/\\/g, "/")
+    .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+    .replace(/\*/g, ".*")
+    .replace(/\?/g, ".")
+  if (body.endsWith(" .*")) body = body.slice(0, -3) + "( .*)?"
+  return new RegExp(`^${body}$`, process.platform === "win32" ? "si" : "s").test(input.replace(/\\/g, "/"))
+}
+
+/** The reference evaluation with this library's additions (ignore_case, explicit actions and prefixes). */
+const oracle = (act: string, resource: string, ...sets: ReadonlyArray<ReadonlyArray<Rule>>): Rule => {
+  const explicit = PermissionV2.EXPLICIT_RESOURCE_PREFIXES.find((prefix) => resource.startsWith(prefix))
+  const all = sets.flat()
+  for (let i = all.length - 1; i >= 0; i--) {
+    const candidate = all[i]!
+    if (!referenceMatch(act, candidate.action)) continue
+    const hit =
+      candidate.ignore_case === true
+        ? referenceMatch(resource.toLowerCase(), candidate.resource.toLowerCase())
+        : referenceMatch(resource, candidate.resource)
+    if (!hit) continue
+    if (explicit !== undefined && candidate.effect === "allow" && !candidate.resource.startsWith(explicit)) continue
+    if (candidate.effect === "allow" && candidate.action !== act && PermissionV2.EXPLICIT_ACTIONS.has(act)) {
+      return { action: act, resource: candidate.resource, effect: "ask" }
+    }
+    return candidate
+  }
+  return { action: act, resource: "*", effect: "ask" }
+}
+
+describe("PermissionV2.evaluate against the reference oracle", () => {
+  const unit = fc.constantFrom("a", "b", "A", "/", "\\", ".", " ", "x", "z")
+  const longText = fc.oneof(
+    fc.string({ unit, maxLength: 40 }),
+    fc.constantFrom("private:a/b", "unresolved:x z", "private:"),
+  )
+  const resourcePattern = fc.oneof(
+    fc.string({ unit: fc.constantFrom("a", "b", "A", "/", "\\", ".", " ", "*", "?", "x", "z"), maxLength: 10 }),
+    fc.constantFrom("*x?z*", "*a?b*", "?*", "*??*", "*a*?*b", "private:*", "unresolved:*", "* *", "a *"),
+  )
+  const anyAction = fc.constantFrom("read", "edit", "bash", "mcp_a", "external_directory", "protected_path")
+  const oracleRule = fc.record(
+    {
+      action: fc.oneof(anyAction, fc.constantFrom("*", "mcp_*", "re?d", "e*", "?*")),
+      resource: resourcePattern,
+      effect,
+      ignore_case: fc.boolean(),
+    },
+    { requiredKeys: ["action", "resource", "effect"] },
+  )
+  const sets = fc.array(fc.array(oracleRule, { maxLength: 12 }), { minLength: 1, maxLength: 3 })
+
+  it("gives the oracle's rule for random rulesets and resources (backslashes, `?`, explicit prefixes)", () => {
+    fc.assert(
+      fc.property(
+        sets,
+        fc.array(fc.tuple(anyAction, longText), { minLength: 1, maxLength: 6 }),
+        (rulesets, queries) => {
+          // The same ruleset values are evaluated repeatedly, so compiled rulesets are reused across queries.
+          for (let round = 0; round < 2; round++) {
+            for (const [act, resource] of queries) {
+              const ours = PermissionV2.evaluate(act, resource, ...rulesets)
+              expect(ours).toEqual(oracle(act, resource, ...rulesets))
+            }
+          }
+        },
+      ),
+      { numRuns: 200 },
+    )
+  })
+
+  it("a ruleset changed in place is evaluated as it is now", () => {
+    const rules: Array<Rule> = [{ action: "read", resource: "a*", effect: "deny" }]
+    expect(PermissionV2.evaluate("read", "ab", rules).effect).toBe("deny")
+    rules.push({ action: "read", resource: "ab", effect: "allow" })
+    expect(PermissionV2.evaluate("read", "ab", rules).effect).toBe("allow")
+    rules[1] = { action: "edit", resource: "ab", effect: "allow" }
+    expect(PermissionV2.evaluate("read", "ab", rules).effect).toBe("deny")
+  })
+})
+
 describe("PermissionV2 service properties", () => {
   let runtime: ManagedRuntime.ManagedRuntime<Services, never>
   let directory: string

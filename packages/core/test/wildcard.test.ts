@@ -250,6 +250,20 @@ describe("Wildcard: cache and complexity", () => {
     expect(matcher.match("git status", "git *")).toBe(true)
   })
 
+  it("long inputs (rewritten unit by unit) are prepared exactly as replaceAll would, lone surrogates included", () => {
+    FastCheck.assert(
+      FastCheck.property(
+        FastCheck.string({ unit: FastCheck.constantFrom("a", "\\", "/", "é", "\u2603", "\ud800", "*"), maxLength: 16 }),
+        (piece) => {
+          const input = piece.repeat(Math.ceil(5000 / Math.max(1, piece.length)))
+          expect(posix.normalize(input)).toBe(input.replaceAll("\\", "/"))
+          expect(posix.test(posix.normalize(input), posix.compile("*a\\?*"))).toBe(reference(input, "*a\\?*", false))
+        },
+      ),
+      { numRuns: 200 },
+    )
+  })
+
   it("30 stars against a 10 000-character non-matching string returns false", () => {
     const long = "a".repeat(10_000)
     expect(posix.match(long, "*a".repeat(30) + "b")).toBe(false)

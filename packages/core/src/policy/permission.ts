@@ -243,61 +243,120 @@ const explicitPrefixOf = (resource: string): string | undefined => {
 }
 
 /**
- * Rules with `ignore_case` match the lower-cased resource against their lower-cased pattern (every platform); see
- * docs/trust/secrets.md. Each pattern is prepared once: its lower-cased form and its longest literal piece, which
- * any matching resource must contain (a cheap test that skips most non-matching resources). The resource is
- * lower-cased at most once per evaluation.
+ * A ruleset compiled for `evaluate`, once per ruleset value (see docs/performance.md). Resource patterns compile
+ * lazily the first time a rule is reached; for each action seen, the rules whose action pattern matches it are
+ * listed once, so an evaluation visits only those. Rules with `ignore_case` compile their lower-cased pattern and are
+ * tested against the lower-cased resource (every platform); see docs/trust/secrets.md.
  */
-interface Folded {
-  readonly pattern: string
-  readonly required: string
-}
-const foldedPatterns = new Map<string, Folded>()
-const foldPattern = (pattern: string): Folded => {
-  let folded = foldedPatterns.get(pattern)
-  if (folded === undefined) {
-    const lower = pattern.toLowerCase()
-    // The optional trailing " *" may be absent from a match, so it contributes no required text.
-    const core = (lower.endsWith(" *") ? lower.slice(0, -2) : lower).replaceAll("\\", "/")
-    const required = core.split(/[*?\u0000]/).reduce((best, piece) => (piece.length > best.length ? piece : best), "")
-    folded = { pattern: lower, required }
-    if (foldedPatterns.size >= Wildcard.CACHE_SIZE) foldedPatterns.delete(foldedPatterns.keys().next().value!)
-    foldedPatterns.set(pattern, folded)
-  }
-  return folded
+interface CompiledRuleset {
+  readonly rules: Ruleset
+  readonly first: Rule
+  readonly last: Rule
+  readonly resources: Array<Wildcard.Pattern | undefined>
+  /** The distinct action patterns, and for each rule the index of its pattern. */
+  readonly actionPatterns: ReadonlyArray<Wildcard.Pattern>
+  readonly actionOf: Int32Array
+  readonly byAction: Map<string, Int32Array>
 }
 
-const matchIgnoringCase = (lowered: string, pattern: string): boolean => {
-  const folded = foldPattern(pattern)
-  return lowered.includes(folded.required) && Wildcard.match(lowered, folded.pattern)
+/** Compiled rulesets by identity: a ruleset value is compiled once and dropped with it. */
+const compiledRulesets = new WeakMap<Ruleset, CompiledRuleset>()
+/** How many distinct actions one compiled ruleset lists before starting over (actions are tool names: few). */
+const MAX_ACTIONS_PER_RULESET = 1024
+const matcher = Wildcard.platform
+
+const compileRuleset = (rules: Ruleset): CompiledRuleset => {
+  const index = new Map<string, number>()
+  const actionPatterns: Array<Wildcard.Pattern> = []
+  const actionOf = new Int32Array(rules.length)
+  for (let i = 0; i < rules.length; i++) {
+    const source = rules[i]!.action
+    let at = index.get(source)
+    if (at === undefined) {
+      at = actionPatterns.length
+      index.set(source, at)
+      actionPatterns.push(matcher.compile(source))
+    }
+    actionOf[i] = at
+  }
+  return {
+    rules,
+    first: rules[0]!,
+    last: rules[rules.length - 1]!,
+    resources: new Array<Wildcard.Pattern | undefined>(rules.length),
+    actionPatterns,
+    actionOf,
+    byAction: new Map(),
+  }
+}
+
+/** The compiled form of `rules`; recompiled if the array was changed in place since (rulesets are meant immutable). */
+const compiledRuleset = (rules: Ruleset): CompiledRuleset => {
+  const hit = compiledRulesets.get(rules)
+  if (
+    hit !== undefined &&
+    hit.rules.length === rules.length &&
+    hit.first === rules[0] &&
+    hit.last === rules[rules.length - 1]
+  )
+    return hit
+  const compiled = compileRuleset(rules)
+  compiledRulesets.set(rules, compiled)
+  return compiled
+}
+
+/** The indices (ascending) of the rules whose action pattern matches `action`. */
+const rulesFor = (compiled: CompiledRuleset, action: string, normalized: string): Int32Array => {
+  const hit = compiled.byAction.get(action)
+  if (hit !== undefined) return hit
+  const patterns = compiled.actionPatterns
+  const matches = new Uint8Array(patterns.length)
+  for (let p = 0; p < patterns.length; p++) matches[p] = matcher.test(normalized, patterns[p]!) ? 1 : 0
+  const actionOf = compiled.actionOf
+  let count = 0
+  for (let i = 0; i < actionOf.length; i++) count += matches[actionOf[i]!]!
+  const indices = new Int32Array(count)
+  for (let i = 0, k = 0; i < actionOf.length; i++) if (matches[actionOf[i]!] === 1) indices[k++] = i
+  if (compiled.byAction.size >= MAX_ACTIONS_PER_RULESET) compiled.byAction.clear()
+  compiled.byAction.set(action, indices)
+  return indices
+}
+
+const resourcePattern = (compiled: CompiledRuleset, i: number): Wildcard.Pattern => {
+  let pattern = compiled.resources[i]
+  if (pattern === undefined) {
+    const rule = compiled.rules[i]!
+    pattern = matcher.compile(rule.ignore_case === true ? rule.resource.toLowerCase() : rule.resource)
+    compiled.resources[i] = pattern
+  }
+  return pattern
 }
 
 /**
  * Last match wins; no match gives `{ action, resource: "*", effect: "ask" }`. A rule with `ignore_case` matches its
  * resource without regard to letter case; an `EXPLICIT_ACTIONS` action is allowed only by a rule naming it, and a
  * resource with an `EXPLICIT_RESOURCE_PREFIXES` prefix only by a rule whose resource starts with that prefix.
+ * The resource is prepared once per call and each ruleset compiled once (see docs/performance.md).
  */
 export const evaluate = (action: string, resource: string, ...rulesets: ReadonlyArray<Ruleset>): Rule => {
-  // Rulesets repeat a few action patterns many times: match each distinct one once per call.
-  const actionMatches = new Map<string, boolean>()
+  let normalizedAction: string | undefined
+  let input: string | undefined
   let lowered: string | undefined
   const explicit = explicitPrefixOf(resource)
   for (let set = rulesets.length - 1; set >= 0; set--) {
     const rules = rulesets[set]!
-    for (let i = rules.length - 1; i >= 0; i--) {
+    if (rules.length === 0) continue
+    const compiled = compiledRuleset(rules)
+    const indices = rulesFor(compiled, action, (normalizedAction ??= matcher.normalize(action)))
+    for (let k = indices.length - 1; k >= 0; k--) {
+      const i = indices[k]!
       const rule = rules[i]!
-      let matches = actionMatches.get(rule.action)
-      if (matches === undefined) {
-        matches = Wildcard.match(action, rule.action)
-        actionMatches.set(rule.action, matches)
-      }
-      if (!matches) continue
-      if (
-        !(rule.ignore_case === true
-          ? matchIgnoringCase((lowered ??= resource.toLowerCase().replaceAll("\\", "/")), rule.resource)
-          : Wildcard.match(resource, rule.resource))
-      )
-        continue
+      const pattern = resourcePattern(compiled, i)
+      const subject =
+        rule.ignore_case === true
+          ? (lowered ??= matcher.normalize(resource.toLowerCase()))
+          : (input ??= matcher.normalize(resource))
+      if (!matcher.test(subject, pattern)) continue
       if (explicit !== undefined && rule.effect === "allow" && !rule.resource.startsWith(explicit)) continue
       if (rule.effect === "allow" && rule.action !== action && EXPLICIT_ACTIONS.has(action)) {
         return { action, resource: rule.resource, effect: "ask" }
@@ -356,7 +415,7 @@ export const fromToolCall = (context: {
   source: { type: "tool" as const, messageID: context.assistantMessageID, callID: context.toolCallID },
 })
 
-/** The model-visible failure for a blocked or corrected permission (P5). */
+/** The model-visible failure for a blocked or corrected permission. */
 export const toToolFailure = (error: BlockedError | CorrectedError): LLM.ToolFailure =>
   error._tag === "PermissionV2.CorrectedError"
     ? new LLM.ToolFailure({
@@ -367,7 +426,7 @@ export const toToolFailure = (error: BlockedError | CorrectedError): LLM.ToolFai
       })
 
 /**
- * The leaf error mapping (P5 first): a blocked or corrected permission becomes its model-visible failure, a
+ * The leaf error mapping (permission errors first): a blocked or corrected permission becomes its model-visible failure, a
  * `ToolFailure` passes through, and every other typed error becomes `otherwise(error)`.
  */
 export const leafFailure =
@@ -378,7 +437,7 @@ export const leafFailure =
     return otherwise(error)
   }
 
-/** True iff the cause carries a `DeclinedError` defect (P6). */
+/** True iff the cause carries a `DeclinedError` defect. */
 export const isDeclined = (cause: Cause.Cause<unknown>): boolean =>
   LLM.hasDefectTag(cause, "PermissionV2.DeclinedError")
 
@@ -403,7 +462,7 @@ type Decision =
 const declined = () => new DeclinedError()
 
 /**
- * Aggregates per resource against the configured rules followed by the saved allows (§4 step 4), for requests the
+ * Aggregates per resource against the configured rules followed by the saved allows, for requests the
  * configured rules alone do not deny: allow when every resource evaluates to allow, else ask.
  */
 const aggregate = (
@@ -434,9 +493,19 @@ export const make = Fx.gen(function* () {
   const pending = new Map<ID, Pending>()
   let closed = false
 
-  const savedRules = Fx.map(saved.list(scope), (rows): Ruleset =>
-    rows.map((row) => ({ action: row.action, resource: row.resource, effect: "allow" as const })),
-  )
+  // The saved rows as a ruleset; the same value is handed out while the rows are unchanged, so `evaluate` compiles
+  // it once rather than on every request.
+  let savedCache: Ruleset = []
+  const savedRules = Fx.map(saved.list(scope), (rows): Ruleset => {
+    const cached = savedCache
+    let same = cached.length === rows.length
+    for (let i = 0; same && i < rows.length; i++) {
+      same = cached[i]!.action === rows[i]!.action && cached[i]!.resource === rows[i]!.resource
+    }
+    if (same) return cached
+    savedCache = rows.map((row) => ({ action: row.action, resource: row.resource, effect: "allow" as const }))
+    return savedCache
+  })
 
   /** The configured rules of `agent ?? session.agent` (deny-all when no agent resolves). */
   const rulesOf = (session: SessionV2.Info, agent: string | undefined) =>

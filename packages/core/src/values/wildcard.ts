@@ -1,8 +1,9 @@
 /**
  * Permission wildcard matching with the reference semantics (`*` any run, `?` one UTF-16 unit, `\` read as `/`,
  * optional trailing `" *"`, anchored, dot-all, case-insensitive only on win32), in time linear in the input for a
- * compiled pattern. Patterns are compiled once into star-separated segments and kept in a bounded cache (oldest
- * compiled pattern evicted first).
+ * compiled pattern. Patterns are compiled once into star-separated segments; `match` keeps them in a two-generation
+ * cache, and callers with many patterns (PermissionV2.evaluate) compile their own once with `Matcher.compile` and
+ * prepare each input once with `Matcher.normalize`. See docs/performance.md.
  *
  * One addition to the reference: the escape character `ESCAPE` (U+0000) makes the character after it literal, so a
  * saved approval can name a command or path that contains `*` or `?` without turning them into wildcards
@@ -12,10 +13,26 @@
  * @since 0.1.0
  */
 
-/** A compiled, star-separated piece of a pattern; `holes[i]` marks a `?` position that matches any single unit. */
-interface Segment {
+/** A literal run of a segment: `text` must appear at `offset` from the segment's start. */
+interface Piece {
+  readonly offset: number
   readonly text: string
-  readonly holes: Uint8Array | undefined
+}
+
+/**
+ * A compiled, star-separated piece of a pattern: `length` units, of which the `pieces` are literal and the rest are
+ * `?` holes. `run` is the longest literal piece (searched with `indexOf` when the segment floats); `holes` is false
+ * for a segment that is one literal piece.
+ */
+interface Segment {
+  readonly length: number
+  readonly text: string
+  readonly holes: boolean
+  readonly pieces: ReadonlyArray<Piece>
+  readonly run: Piece | undefined
+  /** The positions outside `run` that are not holes, and the UTF-16 unit expected at each. */
+  readonly checks: Int32Array
+  readonly codes: Int32Array
 }
 
 /** A compiled pattern: `first` anchored at the start, `last` anchored at the end, `middle` found greedily. */
@@ -28,13 +45,47 @@ interface Compiled {
   readonly optional?: Compiled
 }
 
+/**
+ * A pattern compiled once for one matcher's rules; test it with `Matcher.test` against input prepared once by
+ * `Matcher.normalize`.
+ *
+ * @since 0.2.0
+ */
+export interface Pattern {
+  readonly source: string
+  /** @internal */
+  readonly compiled: Compiled
+}
+
 /** A matcher for one platform's case rules, with its own compiled-pattern cache. */
 export interface Matcher {
   readonly match: (input: string, pattern: string) => boolean
+  /**
+   * Compiles `pattern` for this matcher (no cache): keep the result and test many inputs with it.
+   *
+   * @since 0.2.0
+   */
+  readonly compile: (pattern: string) => Pattern
+  /**
+   * Prepares an input once (backslashes read as `/`, case folded on win32) for any number of `test` calls.
+   *
+   * @since 0.2.0
+   */
+  readonly normalize: (input: string) => string
+  /**
+   * `match` for an input already prepared by `normalize` and a pattern from `compile`.
+   *
+   * @since 0.2.0
+   */
+  readonly test: (normalized: string, pattern: Pattern) => boolean
 }
 
-/** How many compiled patterns a matcher keeps. */
-export const CACHE_SIZE = 1000
+/**
+ * How many compiled patterns a matcher's `match` cache holds per generation. The cache keeps two generations: a
+ * pattern used in the current or the previous one stays compiled, so a working set of up to this many patterns
+ * never recompiles, and a larger one degrades gradually instead of all at once.
+ */
+export const CACHE_SIZE = 4096
 
 /**
  * The escape character: in a pattern, U+0000 followed by any character stands for that character literally (`*` and
@@ -145,16 +196,34 @@ const tokenize = (pattern: string): ReadonlyArray<Token> => {
 
 const segment = (tokens: ReadonlyArray<Token>): Segment => {
   let text = ""
-  let holes: Uint8Array | undefined
+  let holes = false
+  const pieces: Array<Piece> = []
+  let current = ""
+  let currentAt = 0
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!
     if (token.type === "hole") {
-      holes ??= new Uint8Array(tokens.length)
-      holes[i] = 1
+      holes = true
       text += "?"
-    } else if (token.type === "text") text += token.text
+      if (current.length > 0) pieces.push({ offset: currentAt, text: current })
+      current = ""
+      currentAt = i + 1
+    } else if (token.type === "text") {
+      text += token.text
+      current += token.text
+    }
   }
-  return { text, holes }
+  if (current.length > 0) pieces.push({ offset: currentAt, text: current })
+  let run: Piece | undefined
+  for (const piece of pieces) if (run === undefined || piece.text.length > run.text.length) run = piece
+  const positions: Array<number> = []
+  for (let i = 0; i < tokens.length; i++) {
+    const inRun = run !== undefined && i >= run.offset && i < run.offset + run.text.length
+    if (tokens[i]!.type !== "hole" && !inRun) positions.push(i)
+  }
+  const checks = Int32Array.from(positions)
+  const codes = Int32Array.from(positions, (i) => text.charCodeAt(i))
+  return { length: text.length, text, holes, pieces, run, checks, codes }
 }
 
 const compileCore = (tokens: ReadonlyArray<Token>): Compiled => {
@@ -193,64 +262,120 @@ const compile = (raw: string, caseInsensitive: boolean): Compiled => {
 
 /** Does `seg` match `input` at `at` (the caller guarantees it fits)? */
 const matchesAt = (input: string, at: number, seg: Segment): boolean => {
-  const holes = seg.holes
-  if (holes === undefined) return input.startsWith(seg.text, at)
-  const text = seg.text
-  for (let i = 0; i < text.length; i++) {
-    if (holes[i] !== 1 && text.charCodeAt(i) !== input.charCodeAt(at + i)) return false
+  if (!seg.holes) return input.startsWith(seg.text, at)
+  const pieces = seg.pieces
+  for (let i = 0; i < pieces.length; i++) {
+    const piece = pieces[i]!
+    if (!input.startsWith(piece.text, at + piece.offset)) return false
   }
   return true
 }
 
-/** Leftmost position `>= from` where `seg` matches and ends by `end`, or -1. */
+/**
+ * Leftmost position `>= from` where `seg` matches and ends by `end`, or -1. A segment with holes is found through its
+ * longest literal run (`indexOf`, then the other pieces checked in place), so no shape scans position by position.
+ */
 const find = (input: string, seg: Segment, from: number, end: number): number => {
-  const limit = end - seg.text.length
-  if (seg.holes === undefined) {
+  const limit = end - seg.length
+  if (from > limit) return -1
+  if (!seg.holes) {
     const at = input.indexOf(seg.text, from)
     return at !== -1 && at <= limit ? at : -1
   }
-  for (let at = from; at <= limit; at++) if (matchesAt(input, at, seg)) return at
+  const anchor = seg.run
+  if (anchor === undefined) return from
+  const checks = seg.checks
+  const codes = seg.codes
+  const count = checks.length
+  let hit = input.indexOf(anchor.text, from + anchor.offset)
+  while (hit !== -1) {
+    const at = hit - anchor.offset
+    if (at > limit) return -1
+    let i = 0
+    while (i < count && input.charCodeAt(at + checks[i]!) === codes[i]) i++
+    if (i === count) return at
+    hit = input.indexOf(anchor.text, hit + 1)
+  }
   return -1
 }
 
 const run = (input: string, compiled: Compiled): boolean => {
   const { first, last } = compiled
-  if (!compiled.star) return input.length === first.text.length && matchesAt(input, 0, first)
-  if (input.length < first.text.length + last.text.length) return false
+  if (!compiled.star) return input.length === first.length && matchesAt(input, 0, first)
+  if (input.length < first.length + last.length) return false
   if (!matchesAt(input, 0, first)) return false
-  const end = input.length - last.text.length
+  const end = input.length - last.length
   if (!matchesAt(input, end, last)) return false
-  let position = first.text.length
-  for (const seg of compiled.middle) {
+  let position = first.length
+  const middle = compiled.middle
+  for (let i = 0; i < middle.length; i++) {
+    const seg = middle[i]!
     const at = find(input, seg, position, end)
     if (at === -1) return false
-    position = at + seg.text.length
+    position = at + seg.length
   }
   return true
 }
 
+const test = (input: string, compiled: Compiled): boolean =>
+  run(input, compiled) || (compiled.optional !== undefined && run(input, compiled.optional))
+
+/** Inputs at least this long are rewritten unit by unit instead of with `replaceAll` (slow with many matches). */
+const LONG_INPUT = 4096
+
+/** `input` with every backslash read as `/`, in time linear in its length whatever the share of backslashes. */
+const slashes = (input: string): string => {
+  if (!input.includes("\\")) return input
+  if (input.length < LONG_INPUT) return input.replaceAll("\\", "/")
+  if (Buffer.byteLength(input, "utf8") === input.length) {
+    // ASCII only: rewrite the bytes in place.
+    const bytes = Buffer.from(input, "latin1")
+    for (let at = bytes.indexOf(92); at !== -1; at = bytes.indexOf(92, at + 1)) bytes[at] = 47
+    return bytes.toString("latin1")
+  }
+  const units = new Uint16Array(input.length)
+  for (let i = 0; i < input.length; i++) {
+    const code = input.charCodeAt(i)
+    units[i] = code === 92 ? 47 : code
+  }
+  let out = ""
+  for (let i = 0; i < units.length; i += 8192) {
+    out += String.fromCharCode.apply(null, units.subarray(i, i + 8192) as unknown as Array<number>)
+  }
+  return out
+}
+
 /** Builds a matcher; `caseInsensitive` selects the win32 rules. */
 export const make = (options: { readonly caseInsensitive: boolean }): Matcher => {
-  const cache = new Map<string, Compiled>()
+  const caseInsensitive = options.caseInsensitive
+  let young = new Map<string, Compiled>()
+  let old = new Map<string, Compiled>()
   const lookup = (pattern: string): Compiled => {
-    const hit = cache.get(pattern)
+    const hit = young.get(pattern)
     if (hit !== undefined) return hit
-    const compiled = compile(pattern, options.caseInsensitive)
-    if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value!)
-    cache.set(pattern, compiled)
+    const compiled = old.get(pattern) ?? compile(pattern, caseInsensitive)
+    if (young.size >= CACHE_SIZE) {
+      old = young
+      young = new Map()
+    }
+    young.set(pattern, compiled)
     return compiled
   }
+  const normalize = (input: string): string => (caseInsensitive ? fold(slashes(input)) : slashes(input))
   return {
-    match: (rawInput, pattern) => {
-      const compiled = lookup(pattern)
-      let input = rawInput.replaceAll("\\", "/")
-      if (options.caseInsensitive) input = fold(input)
-      return run(input, compiled) || (compiled.optional !== undefined && run(input, compiled.optional))
-    },
+    match: (input, pattern) => test(normalize(input), lookup(pattern)),
+    compile: (pattern) => ({ source: pattern, compiled: compile(pattern, caseInsensitive) }),
+    normalize,
+    test: (normalized, pattern) => test(normalized, pattern.compiled),
   }
 }
 
-const platformMatcher = make({ caseInsensitive: process.platform === "win32" })
+/**
+ * The matcher with this platform's rules (the one `match` uses).
+ *
+ * @since 0.2.0
+ */
+export const platform: Matcher = make({ caseInsensitive: process.platform === "win32" })
 
 /** Matches `input` against a permission `pattern` with this platform's rules. */
-export const match = (input: string, pattern: string): boolean => platformMatcher.match(input, pattern)
+export const match = (input: string, pattern: string): boolean => platform.match(input, pattern)
