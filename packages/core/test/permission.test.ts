@@ -39,7 +39,7 @@ const dieOf = (exit: Exit.Exit<unknown, unknown>): unknown =>
 const failureOf = (exit: Exit.Exit<unknown, unknown>): unknown =>
   Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
 
-describe("PermissionV2 (05 §5)", () => {
+describe("PermissionV2", () => {
   scoped("returns the evaluated effect and only queues prompts", () =>
     Effect.gen(function* () {
       const f = yield* fixture
@@ -250,7 +250,7 @@ describe("PermissionV2 (05 §5)", () => {
     }),
   )
 
-  scoped("empty resources is a defect, before any session lookup (P7)", () =>
+  scoped("empty resources is a defect, before any session lookup", () =>
     Effect.gen(function* () {
       const f = yield* fixture
       const input = { id: "per_e", sessionID: "ses_missing", action: "read", resources: [] }
@@ -466,7 +466,7 @@ describe("PermissionV2 (05 §5)", () => {
     }),
   )
 
-  scoped("BlockedError.rules: every configured rule whose action matches, any effect, in order (§4.2)", () =>
+  scoped("BlockedError.rules: every configured rule whose action matches, any effect, in order", () =>
     Effect.gen(function* () {
       const f = yield* fixture
       const saved = yield* PermissionSaved.Service
@@ -492,7 +492,7 @@ describe("PermissionV2 (05 §5)", () => {
     }),
   )
 
-  scoped("always persists the save patterns before resolving the request (§6.4)", () =>
+  scoped("always persists the save patterns before resolving the request", () =>
     Effect.gen(function* () {
       const f = yield* fixture
       const sql = yield* SqlClient.SqlClient
@@ -624,7 +624,7 @@ describe("PermissionV2 persistence", () => {
   )
 })
 
-describe("PermissionV2 shared semantics (05 §8)", () => {
+describe("PermissionV2 shared semantics", () => {
   it("evaluate", () => {
     const ev = (action: string, resource: string, ...sets: ReadonlyArray<ReadonlyArray<Rule>>) =>
       PermissionV2.evaluate(action, resource, ...sets).effect

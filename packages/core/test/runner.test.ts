@@ -76,7 +76,7 @@ const recordingTool = (log: Array<string>, onExecute: Effect.Effect<void> = Effe
       ),
   })
 
-/** A tool that asserts permission `guarded` on resource `input.text`, with the P5 mapping. */
+/** A tool that asserts permission `guarded` on resource `input.text`, with the model-visible mapping. */
 const guardedTool = Effect.map(PermissionV2.Service, (permission) =>
   Tool.make({
     description: "Needs permission",
