@@ -80,7 +80,7 @@ describe("PermissionExplain", () => {
         ])
         const [ls, status, rm, push] = trace.resources
         expect(ls!.winner?.origin).toEqual({ type: "config", path: second, index: 0 })
-        expect(status!.winner?.origin).toEqual({ type: "saved", id: row!.id })
+        expect(status!.winner?.origin).toEqual({ type: "saved", id: row!.id, timeCreated: row!.timeCreated })
         expect(rm!.winner?.origin).toEqual({ type: "agent", path: second, agent: "build", index: 0, file: false })
         expect(push!.winner?.origin).toEqual({
           type: "agent",

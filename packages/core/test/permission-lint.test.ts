@@ -40,8 +40,15 @@ describe("PermissionLint", () => {
         { type: "document", path: second, info: secondInfo },
       ]
       const findings = PermissionLint.lint(documents, [
-        { id: "psv_1", projectID: "p", directory: "", action: "bash", resource: "*" },
-        { id: "psv_2", projectID: "p", directory: "", action: "bash", resource: `${Wildcard.literal("git commit")} *` },
+        { id: "psv_1", projectID: "p", directory: "", action: "bash", resource: "*", timeCreated: 0 },
+        {
+          id: "psv_2",
+          projectID: "p",
+          directory: "",
+          action: "bash",
+          resource: `${Wildcard.literal("git commit")} *`,
+          timeCreated: 0,
+        },
       ])
       const codes = findings.map((f) => [f.level, f.code, f.where])
       expect(codes).toEqual(

@@ -26,7 +26,7 @@ describe("PermissionSaved", () => {
       const p1 = yield* saved.list({ projectID: "p1" })
       expect(triples(p1)).toEqual(["p1|bash|git status", "p1|bash|ls *", "p1|read|*"])
       for (const row of p1) expect(row.id).toMatch(/^psv_[0-9a-f]{12}[0-9A-Za-z]{14}$/)
-      expect(Object.keys(p1[0]!).sort()).toEqual(["action", "directory", "id", "projectID", "resource"])
+      expect(Object.keys(p1[0]!).sort()).toEqual(["action", "directory", "id", "projectID", "resource", "timeCreated"])
       expect(p1.every((row) => row.directory === "")).toBe(true)
       expect(new Set(p1.map((r) => r.id)).size).toBe(3)
       expect(triples(yield* saved.list())).toEqual([...triples(p1), "p2|read|*"].sort())

@@ -240,7 +240,15 @@ describe("PermissionV2", () => {
       expect(rows).toEqual([{ project_id: "global", directory, action: "read", resource: "src/*" }])
       const list = yield* saved.list()
       expect(list).toHaveLength(1)
-      expect(list[0]).toEqual({ id: list[0]!.id, projectID: "global", directory, action: "read", resource: "src/*" })
+      expect(list[0]).toEqual({
+        id: list[0]!.id,
+        projectID: "global",
+        directory,
+        action: "read",
+        resource: "src/*",
+        timeCreated: list[0]!.timeCreated,
+      })
+      expect(list[0]!.timeCreated).toBeGreaterThan(0)
       expect(list[0]!.id).toMatch(/^psv_/)
       yield* f.permission.assert({ ...base, id: "per_next", resources: ["src/next.ts"] })
       expect(f.asked().map((request) => request.id)).toEqual(["per_test"])

@@ -37,7 +37,7 @@ export type Origin =
       /** True when the entry came from a markdown agent file. */
       readonly file: boolean
     }
-  | { readonly type: "saved"; readonly id: string }
+  | { readonly type: "saved"; readonly id: string; readonly timeCreated: number }
   | { readonly type: "unknown" }
 
 /**
@@ -148,7 +148,7 @@ export const traceResource = (
     })),
     ...savedRules.map((rule, i) => ({
       rule,
-      origin: { type: "saved" as const, id: saved[i]!.id },
+      origin: { type: "saved" as const, id: saved[i]!.id, timeCreated: saved[i]!.timeCreated },
       position: configured.rules.length + i,
     })),
   ]
@@ -286,7 +286,7 @@ export const render = (trace: Trace): string => {
       case "agent":
         return `${origin.path ?? "(config)"} ${origin.file ? "agent file" : `agents.${origin.agent}`} permissions[${origin.index}]`
       case "saved":
-        return `saved approval ${origin.id}`
+        return `saved approval ${origin.id} (saved ${new Date(origin.timeCreated).toISOString()})`
       case "unknown":
         return "agent rules (origin unknown)"
     }

@@ -27,6 +27,8 @@ export const Info = Schema.Struct({
   directory: Schema.String,
   action: Schema.String,
   resource: Schema.String,
+  /** When it was saved (epoch milliseconds). */
+  timeCreated: Schema.Number,
 })
 /** @see Info */
 export type Info = typeof Info.Type
@@ -64,6 +66,7 @@ interface Row {
   readonly directory: string
   readonly action: string
   readonly resource: string
+  readonly time_created: number
 }
 
 const toInfo = (row: Row): Info => ({
@@ -72,6 +75,7 @@ const toInfo = (row: Row): Info => ({
   directory: row.directory,
   action: row.action,
   resource: row.resource,
+  timeCreated: row.time_created,
 })
 
 /** Rows per INSERT statement: keeps a batch within SQLite's bound-parameter limit (7 per row, 32766 in all). */
@@ -92,10 +96,10 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient> = Layer.eff
     }) {
       const rows =
         input?.projectID === undefined
-          ? yield* sql<Row>`SELECT id, project_id, directory, action, resource FROM permission`
+          ? yield* sql<Row>`SELECT id, project_id, directory, action, resource, time_created FROM permission`
           : input.directory === undefined
-            ? yield* sql<Row>`SELECT id, project_id, directory, action, resource FROM permission WHERE project_id = ${input.projectID}`
-            : yield* sql<Row>`SELECT id, project_id, directory, action, resource FROM permission WHERE project_id = ${input.projectID} AND directory = ${input.directory}`
+            ? yield* sql<Row>`SELECT id, project_id, directory, action, resource, time_created FROM permission WHERE project_id = ${input.projectID}`
+            : yield* sql<Row>`SELECT id, project_id, directory, action, resource, time_created FROM permission WHERE project_id = ${input.projectID} AND directory = ${input.directory}`
       return rows.map(toInfo)
     }, Effect.orDie)
 
