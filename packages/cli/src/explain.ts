@@ -4,20 +4,10 @@
  *
  * @since 0.2.0
  */
-import { NodeContext } from "@effect/platform-node"
 import { Console, Effect, Layer, Option } from "effect"
-import {
-  AgentV2,
-  Config,
-  Database,
-  Global,
-  Location,
-  PermissionExplain,
-  PermissionSaved,
-  ShellCommand,
-} from "@toolgate/core"
+import { AgentV2, PermissionExplain, PermissionSaved, ShellCommand } from "@toolgate/core"
 import { CliError } from "./errors.js"
-import { dataDirectory } from "./paths.js"
+import { projectLayers } from "./project-layers.js"
 
 /** Prints the trace; fails with a clear message for a bad configuration or an unknown agent. */
 export const explain = (options: {
@@ -28,17 +18,7 @@ export const explain = (options: {
   readonly resources: ReadonlyArray<string>
 }): Effect.Effect<void, CliError> =>
   Effect.gen(function* () {
-    const data = yield* dataDirectory(options.data, () => Global.fromEnvironment().data)
-    const global = Global.layerWith({ data })
-    const database = Database.layer.pipe(Layer.provide(global))
-    const location = Location.layer({ directory: options.directory }).pipe(
-      Layer.mapError((error) => new CliError({ message: `Cannot open ${options.directory}: ${String(error)}` })),
-      Layer.provide(database),
-    )
-    const config = Config.layer.pipe(
-      Layer.mapError((error) => new CliError({ message: error.message })),
-      Layer.provide(Layer.mergeAll(location, global, NodeContext.layer)),
-    )
+    const { global, database, location, config } = yield* projectLayers(options.directory, options.data)
     const layer = PermissionExplain.layer.pipe(
       Layer.provide(
         Layer.mergeAll(

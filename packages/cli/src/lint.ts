@@ -4,11 +4,10 @@
  *
  * @since 0.2.0
  */
-import { NodeContext } from "@effect/platform-node"
 import { Console, Effect, Layer, Option } from "effect"
-import { Config, Database, Global, Location, PermissionLint, PermissionSaved, Project } from "@toolgate/core"
+import { Config, Location, PermissionLint, PermissionSaved, Project } from "@toolgate/core"
 import { CliError } from "./errors.js"
-import { dataDirectory } from "./paths.js"
+import { projectLayers } from "./project-layers.js"
 
 /** Prints the findings; fails (exit 1) when there is an error among them. */
 export const lint = (options: {
@@ -16,17 +15,7 @@ export const lint = (options: {
   readonly data: Option.Option<string>
 }): Effect.Effect<void, CliError> =>
   Effect.gen(function* () {
-    const data = yield* dataDirectory(options.data, () => Global.fromEnvironment().data)
-    const global = Global.layerWith({ data })
-    const database = Database.layer.pipe(Layer.provide(global))
-    const location = Location.layer({ directory: options.directory }).pipe(
-      Layer.mapError((error) => new CliError({ message: `Cannot open ${options.directory}: ${String(error)}` })),
-      Layer.provide(database),
-    )
-    const config = Config.layer.pipe(
-      Layer.mapError((error) => new CliError({ message: error.message })),
-      Layer.provide(Layer.mergeAll(location, global, NodeContext.layer)),
-    )
+    const { database, location, config } = yield* projectLayers(options.directory, options.data)
     const findings = yield* Effect.gen(function* () {
       const entries = yield* (yield* Config.Service).entries()
       const here = yield* Location.Service
