@@ -16,7 +16,7 @@ const ROUNDS = 7
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const cliBin = path.join(repo, "packages/cli/bin/toolgate.js")
 const mcpBin = path.join(repo, "packages/mcp/bin/toolgate-mcp.js")
-for (const built of ["packages/cli/dist/main.js", "packages/mcp/dist/main.js"])
+for (const built of ["packages/cli/bundle/toolgate.js", "packages/mcp/bundle/toolgate-mcp.js"])
   if (!fs.existsSync(path.join(repo, built))) throw new Error(`${built} is missing: run \`npx -y pnpm@12.21.0 build\``)
 
 const home = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "toolgate-bench-startup-")))

@@ -65,6 +65,7 @@ fs.mkdirSync(tarballs)
 
 // A type error fails the check, but tsc -b still writes dist, so the rest runs and reports as well.
 checkRun("build (tsc -b)", "npx", ["tsc", "-b", "tsconfig.build.json", "packages/cli/tsconfig.build.json"])
+checkRun("bundle the bins", "node", [path.join(repo, "scripts", "bundle-bins.mjs")])
 if (!PACKAGES.every((pkg) => fs.existsSync(path.join(repo, "packages", pkg, "dist", "index.js")) || pkg === "cli"))
   process.exit(1)
 
@@ -88,6 +89,8 @@ for (const pkg of PACKAGES) {
     entry === "package/CHANGELOG.md" ||
     (entry.startsWith("package/dist/") && /\.(js|d\.ts|js\.map)$/.test(entry)) ||
     entry.startsWith("package/bin/") ||
+    // The bundled bins (scripts/bundle-bins.mjs).
+    ((pkg === "cli" || pkg === "mcp") && entry.startsWith("package/bundle/") && entry.endsWith(".js")) ||
     // The CLI's demo copies this sample project (data, not library source) into a temp directory.
     (pkg === "cli" && entry.startsWith("package/demo/"))
   const unexpected = listing.filter((entry) => !allowed(entry))
@@ -196,6 +199,14 @@ const useIt = (client) => {
     })
   const help = run(path.join(consumer, "node_modules", ".bin", "toolgate"), ["--help"], { cwd: consumer, env })
   check(`[${client}] toolgate --help`, help.code === 0 && /demo/.test(help.output), help.output)
+  // The whole scripted session from the bundled bin: SQLite's native addon, the bash grammar's WebAssembly and the
+  // sample files are all found from the installed packages.
+  const demo = run(path.join(consumer, "node_modules", ".bin", "toolgate"), ["demo", "--yes"], {
+    cwd: consumer,
+    env,
+    timeout: 120_000,
+  })
+  check(`[${client}] toolgate demo --yes`, demo.code === 0 && /saved approvals/.test(demo.output), demo.output)
   const tsc = path.join(consumer, "node_modules", ".bin", "tsc")
   checkRun(`[${client}] tsc --noEmit (strict, NodeNext)`, tsc, ["-p", "tsconfig.json", "--pretty", "false"], {
     cwd: consumer,

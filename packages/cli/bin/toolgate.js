@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Runs the built JavaScript (dist/, written by `tsc -b`; the repository's `prepare` script builds it on install).
+// Runs the bundled bin (bundle/, written by scripts/bundle-bins.mjs after `tsc -b`; the repository's `prepare`
+// script builds both on install).
 // A failure to load it is printed as one line (the message and its causes) with exit code 1.
 const oneLine = (error) => {
   const parts = []
@@ -12,7 +13,7 @@ const oneLine = (error) => {
 }
 
 try {
-  await import("../dist/main.js")
+  await import("../bundle/toolgate.js")
 } catch (error) {
   process.stderr.write(`toolgate: ${oneLine(error)}\n`)
   process.exit(1)

@@ -35,8 +35,15 @@ const program = (
     Cause.isInterruptedOnly(cause)
       ? Effect.failCause(cause)
       : // The library loads only here: `toolgate --help` must not pay for it (see bench/startup.ts).
-        Effect.promise(() => import("@toolgate/core")).pipe(
-          Effect.flatMap(({ Database }) => Console.error(`toolgate: ${Database.describe(Cause.squash(cause))}`)),
+        // If the library itself cannot load, the failure is still printed, as its plain message.
+        Effect.promise(() => {
+          const error = Cause.squash(cause)
+          return import("@toolgate/core").then(
+            ({ Database }) => Database.describe(error),
+            () => (error instanceof Error ? error.message : String(error)),
+          )
+        }).pipe(
+          Effect.flatMap((line) => Console.error(`toolgate: ${line}`)),
           Effect.zipRight(Effect.sync(() => void (code = ExitCode.failure))),
         ),
   ),

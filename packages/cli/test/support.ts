@@ -7,7 +7,8 @@ import { SOURCE_NODE_ARGS } from "../../../vitest.shared.js"
 
 /**
  * How tests start `toolgate`: `src/main.ts` through tsx with `@toolgate/*` resolved to sources, so no build is
- * needed (the published `bin/toolgate.js` runs `dist/main.js`; scripts/pack-check.mjs runs that one).
+ * needed (the published `bin/toolgate.js` runs the bundle that scripts/bundle-bins.mjs builds from `dist/main.js`;
+ * scripts/pack-check.mjs runs that one).
  */
 export const BIN: ReadonlyArray<string> = [
   ...SOURCE_NODE_ARGS,

@@ -8,13 +8,13 @@
  *
  * @since 0.1.0
  */
-import { createRequire } from "node:module"
 import { Worker } from "node:worker_threads"
 import { type HttpClientError, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Clock, Duration, Effect, Either, Layer, Schema, Stream } from "effect"
 import { Parser } from "htmlparser2"
 import TurndownService from "turndown"
+import * as CorePackage from "../system/core-package.js"
 import * as LLM from "../values/llm.js"
 import * as Wildcard from "../values/wildcard.js"
 import * as PermissionV2 from "../policy/permission.js"
@@ -279,7 +279,7 @@ let turndownModule: string | undefined
 /** Converts `html` in a fresh worker thread; interruption (the timeout) terminates the worker. */
 const turndownInWorker = (html: string): Effect.Effect<string, Error> =>
   Effect.async<string, Error>((resume) => {
-    turndownModule ??= createRequire(import.meta.url).resolve("turndown")
+    turndownModule ??= CorePackage.require.resolve("turndown")
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
       workerData: { module: turndownModule, options: TURNDOWN_OPTIONS, removed: TURNDOWN_REMOVED, html },

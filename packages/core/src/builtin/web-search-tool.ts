@@ -6,9 +6,9 @@
  *
  * @since 0.1.0
  */
-import { createRequire } from "node:module"
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { Context, Duration, Effect, Layer, Option, Schema } from "effect"
+import * as CorePackage from "../system/core-package.js"
 import * as LLM from "../values/llm.js"
 import * as PermissionV2 from "../policy/permission.js"
 import * as Tool from "../tool/tool.js"
@@ -33,8 +33,7 @@ export const MAX_RESPONSE_BYTES = 256 * 1024
 export const REQUEST_TIMEOUT = Duration.seconds(25)
 
 /** The `@toolgate/core` package version, sent in Parallel's user agent. */
-export const VERSION: string = (createRequire(import.meta.url)("../../package.json") as { readonly version: string })
-  .version
+export const VERSION: string = CorePackage.version
 
 /** The model-facing description (our own wording); the year is fixed when the module loads. */
 export const description = [

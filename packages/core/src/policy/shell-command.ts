@@ -11,10 +11,10 @@
  *
  * @since 0.2.0
  */
-import { createRequire } from "node:module"
 import * as path from "node:path"
 import { Context, Effect, Layer, Schema } from "effect"
 import { Language, type Node, Parser } from "web-tree-sitter"
+import * as CorePackage from "../system/core-package.js"
 import * as Wildcard from "../values/wildcard.js"
 
 /**
@@ -790,9 +790,8 @@ let loading: Promise<Language> | undefined
 
 const load = (): Promise<Language> => {
   loading ??= (async () => {
-    const require = createRequire(import.meta.url)
     await Parser.init()
-    return Language.load(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"))
+    return Language.load(CorePackage.require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"))
   })().catch((error: unknown) => {
     loading = undefined
     throw error
