@@ -61,6 +61,20 @@ export interface Interface {
     data: NoInfer<Data>,
     metadata?: Record<string, unknown>,
   ) => Effect.Effect<void, unknown>
+  /**
+   * Publishes one event per element of `data`, in order, exactly as that many `publish` calls one after the other
+   * would: each envelope reaches every listener before the next is built, so every subscriber sees the same events
+   * in the same order. It is one effect for the whole batch. `delivered(index)` runs right after element `index`
+   * reached every listener; the first listener failure stops the batch and fails it (later elements are not
+   * published).
+   *
+   * @since 0.2.0
+   */
+  readonly publishAll: <Type extends string, Data>(
+    definition: Definition<Type, Data>,
+    data: ReadonlyArray<NoInfer<Data>>,
+    delivered?: (index: number) => void,
+  ) => Effect.Effect<void, unknown>
   /** The events of the given definitions (all events when none is named) from now until the scope closes. */
   readonly subscribe: <const Ds extends ReadonlyArray<Definition<any, any>>>(
     ...definitions: Ds
@@ -91,24 +105,40 @@ export const make: Effect.Effect<Interface, never, Location.Service | Scope.Scop
       ? { directory: location.directory }
       : { directory: location.directory, workspaceID: location.workspaceID }
 
+  const deliver = (type: string, data: unknown, metadata: Record<string, unknown> | undefined): void => {
+    const envelope: Envelope =
+      metadata === undefined
+        ? { id: Identifier.create("evt"), type, location: stamp, data }
+        : { id: Identifier.create("evt"), type, location: stamp, data, metadata }
+    for (const listener of listeners) listener(envelope)
+  }
+
   const publish = <Type extends string, Data>(
     definition: Definition<Type, Data>,
     data: Data,
     metadata?: Record<string, unknown>,
   ): Effect.Effect<void, unknown> =>
     Effect.try({
-      try: () => {
-        const envelope: Envelope = {
-          id: Identifier.create("evt"),
-          type: definition.type,
-          location: stamp,
-          data,
-          ...(metadata === undefined ? {} : { metadata }),
-        }
-        for (const listener of listeners) listener(envelope)
-      },
+      try: () => deliver(definition.type, data, metadata),
       catch: (error) => error,
     })
+
+  const publishAll = <Type extends string, Data>(
+    definition: Definition<Type, Data>,
+    data: ReadonlyArray<Data>,
+    delivered?: (index: number) => void,
+  ): Effect.Effect<void, unknown> =>
+    data.length === 0
+      ? Effect.void
+      : Effect.try({
+          try: () => {
+            for (let i = 0; i < data.length; i++) {
+              deliver(definition.type, data[i], undefined)
+              delivered?.(i)
+            }
+          },
+          catch: (error) => error,
+        })
 
   const selecting = (definitions: ReadonlyArray<Definition<any, any>>): ((envelope: Envelope) => boolean) => {
     if (definitions.length === 0) return () => true
@@ -141,7 +171,7 @@ export const make: Effect.Effect<Interface, never, Location.Service | Scope.Scop
   const subscribe = <const Ds extends ReadonlyArray<Definition<any, any>>>(...definitions: Ds) =>
     Effect.map(queue(...definitions), (dequeue) => Stream.fromQueue(dequeue))
 
-  return Service.of({ publish, subscribe, queue, listen })
+  return Service.of({ publish, publishAll, subscribe, queue, listen })
 })
 
 /** The Location-scoped layer. */

@@ -55,6 +55,15 @@ export interface Interface {
   }) => Effect.Effect<void>
   /** Deletes by id; absent rows are fine. Durable when it returns (committed with `synchronous = FULL`). */
   readonly remove: (id: string) => Effect.Effect<void>
+  /**
+   * The database's change stamp: a reading differs from every earlier one whenever a row of any table may have
+   * changed in between — written through this process's connection (SQLite's `total_changes()`) or committed by
+   * another connection (`PRAGMA data_version`). Holders of in-memory views of rows (the permission service's saved
+   * rules and sessions) re-read when it moves. Untraced: it is read once per permission request.
+   *
+   * @since 0.2.0
+   */
+  readonly changeStamp: Effect.Effect<string>
 }
 
 /** The PermissionSaved service. */
@@ -137,6 +146,14 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient> = Layer.eff
       yield* Database.durably(sql, sql`DELETE FROM permission WHERE id = ${id}`)
     }, Effect.orDie)
 
-    return Service.of({ list, add, remove })
+    const changeStamp = Effect.map(
+      sql<{
+        readonly changes: number
+        readonly version: number
+      }>`SELECT total_changes() AS changes, data_version AS version FROM pragma_data_version`,
+      (rows) => `${rows[0]!.version}:${rows[0]!.changes}`,
+    ).pipe(Effect.orDie)
+
+    return Service.of({ list, add, remove, changeStamp })
   }),
 )

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { Context, type Cause, Deferred, Layer, Schema } from "effect"
+import { Context, type Cause, Deferred, Exit, FiberId, Layer, Schema } from "effect"
 import * as Fx from "effect/Effect"
 import * as AgentV2 from "./agent.js"
 import * as Config from "../place/config.js"
@@ -461,6 +461,9 @@ type Decision =
 
 const declined = () => new DeclinedError()
 
+/** How many found sessions the permission service keeps in its view before starting over. */
+const MAX_SESSION_VIEW = 4096
+
 /**
  * Aggregates per resource against the configured rules followed by the saved allows, for requests the
  * configured rules alone do not deny: allow when every resource evaluates to allow, else ask.
@@ -493,48 +496,73 @@ export const make = Fx.gen(function* () {
   const pending = new Map<ID, Pending>()
   let closed = false
 
-  // The saved rows as a ruleset; the same value is handed out while the rows are unchanged, so `evaluate` compiles
-  // it once rather than on every request.
-  let savedCache: Ruleset = []
-  const savedRules = Fx.map(saved.list(scope), (rows): Ruleset => {
-    const cached = savedCache
-    let same = cached.length === rows.length
-    for (let i = 0; same && i < rows.length; i++) {
-      same = cached[i]!.action === rows[i]!.action && cached[i]!.resource === rows[i]!.resource
-    }
-    if (same) return cached
-    savedCache = rows.map((row) => ({ action: row.action, resource: row.resource, effect: "allow" as const }))
-    return savedCache
+  // In-memory views of the saved rows and of the sessions looked up, valid while the database's change stamp stays
+  // where it was when they were read: any write through this process's connection (a save, a revoke, a deleted
+  // session) or any commit by another process moves it, and the next request re-reads. One stamp read per request
+  // replaces a session read and a saved-row read.
+  let stamp: string | undefined
+  let savedView: Ruleset = []
+  const sessionView = new Map<string, SessionV2.Info>()
+
+  /** Re-reads the saved rows and forgets the sessions when the change stamp moved since they were read. */
+  const refresh: Fx.Effect<void> = Fx.flatMap(saved.changeStamp, (now) => {
+    if (now === stamp) return Fx.void
+    sessionView.clear()
+    return Fx.map(saved.list(scope), (rows) => {
+      const cached = savedView
+      let same = cached.length === rows.length
+      for (let i = 0; same && i < rows.length; i++) {
+        same = cached[i]!.action === rows[i]!.action && cached[i]!.resource === rows[i]!.resource
+      }
+      // The same value while the rows are unchanged, so `evaluate` keeps its compiled form.
+      if (!same)
+        savedView = rows.map((row) => ({ action: row.action, resource: row.resource, effect: "allow" as const }))
+      // The stamp read before the rows: a change in between makes the next request read again.
+      stamp = now
+    })
   })
+
+  /** The session, from the view when it was read since the last change; only found sessions are kept. */
+  const sessionOf = (sessionID: string): Fx.Effect<SessionV2.Info | undefined> => {
+    const hit = sessionView.get(sessionID)
+    if (hit !== undefined) return Fx.succeed(hit)
+    return Fx.map(sessions.get(sessionID), (session) => {
+      if (session !== undefined) {
+        if (sessionView.size >= MAX_SESSION_VIEW) sessionView.clear()
+        sessionView.set(sessionID, session)
+      }
+      return session
+    })
+  }
 
   /** The configured rules of `agent ?? session.agent` (deny-all when no agent resolves). */
   const rulesOf = (session: SessionV2.Info, agent: string | undefined) =>
     Fx.map(agents.resolve(agent ?? session.agent), (info) => (info === undefined ? denyAll : info.permissions))
 
-  /** The configured rules for a request; `undefined` when the session does not exist. */
+  /** The configured rules for a request, with the views refreshed; `undefined` when the session does not exist. */
   const configuredFor = (sessionID: string, agent: string | undefined) =>
-    Fx.flatMap(sessions.get(sessionID), (session) =>
-      session === undefined ? Fx.succeed(undefined) : rulesOf(session, agent),
+    Fx.flatMap(refresh, () =>
+      Fx.flatMap(sessionOf(sessionID), (session) =>
+        session === undefined ? Fx.succeed(undefined) : rulesOf(session, agent),
+      ),
     )
 
-  const evaluateInput = (input: AssertInput) =>
-    Fx.gen(function* () {
-      if (input.resources.length === 0) {
-        return yield* Fx.die(
-          new globalThis.Error(`Permission request for ${input.action} must name at least one resource`),
-        )
-      }
-      const configured = yield* configuredFor(input.sessionID, input.agent)
-      if (configured === undefined) return yield* new SessionV2.NotFoundError({ sessionID: input.sessionID })
-      const denied = input.resources.filter(
-        (resource) => evaluate(input.action, resource, configured).effect === "deny",
-      )
-      if (denied.length > 0) {
-        return { effect: "deny", rules: relevant(input.action, configured), denied } satisfies Decision as Decision
-      }
-      const approvals = yield* savedRules
-      return { effect: aggregate(input.action, input.resources, configured, approvals) } satisfies Decision as Decision
-    })
+  const decide = (input: AssertInput, configured: Ruleset): Decision => {
+    const denied = input.resources.filter((resource) => evaluate(input.action, resource, configured).effect === "deny")
+    if (denied.length > 0) return { effect: "deny", rules: relevant(input.action, configured), denied }
+    return { effect: aggregate(input.action, input.resources, configured, savedView) }
+  }
+
+  const evaluateInput = (input: AssertInput): Fx.Effect<Decision, SessionV2.NotFoundError> => {
+    if (input.resources.length === 0) {
+      return Fx.die(new globalThis.Error(`Permission request for ${input.action} must name at least one resource`))
+    }
+    return Fx.flatMap(configuredFor(input.sessionID, input.agent), (configured) =>
+      configured === undefined
+        ? Fx.fail(new SessionV2.NotFoundError({ sessionID: input.sessionID }))
+        : Fx.succeed(decide(input, configured)),
+    )
+  }
 
   const toRequest = (input: AssertInput): Request => ({
     id: createID(input.id),
@@ -552,26 +580,53 @@ export const make = Fx.gen(function* () {
   }
 
   /** Inserts a pending entry and publishes Asked; a failed publish removes the entry again (as a defect). */
-  const create = (request: Request, agent: string | undefined) =>
+  const create = (request: Request, agent: string | undefined): Fx.Effect<Pending> =>
     Fx.uninterruptible(
-      Fx.gen(function* () {
-        if (closed) return yield* Fx.die(declined())
-        const deferred = yield* Deferred.make<void, CorrectedError>()
+      Fx.suspend(() => {
+        if (closed) return Fx.die(declined())
         if (pending.has(request.id)) {
-          return yield* Fx.die(new globalThis.Error(`Duplicate pending permission ID: ${request.id}`))
+          return Fx.die(new globalThis.Error(`Duplicate pending permission ID: ${request.id}`))
         }
-        const entry: Pending = { request, agent, deferred }
+        const entry: Pending = { request, agent, deferred: Deferred.unsafeMake<void, CorrectedError>(FiberId.none) }
         pending.set(request.id, entry)
-        yield* events.publish(Event.Asked, request).pipe(
+        return events.publish(Event.Asked, request).pipe(
           Fx.onError(() => Fx.sync(() => drop(entry))),
           Fx.orDie,
+          Fx.as(entry),
         )
-        return entry
       }),
     )
 
   const publishReplied = (entry: Pending, reply: Reply) =>
     Fx.orDie(events.publish(Event.Replied, { sessionID: entry.request.sessionID, requestID: entry.request.id, reply }))
+
+  const succeedEntry = (entry: Pending) => void Deferred.unsafeDone(entry.deferred, Exit.void)
+  const declineEntry = (entry: Pending) => void Deferred.unsafeDone(entry.deferred, Exit.die(declined()))
+
+  /**
+   * Settles `entries` with one Replied event each, in their order, published as one batch: each entry is removed
+   * right after its event reached every listener (so listeners see it pending during its own event, as with one
+   * publish per entry) and settled once the batch is over. A listener failure stops the batch there: the entries
+   * before it are removed and settled, that one and the later ones stay pending, and the failure is a defect.
+   */
+  const releaseAll = (entries: ReadonlyArray<Pending>, reply: Reply, settle: (entry: Pending) => void) =>
+    Fx.suspend(() => {
+      let delivered = 0
+      const data = entries.map((entry) => ({ sessionID: entry.request.sessionID, requestID: entry.request.id, reply }))
+      return events
+        .publishAll(Event.Replied, data, (index) => {
+          drop(entries[index]!)
+          delivered = index + 1
+        })
+        .pipe(
+          Fx.ensuring(
+            Fx.sync(() => {
+              for (let i = 0; i < delivered; i++) settle(entries[i]!)
+            }),
+          ),
+          Fx.orDie,
+        )
+    })
 
   const ask = Fx.fn("PermissionV2.ask")(function* (input: AssertInput) {
     const decision = yield* evaluateInput(input)
@@ -594,34 +649,37 @@ export const make = Fx.gen(function* () {
     )
   })
 
-  /** Releases every other pending entry that now evaluates to allow (any session of this Location). */
+  /**
+   * Releases every other pending entry that now evaluates to allow (any session of this Location), in queue order.
+   * The saved rows are read once and each session and (agent, session) pair resolved once, for this reply only.
+   */
   const autoResolve = Fx.gen(function* () {
-    const approvals = yield* savedRules
-    // One session lookup per session and one agent resolution per (agent, session) pair, for this reply only.
-    const sessionCache = new Map<string, SessionV2.Info | undefined>()
-    const rulesCache = new Map<string, Ruleset>()
-    for (const entry of Array.from(pending.values())) {
-      if (pending.get(entry.request.id) !== entry) continue
-      const { action, resources, sessionID } = entry.request
-      let session: SessionV2.Info | undefined
-      if (sessionCache.has(sessionID)) session = sessionCache.get(sessionID)
-      else {
-        session = yield* sessions.get(sessionID)
-        sessionCache.set(sessionID, session)
-      }
-      if (session === undefined) continue
-      const key = `${entry.agent ?? ""}\u0000${sessionID}`
-      let configured = rulesCache.get(key)
-      if (configured === undefined) {
-        configured = yield* rulesOf(session, entry.agent)
-        rulesCache.set(key, configured)
-      }
-      if (resources.some((resource) => evaluate(action, resource, configured).effect === "deny")) continue
-      if (aggregate(action, resources, configured, approvals) !== "allow") continue
-      yield* publishReplied(entry, "always")
-      drop(entry)
-      yield* Deferred.succeed(entry.deferred, undefined)
+    yield* refresh
+    const approvals = savedView
+    const entries = Array.from(pending.values())
+    const keys = entries.map((entry) => `${entry.agent ?? ""}\u0000${entry.request.sessionID}`)
+    // `undefined`: the session no longer exists, so its entries stay pending.
+    const configuredBy = new Map<string, Ruleset | undefined>()
+    for (let i = 0; i < entries.length; i++) {
+      if (configuredBy.has(keys[i]!)) continue
+      const entry = entries[i]!
+      const session = yield* sessionOf(entry.request.sessionID)
+      configuredBy.set(keys[i]!, session === undefined ? undefined : yield* rulesOf(session, entry.agent))
     }
+    yield* Fx.suspend(() => {
+      const released: Array<Pending> = []
+      for (let i = 0; i < entries.length; i++) {
+        const entry = entries[i]!
+        if (pending.get(entry.request.id) !== entry) continue
+        const configured = configuredBy.get(keys[i]!)
+        if (configured === undefined) continue
+        const { action, resources } = entry.request
+        if (resources.some((resource) => evaluate(action, resource, configured).effect === "deny")) continue
+        if (aggregate(action, resources, configured, approvals) !== "allow") continue
+        released.push(entry)
+      }
+      return releaseAll(released, "always", succeedEntry)
+    })
   })
 
   const reply = Fx.fn("PermissionV2.reply")(function* (input: ReplyInput) {
@@ -634,12 +692,14 @@ export const make = Fx.gen(function* () {
           drop(entry)
           if (input.message) yield* Deferred.fail(entry.deferred, new CorrectedError({ feedback: input.message }))
           else yield* Deferred.die(entry.deferred, declined())
-          for (const other of Array.from(pending.values())) {
-            if (other.request.sessionID !== entry.request.sessionID || pending.get(other.request.id) !== other) continue
-            yield* publishReplied(other, "reject")
-            drop(other)
-            yield* Deferred.die(other.deferred, declined())
-          }
+          const sessionID = entry.request.sessionID
+          yield* Fx.suspend(() =>
+            releaseAll(
+              Array.from(pending.values()).filter((other) => other.request.sessionID === sessionID),
+              "reject",
+              declineEntry,
+            ),
+          )
           return
         }
         const save = entry.request.save
@@ -656,7 +716,7 @@ export const make = Fx.gen(function* () {
     if (input.resources.length === 0) return [] as ReadonlyArray<Effect>
     const configured = yield* configuredFor(input.sessionID, input.agent)
     if (configured === undefined) return yield* new SessionV2.NotFoundError({ sessionID: input.sessionID })
-    const approvals = yield* savedRules
+    const approvals = savedView
     return input.resources.map((resource): Effect => {
       const alone = evaluate(input.action, resource, configured).effect
       // Saved rows only ever allow, so a configured allow or deny is already the answer.
