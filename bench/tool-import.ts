@@ -3,6 +3,10 @@
  * inside the process (import start → settled) and as the wall time of the whole process, against `node -e 0`
  * measured in the same run. Target: ≤ 150 ms wall.
  *
+ * A second baseline is the floor any Effect library shares with its user: a process that imports `effect` itself
+ * and runs one Schema decode and one Effect. The libraries ship unbundled (an application must share its one copy
+ * of effect with them), so on Node 20 that floor is set by loading effect's own modules.
+ *
  * Needs the build (`npx -y pnpm@12.21.0 build`). Run: npx tsx bench/tool-import.ts
  */
 import { spawnSync } from "node:child_process"
@@ -36,6 +40,15 @@ if (settlement.result.value !== "hi") throw new Error("unexpected settlement")
 process.stdout.write(String(performance.now() - start))
 `
 
+// The floor: effect alone, one Schema decode, one Effect run.
+const effectOnly = `
+const start = performance.now()
+const { Effect, Schema } = await import("effect")
+const text = Schema.decodeUnknownSync(Schema.Struct({ text: Schema.String }))({ text: "hi" }).text
+if ((await Effect.runPromise(Effect.succeed(text))) !== "hi") throw new Error("unexpected")
+process.stdout.write(String(performance.now() - start))
+`
+
 /** Preloaded into every measured process: prints the process's own CPU time (user + system) on exit (stderr). */
 const CPU = `--import=data:text/javascript,process.on("exit",()=>{const u=process.cpuUsage();process.stderr.write("cpu-ms "+(u.user+u.system)/1000+"\\n")})`
 
@@ -55,10 +68,15 @@ const bareCpu: Array<number> = []
 const whole: Array<number> = []
 const wholeCpu: Array<number> = []
 const inside: Array<number> = []
+const floor: Array<number> = []
+const floorInside: Array<number> = []
 for (let round = 0; round < ROUNDS; round++) {
   const baseline = wall(["-e", "0"])
   bare.push(baseline.ms)
   bareCpu.push(baseline.cpu)
+  const effect = wall(["--input-type=module", "-e", effectOnly])
+  floor.push(effect.ms)
+  floorInside.push(Number(effect.stdout))
   const run = wall(["--input-type=module", "-e", probe])
   whole.push(run.ms)
   wholeCpu.push(run.cpu)
@@ -70,7 +88,13 @@ const bc = median(bareCpu)
 const wc = median(wholeCpu)
 console.log(`medians of ${ROUNDS} rounds`)
 console.log(`node -e 0                          : wall ${b.toFixed(0)} ms, cpu ${bc.toFixed(0)} ms`)
+console.log(
+  `import effect + one decode and run : ${median(floorInside).toFixed(0)} ms inside the process, wall ${median(floor).toFixed(0)} ms`,
+)
 console.log(`import tool entry + one settlement : ${median(inside).toFixed(0)} ms inside the process`)
 console.log(
   `whole process                      : wall ${w.toFixed(0)} ms = ${(w / b).toFixed(1)}x bare, cpu ${wc.toFixed(0)} ms = ${(wc / bc).toFixed(1)}x bare (target ≤ 150 ms wall)`,
+)
+console.log(
+  `over effect alone                  : wall ${(w / median(floor)).toFixed(2)}x, inside ${(median(inside) / median(floorInside)).toFixed(2)}x`,
 )
