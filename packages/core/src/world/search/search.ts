@@ -94,9 +94,20 @@ export const detect = (options: { readonly rgPath?: string | undefined } = {}): 
     return (yield* Ripgrep.available("rg")) ? ({ _tag: "ripgrep", rgPath: "rg" } as const) : ({ _tag: "node" } as const)
   })
 
-/** Chooses the engine once: an explicit `rgPath`, else `rg` on PATH, else the Node engine. */
+/**
+ * Chooses the engine once, on the first search: an explicit `rgPath`, else `rg` on PATH, else the Node engine.
+ * Detection runs `rg --version`, so it waits for the first call rather than slow down every start.
+ */
 export const layerWith = (options: { readonly rgPath?: string | undefined }): Layer.Layer<Service> =>
-  Layer.effect(Service, Effect.map(detect(options), make))
+  Layer.effect(
+    Service,
+    Effect.map(Effect.cached(Effect.map(detect(options), make)), (engine) =>
+      Service.of({
+        glob: (input) => Effect.flatMap(engine, (chosen) => chosen.glob(input)),
+        grep: (input) => Effect.flatMap(engine, (chosen) => chosen.grep(input)),
+      }),
+    ),
+  )
 
 /** `rg` on PATH when it runs, else the Node engine. */
 export const layer: Layer.Layer<Service> = layerWith({})
