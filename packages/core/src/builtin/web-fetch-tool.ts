@@ -13,7 +13,7 @@ import { type HttpClientError, HttpClientRequest, type HttpClientResponse } from
 import { NodeHttpClient } from "@effect/platform-node"
 import { Clock, Duration, Effect, Either, Layer, Schema, Stream } from "effect"
 import { Parser } from "htmlparser2"
-import TurndownService from "turndown"
+import type TurndownService from "turndown"
 import * as CorePackage from "../system/core-package.js"
 import * as LLM from "../values/llm.js"
 import * as Wildcard from "../values/wildcard.js"
@@ -250,7 +250,9 @@ const depthError = () => new Error(`HTML nesting exceeds ${MAX_HTML_DEPTH} level
 
 const turndownInline = (html: string): string => {
   if (turndown === undefined) {
-    turndown = new TurndownService(TURNDOWN_OPTIONS)
+    // Loaded on the first conversion (it brings a whole DOM implementation), not with the module.
+    const Turndown = CorePackage.require("turndown") as typeof TurndownService
+    turndown = new Turndown(TURNDOWN_OPTIONS)
     turndown.remove([...TURNDOWN_REMOVED])
   }
   return turndown.turndown(html)
