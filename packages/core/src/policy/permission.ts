@@ -448,12 +448,21 @@ export const relevant = (action: string, rules: Ruleset): Ruleset =>
 /** The configured rules used when no agent resolves: everything is denied. */
 export const denyAll: Ruleset = [{ action: "*", resource: "*", effect: "deny" }]
 
-/** A pending request; the agent it was evaluated for stays private (clients never see it). */
+/**
+ * A pending request; the agent it was evaluated for stays private (clients never see it). Only an `assert` waits, so
+ * only its entry carries a Deferred: an `ask` entry has none, which halves the memory a queued ask holds.
+ */
 interface Pending {
   readonly request: Request
   readonly agent: string | undefined
-  readonly deferred: Deferred.Deferred<void, CorrectedError>
+  readonly deferred: Deferred.Deferred<void, CorrectedError> | undefined
 }
+
+/** Settles the waiter of `entry`, if it has one. */
+const settle = (entry: Pending, exit: () => Exit.Exit<void, CorrectedError>): void => {
+  if (entry.deferred !== undefined) Deferred.unsafeDone(entry.deferred, exit())
+}
+const released = () => Exit.void
 
 type Decision =
   | { readonly effect: "deny"; readonly rules: Ruleset; readonly denied: ReadonlyArray<string> }
@@ -579,15 +588,16 @@ export const make = Fx.gen(function* () {
     if (pending.get(entry.request.id) === entry) pending.delete(entry.request.id)
   }
 
-  /** Inserts a pending entry and publishes Asked; a failed publish removes the entry again (as a defect). */
-  const create = (request: Request, agent: string | undefined): Fx.Effect<Pending> =>
+  /** Inserts a pending entry (with a Deferred when the caller waits) and publishes Asked; a failed publish removes the entry again (as a defect). */
+  const create = (request: Request, agent: string | undefined, waits: boolean): Fx.Effect<Pending> =>
     Fx.uninterruptible(
       Fx.suspend(() => {
         if (closed) return Fx.die(declined())
         if (pending.has(request.id)) {
           return Fx.die(new globalThis.Error(`Duplicate pending permission ID: ${request.id}`))
         }
-        const entry: Pending = { request, agent, deferred: Deferred.unsafeMake<void, CorrectedError>(FiberId.none) }
+        const deferred = waits ? Deferred.unsafeMake<void, CorrectedError>(FiberId.none) : undefined
+        const entry: Pending = { request, agent, deferred }
         pending.set(request.id, entry)
         return events.publish(Event.Asked, request).pipe(
           Fx.onError(() => Fx.sync(() => drop(entry))),
@@ -600,8 +610,8 @@ export const make = Fx.gen(function* () {
   const publishReplied = (entry: Pending, reply: Reply) =>
     Fx.orDie(events.publish(Event.Replied, { sessionID: entry.request.sessionID, requestID: entry.request.id, reply }))
 
-  const succeedEntry = (entry: Pending) => void Deferred.unsafeDone(entry.deferred, Exit.void)
-  const declineEntry = (entry: Pending) => void Deferred.unsafeDone(entry.deferred, Exit.die(declined()))
+  const succeedEntry = (entry: Pending) => settle(entry, released)
+  const declineEntry = (entry: Pending) => settle(entry, () => Exit.die(declined()))
 
   /**
    * Settles `entries` with one Replied event each, in their order, published as one batch: each entry is removed
@@ -631,7 +641,7 @@ export const make = Fx.gen(function* () {
   const ask = Fx.fn("PermissionV2.ask")(function* (input: AssertInput) {
     const decision = yield* evaluateInput(input)
     const request = toRequest(input)
-    if (decision.effect === "ask") yield* create(request, input.agent)
+    if (decision.effect === "ask") yield* create(request, input.agent, false)
     return { id: request.id, effect: decision.effect } satisfies AskResult
   })
 
@@ -643,8 +653,8 @@ export const make = Fx.gen(function* () {
           return yield* new BlockedError({ rules: decision.rules, action: input.action, resources: decision.denied })
         }
         if (decision.effect === "allow") return
-        const entry = yield* create(toRequest(input), input.agent)
-        yield* restore(Deferred.await(entry.deferred)).pipe(Fx.ensuring(Fx.sync(() => drop(entry))))
+        const entry = yield* create(toRequest(input), input.agent, true)
+        yield* restore(Deferred.await(entry.deferred!)).pipe(Fx.ensuring(Fx.sync(() => drop(entry))))
       }),
     )
   })
@@ -690,8 +700,9 @@ export const make = Fx.gen(function* () {
         yield* publishReplied(entry, input.reply)
         if (input.reply === "reject") {
           drop(entry)
-          if (input.message) yield* Deferred.fail(entry.deferred, new CorrectedError({ feedback: input.message }))
-          else yield* Deferred.die(entry.deferred, declined())
+          const message = input.message
+          if (message) settle(entry, () => Exit.fail(new CorrectedError({ feedback: message })))
+          else declineEntry(entry)
           const sessionID = entry.request.sessionID
           yield* Fx.suspend(() =>
             releaseAll(
@@ -706,7 +717,7 @@ export const make = Fx.gen(function* () {
         const persist = input.reply === "always" && save !== undefined && save.length > 0
         if (persist) yield* saved.add({ ...scope, action: entry.request.action, resources: save })
         drop(entry)
-        yield* Deferred.succeed(entry.deferred, undefined)
+        succeedEntry(entry)
         if (persist) yield* autoResolve
       }),
     )
@@ -741,7 +752,7 @@ export const make = Fx.gen(function* () {
       closed = true
       const entries = Array.from(pending.values())
       pending.clear()
-      for (const entry of entries) yield* Deferred.die(entry.deferred, declined())
+      for (const entry of entries) declineEntry(entry)
     }),
   )
 
