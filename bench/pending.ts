@@ -16,7 +16,7 @@ import { Deferred, Effect, Layer, ManagedRuntime } from "effect"
 import { AgentV2, Database, EventV2, Location, PermissionSaved, PermissionV2, SessionV2 } from "@toolgate/core"
 
 const PENDING = 10_000
-const ROUNDS = 3
+const ROUNDS = 5
 const QUEUE_SAMPLE = 2_000
 const RELEASE_SAMPLE = 1_000
 const gc = (globalThis as { gc?: () => void }).gc

@@ -65,8 +65,8 @@ export interface Interface {
    * Publishes one event per element of `data`, in order, exactly as that many `publish` calls one after the other
    * would: each envelope reaches every listener before the next is built, so every subscriber sees the same events
    * in the same order. It is one effect for the whole batch. `delivered(index)` runs right after element `index`
-   * reached every listener; the first listener failure stops the batch and fails it (later elements are not
-   * published).
+   * reached every listener; the first listener failure (or a throw from `delivered`) stops the batch and fails it,
+   * and later elements are not published.
    *
    * @since 0.2.0
    */
