@@ -160,8 +160,14 @@ describe("ToolOutputStore reference cases", () => {
     Effect.gen(function* () {
       const data = yield* tempDir()
       const started = yield* Deferred.make<void>()
-      const hanging = wrappedFileSystem(() => ({
-        writeFile: () => Effect.zipRight(Deferred.succeed(started, undefined), Effect.never),
+      // The managed file is open and the first chunk's write never completes.
+      const hanging = wrappedFileSystem((real) => ({
+        open: (file, options) =>
+          Effect.map(real.open(file, options), (handle) =>
+            Object.create(handle, {
+              writeAll: { value: () => Effect.zipRight(Deferred.succeed(started, undefined), Effect.never) },
+            }),
+          ),
       }))
       const store = yield* Effect.provide(ToolOutputStore.Service, storeLayer(data, { fileSystem: hanging }))
       const fiber = yield* Effect.fork(
@@ -508,9 +514,9 @@ describe("ToolOutputStore marker and preview arithmetic (derived)", () => {
       const data = yield* tempDir()
       const flags: Array<string | undefined> = []
       const recording = wrappedFileSystem((real) => ({
-        writeFile: (file, content, options) => {
+        open: (file, options) => {
           flags.push(options?.flag)
-          return real.writeFile(file, content, options)
+          return real.open(file, options)
         },
       }))
       const store = yield* Effect.provide(ToolOutputStore.Service, storeLayer(data, { fileSystem: recording }))
@@ -694,6 +700,100 @@ describe("ToolOutputStore per-project folders (docs/trust/managed-output.md)", (
       yield* store.cleanup()
       const left = Object.keys(files).filter((name) => fs.existsSync(path.join(root, name)))
       expect(left.sort()).toEqual(["p1/keep.txt", "p1/nested/tool_old", "p1/tool_new", "tool_flat_new"])
+    }),
+  )
+})
+
+describe("ToolOutputStore spill to the managed file", () => {
+  const MiB = 1 << 20
+
+  /** The managed file against the UTF-8 encoding of the whole text at once. */
+  const expectSameBytes = (file: string, full: string) => {
+    const kept = fs.readFileSync(file)
+    const expected = Buffer.from(full, "utf8")
+    expect(kept.length).toBe(expected.length)
+    expect(kept.equals(expected)).toBe(true)
+  }
+
+  /** `bound` of `full` on `store`: the file is byte-identical and the preview is the one computed from the text. */
+  const spillAndCheck = (store: ToolOutputStore.Interface, full: string) =>
+    Effect.gen(function* () {
+      const result = yield* store.bound({
+        sessionID: "s",
+        toolCallID: "c",
+        output: { structured: {}, content: [text(full)] },
+      })
+      const file = onlyPath(result)
+      expectSameBytes(file, full)
+      expect(previewOf(result)).toBe(
+        ToolOutputStore.boundedPreview(full, ToolOutputStore.marker(file), MAX_LINES, MAX_BYTES),
+      )
+      fs.rmSync(file)
+    })
+
+  it.scoped("multi-byte characters and surrogate pairs at chunk edges are kept byte for byte", () =>
+    Effect.gen(function* () {
+      const data = yield* tempDir()
+      const store = yield* Effect.provide(ToolOutputStore.Service, storeLayer(data))
+      // The spill writes at most 1 MiB per chunk, slicing at most 1 Mi UTF-16 units: an ASCII run of 1 Mi - d units
+      // puts the character after it across a unit edge (d = 1) or a byte edge (d = 2, 3 for a pair; d = 1, 2 for a
+      // 3-byte character), lone surrogates included. The tail of mixed widths spans further chunks.
+      const tail = "😀日é\n\uD83Dz".repeat(200_000)
+      for (let d = 0; d <= 5; d++) {
+        for (const special of ["😀", "日", "é", "\uD83D", "\uDE00", "\uD83D\uD83D\uDE00"]) {
+          yield* spillAndCheck(store, "a".repeat(MiB - d) + special + tail)
+        }
+      }
+    }),
+  )
+
+  it.scoped("a random mix of every UTF-8 width and lone surrogates over several chunks is kept byte for byte", () =>
+    Effect.gen(function* () {
+      const data = yield* tempDir()
+      const store = yield* Effect.provide(ToolOutputStore.Service, storeLayer(data))
+      const kinds = ["a", "\n", "é", "日", "😀", "\uD800", "\uDFFF", "🧑‍💻"]
+      for (const seed of [1, 2, 3]) {
+        let state = seed
+        const random = () => (state = (Math.imul(state, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32
+        let full = ""
+        while (full.length < 3 * MiB)
+          full += kinds[Math.floor(random() * kinds.length)]!.repeat(1 + Math.floor(random() * 40))
+        yield* spillAndCheck(store, full)
+      }
+    }),
+  )
+
+  it.scoped("never writes through a file or a symlink that already exists at the managed path", () =>
+    Effect.gen(function* () {
+      const data = yield* tempDir()
+      const victim = path.join(data, "victim.txt")
+      fs.writeFileSync(victim, "victim")
+      const planted: Array<string> = []
+      // Something appears at the managed path between choosing the name and opening it.
+      const racing = wrappedFileSystem((real) => ({
+        open: (file, options) =>
+          Effect.suspend(() => {
+            if (planted.length === 0) fs.writeFileSync(file, "precious")
+            else fs.symlinkSync(victim, file)
+            planted.push(file)
+            return real.open(file, options)
+          }),
+      }))
+      const store = yield* Effect.provide(ToolOutputStore.Service, storeLayer(data, { fileSystem: racing }))
+      const big: LLM.ToolOutput = { structured: {}, content: [text("w".repeat(MAX_BYTES + 1))] }
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const error = yield* Effect.flip(store.bound({ sessionID: "s", toolCallID: "c", output: big }))
+        expect(error._tag).toBe("ToolOutputStore.StorageError")
+        expect(error.operation).toBe("write")
+      }
+      expect(planted).toHaveLength(2)
+      expect(fs.readFileSync(planted[0]!, "utf8")).toBe("precious")
+      expect(fs.lstatSync(planted[1]!).isSymbolicLink()).toBe(true)
+      expect(fs.readFileSync(victim, "utf8")).toBe("victim")
+      // Nothing else was created next to them.
+      expect(fs.readdirSync(path.dirname(planted[0]!)).sort()).toEqual(
+        planted.map((file) => path.basename(file)).sort(),
+      )
     }),
   )
 })

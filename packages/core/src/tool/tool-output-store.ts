@@ -10,6 +10,7 @@
 import * as nodeFs from "node:fs"
 import * as path from "node:path"
 import { FileSystem } from "@effect/platform"
+import type { PlatformError } from "@effect/platform/Error"
 import { Clock, Context, Duration, Effect, Layer, Option, Schedule, Schema, type Scope } from "effect"
 import * as Config from "../place/config.js"
 import * as Location from "../place/location.js"
@@ -275,6 +276,38 @@ export const preview = (
 /** The marker line naming the managed file that keeps the complete text. */
 export const marker = (file: string): string => `... output truncated; full content saved to ${file} ...`
 
+/** The most UTF-8 bytes a spill holds in memory at once. */
+const SPILL_CHUNK_BYTES = 1024 * 1024
+
+/**
+ * Creates `file` (`wx`: never an existing file) and writes `text` into it as UTF-8 through that one handle, a chunk
+ * at a time, so only one chunk's bytes are in memory besides the text. No chunk ends between the halves of a
+ * surrogate pair, so the file holds exactly the bytes of encoding the whole text at once (a lone surrogate becomes
+ * U+FFFD either way).
+ */
+const writeChunked = (fs: FileSystem.FileSystem, file: string, text: string): Effect.Effect<void, PlatformError> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const handle = yield* fs.open(file, { flag: "wx" })
+      // Three bytes per UTF-16 unit at most: a small text gets a buffer it fills in one go, never one of a chunk.
+      // `allocUnsafeSlow`: no zero fill and no pool, so only the pages actually written become resident.
+      const buffer = Buffer.allocUnsafeSlow(Math.min(SPILL_CHUNK_BYTES, text.length * 3))
+      const encoder = new TextEncoder()
+      let at = 0
+      while (at < text.length) {
+        let end = Math.min(at + buffer.length, text.length)
+        // Never hand the encoder half a pair. (A slice as long in units as the buffer is in bytes cannot be encoded
+        // whole up to a trailing half anyway, but this does not lean on that.)
+        if (end < text.length && isHigh(text.charCodeAt(end - 1)) && isLow(text.charCodeAt(end))) end--
+        // `encodeInto` stops before a code point that does not fit and reports how many units it consumed; the
+        // buffer always has room for at least one (>= 3 bytes per remaining unit, >= 6 for a pair).
+        const { read, written } = encoder.encodeInto(text.slice(at, end), buffer)
+        yield* handle.writeAll(buffer.subarray(0, written))
+        at += read
+      }
+    }),
+  )
+
 /**
  * The model-facing preview of an over-limit `text`: head, a blank line, the marker, a blank line, tail.
  * It never exceeds `maxLines` lines or `maxBytes` bytes; when even the frame does not fit, only the (cut) marker.
@@ -350,7 +383,7 @@ export const make = (
       Effect.gen(function* () {
         const file = path.join(directory, `tool_${Identifier.ascending()}`)
         yield* fs.makeDirectory(directory, { recursive: true })
-        yield* fs.writeFileString(file, text, { flag: "wx" })
+        yield* writeChunked(fs, file, text)
         return file
       }).pipe(Effect.mapError((cause) => new StorageError({ operation: "write", cause })))
 
