@@ -85,6 +85,7 @@ const main = async () => {
             baseline: [] as number[],
             heap: [] as number[],
             release: [] as number[],
+            after: [] as number[],
             naive: [] as number[],
           }
           let left = 0
@@ -122,6 +123,8 @@ const main = async () => {
             yield* permission.reply({ requestID: trigger.id, reply: "always" })
             figures.release.push(performance.now() - start)
             left += (yield* permission.list()).length
+            gc?.()
+            figures.after.push((process.memoryUsage().heapUsed - heapBefore) / PENDING)
 
             const deferreds = yield* Effect.forEach(Array.from({ length: RELEASE_SAMPLE }), () => Deferred.make<void>())
             start = performance.now()
@@ -148,13 +151,13 @@ const main = async () => {
             `         of which the traced span every public method pays: ${floorUs.toFixed(1)} µs (empty Effect.fn); the work under it: ${Math.max(0, queueUs - floorUs).toFixed(1)} µs`,
           )
           console.log(
-            `memory   ${gc === undefined ? "(run with NODE_OPTIONS=--expose-gc)" : `${(median(figures.heap) / 1024).toFixed(2)} KiB heap per pending ask (median of rounds)`}`,
+            `memory   ${gc === undefined ? "(run with NODE_OPTIONS=--expose-gc)" : `${(median(figures.heap) / 1024).toFixed(2)} KiB heap per pending ask (median of rounds); ${median(figures.after).toFixed(0)} B per ask still held after the release`}`,
           )
           console.log(
             `release  ${releaseMs.toFixed(1)} ms for ${PENDING} (target ≤ 100 ms) ${verdict(releaseMs <= 100)}; naive ${naiveMs.toFixed(0)} ms extrapolated: ${(naiveMs / releaseMs).toFixed(1)}× faster; still pending after the rounds: ${left}`,
           )
           console.log(
-            `rounds   queue µs ${figures.queue.map((v) => v.toFixed(1)).join(" / ")}; release ms ${figures.release.map((v) => v.toFixed(1)).join(" / ")}; events seen ${seen}`,
+            `rounds   queue µs ${figures.queue.map((v) => v.toFixed(1)).join(" / ")} (baseline ${figures.baseline.map((v) => v.toFixed(1)).join(" / ")}); release ms ${figures.release.map((v) => v.toFixed(1)).join(" / ")}; events seen ${seen}`,
           )
         }),
       ),
