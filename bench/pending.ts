@@ -2,7 +2,8 @@
  * Pending asks, in one run (best of ROUNDS, each round on fresh resources):
  * - queue: 10,000 `ask`s that stay pending (µs per ask, target ≤ 10 µs), against a per-ask baseline doing what an
  *   ask did before the views (a traced span, a session read, the agent, a saved-row read, a Deferred and one publish),
- *   and against the floor every traced public method pays (an empty `Effect.fn`);
+ *   and split into the floor every traced public method pays (an empty `Effect.fn`), the change-stamp read and the
+ *   agent lookup, each timed alone;
  * - memory: heap per pending ask (needs NODE_OPTIONS=--expose-gc);
  * - release: one `always` reply releasing all 10,000 (target ≤ 100 ms), against a naive per-entry release (a session
  *   read, a saved-row read, one publish and one Deferred per entry), timed on a sample and extrapolated.
@@ -86,6 +87,8 @@ const main = async () => {
             heap: [] as number[],
             release: [] as number[],
             after: [] as number[],
+            stamp: [] as number[],
+            agent: [] as number[],
             naive: [] as number[],
           }
           let left = 0
@@ -93,6 +96,14 @@ const main = async () => {
             let start = performance.now()
             for (let i = 0; i < QUEUE_SAMPLE; i++) yield* floor()
             figures.floor.push(((performance.now() - start) / QUEUE_SAMPLE) * 1000)
+
+            start = performance.now()
+            for (let i = 0; i < QUEUE_SAMPLE; i++) yield* saved.changeStamp
+            figures.stamp.push(((performance.now() - start) / QUEUE_SAMPLE) * 1000)
+
+            start = performance.now()
+            for (let i = 0; i < QUEUE_SAMPLE; i++) yield* agents.resolve("test")
+            figures.agent.push(((performance.now() - start) / QUEUE_SAMPLE) * 1000)
 
             start = performance.now()
             for (let i = 0; i < QUEUE_SAMPLE; i++) yield* baselineAsk(i)
@@ -147,8 +158,10 @@ const main = async () => {
           console.log(
             `queue    ${queueUs.toFixed(1)} µs per ask (target ≤ 10 µs) ${verdict(queueUs <= 10)}; baseline ${baselineUs.toFixed(1)} µs: ${(baselineUs / queueUs).toFixed(1)}× faster`,
           )
+          const stampUs = min(figures.stamp)
+          const agentUs = min(figures.agent)
           console.log(
-            `         of which the traced span every public method pays: ${floorUs.toFixed(1)} µs (empty Effect.fn); the work under it: ${Math.max(0, queueUs - floorUs).toFixed(1)} µs`,
+            `         of which: the traced span every public method pays ${floorUs.toFixed(1)} µs (empty Effect.fn); the change-stamp read ${stampUs.toFixed(1)} µs; the agent (traced AgentV2.resolve) ${agentUs.toFixed(1)} µs; the rest ${Math.max(0, queueUs - floorUs - stampUs - agentUs).toFixed(1)} µs`,
           )
           console.log(
             `memory   ${gc === undefined ? "(run with NODE_OPTIONS=--expose-gc)" : `${(median(figures.heap) / 1024).toFixed(2)} KiB heap per pending ask (median of rounds); ${median(figures.after).toFixed(0)} B per ask still held after the release`}`,
