@@ -33,22 +33,42 @@ import {
   Schema,
 } from "effect"
 
-/** Who settles: the session, agent and assistant message the calls belong to. */
+/**
+ * Who settles: the session, agent and assistant message the calls belong to.
+ *
+ * @since 0.1.0
+ */
 export interface Identity {
   readonly sessionID: string
   readonly agent: string
   readonly assistantMessageID: string
 }
 
-/** Where `execute` runs the settlement: a `Runtime` or a `ManagedRuntime` (default: `Runtime.defaultRuntime`). */
+/**
+ * Where `execute` runs the settlement: a `Runtime` or a `ManagedRuntime` (default: `Runtime.defaultRuntime`).
+ *
+ * @since 0.1.0
+ */
 export type EffectRuntime = Runtime.Runtime<never> | ManagedRuntime.ManagedRuntime<never, unknown>
 
 /**
  * Thrown by `execute` for a model-visible error result. The SDK sends the model `String(error)`, so `toString` is
  * the bare message: the model reads exactly the text our tool produced.
+ *
+ * @since 0.1.0
  */
 export class ToolError extends Error {
+  /**
+   * The error name the AI SDK records.
+   *
+   * @since 0.1.0
+   */
   override readonly name: string = "ToolgateToolError"
+  /**
+   * The bare message, which is what the model reads.
+   *
+   * @since 0.1.0
+   */
   override toString(): string {
     return this.message
   }
@@ -57,15 +77,26 @@ export class ToolError extends Error {
 /**
  * Thrown by `execute` when the user declined a permission or dismissed a question. The SDK records it as a tool
  * error; pass `stoppedByUser` in `stopWhen` so no further step runs.
+ *
+ * @since 0.1.0
  */
 export class UserStopError extends ToolError {
+  /**
+   * The error name the AI SDK records.
+   *
+   * @since 0.1.0
+   */
   override readonly name: string = "ToolgateUserStopError"
   constructor() {
     super("The user declined this tool call and stopped the run")
   }
 }
 
-/** A stop condition that ends the loop after a step in which any tool call was stopped by the user. */
+/**
+ * A stop condition that ends the loop after a step in which any tool call was stopped by the user.
+ *
+ * @since 0.1.0
+ */
 export const stoppedByUser: StopCondition<ToolSet> = ({ steps }) =>
   steps.at(-1)?.content.some((part) => part.type === "tool-error" && part.error instanceof UserStopError) ?? false
 
@@ -90,6 +121,8 @@ const base64Of = (uri: string): string => uri.slice(uri.indexOf(",") + 1)
 /**
  * What the model reads for a successful result: text stays text, JSON stays JSON, and content becomes AI SDK
  * content with file parts carried as base64 data.
+ *
+ * @since 0.1.0
  */
 export const toModelOutput = (result: Exclude<LLM.ToolResultValue, { readonly type: "error" }>): ModelOutput => {
   switch (result.type) {
@@ -590,6 +623,8 @@ const execute = (bridge: Bridge, name: string) =>
  * `approval: "ai-sdk"` the runtime must provide toolgate's services (a runtime built from `Core.layer`), and the
  * tools declare `needsApproval`; pass `toolApproval(tools)` to `generateText`/`streamText` so the approval requests
  * describe the ask.
+ *
+ * @since 0.1.0
  */
 export const toAiSdkTools = (
   materialization: ToolRegistry.Materialization,
