@@ -10,17 +10,29 @@ import type { PermissionV2, QuestionV2 } from "@toolgate/core"
 import { Effect, type Scope } from "effect"
 import type { Screen } from "./screen.js"
 
-/** An answer to a permission ask. */
+/**
+ * An answer to a permission ask.
+ *
+ * @since 0.1.0
+ */
 export interface PermissionAnswer {
   readonly reply: PermissionV2.Reply
   readonly message?: string
 }
 
-/** An answer to a question request: one list of labels per question, or a dismissal. */
+/**
+ * An answer to a question request: one list of labels per question, or a dismissal.
+ *
+ * @since 0.1.0
+ */
 export type QuestionAnswer =
   { readonly type: "answers"; readonly answers: ReadonlyArray<ReadonlyArray<string>> } | { readonly type: "dismiss" }
 
-/** A source of answers. */
+/**
+ * A source of answers.
+ *
+ * @since 0.1.0
+ */
 export interface Answerer {
   /** How the transcript names who answered (`--yes`, `stdin`, `you`). */
   readonly name: string
@@ -33,10 +45,18 @@ export interface Answerer {
   ) => Effect.Effect<ReadonlyArray<string> | undefined, never, Prompt.Prompt.Environment>
 }
 
-/** The help text of a permission prompt read from stdin. */
+/**
+ * The help text of a permission prompt read from stdin.
+ *
+ * @since 0.1.0
+ */
 export const PERMISSION_HINT = "answer: once | always | reject [message]"
 
-/** Parses `once`, `always`, `reject`, `reject <message>` (also `o`, `a`, `r`, and `reject: <message>`). */
+/**
+ * Parses `once`, `always`, `reject`, `reject <message>` (also `o`, `a`, `r`, and `reject: <message>`).
+ *
+ * @since 0.1.0
+ */
 export const parsePermission = (line: string): PermissionAnswer | undefined => {
   const match = /^\s*(once|o|always|a|reject|r)(?:\s*:\s*|\s+|$)(.*)$/i.exec(line)
   if (match === null) return undefined
@@ -50,6 +70,8 @@ export const parsePermission = (line: string): PermissionAnswer | undefined => {
 /**
  * Parses a question answer: option numbers (`1`, `1,3` when several are allowed), an option label, `dismiss`, or
  * (unless the question forbids it) free text. `undefined` means the line did not answer the question.
+ *
+ * @since 0.1.0
  */
 export const parseQuestion = (
   question: QuestionV2.Info,
@@ -69,14 +91,22 @@ export const parseQuestion = (
   return question.custom === false ? undefined : [text]
 }
 
-/** `--yes`: every ask is answered `once`, every question with its first option. */
+/**
+ * `--yes`: every ask is answered `once`, every question with its first option.
+ *
+ * @since 0.1.0
+ */
 export const automatic: Answerer = {
   name: "--yes",
   permission: () => Effect.succeed({ reply: "once" }),
   question: (question) => Effect.succeed(question.options[0] === undefined ? [] : [question.options[0].label]),
 }
 
-/** Lines of stdin, read on demand; `undefined` once stdin has ended. Closed with the scope. */
+/**
+ * Lines of stdin, read on demand; `undefined` once stdin has ended. Closed with the scope.
+ *
+ * @since 0.1.0
+ */
 export const stdinLines = (
   input: NodeJS.ReadableStream = process.stdin,
 ): Effect.Effect<Effect.Effect<string | undefined>, never, Scope.Scope> =>
@@ -113,7 +143,11 @@ export const stdinLines = (
     ({ next }) => next,
   )
 
-/** Answers read line by line; each prompt is printed first and the answer echoed, since stdin is not a terminal. */
+/**
+ * Answers read line by line; each prompt is printed first and the answer echoed, since stdin is not a terminal.
+ *
+ * @since 0.1.0
+ */
 export const lines = (screen: Screen, next: Effect.Effect<string | undefined>): Answerer => ({
   name: "stdin",
   permission: () =>
@@ -160,6 +194,8 @@ const CUSTOM = "\u0000custom"
  * Ctrl-C at a prompt: the prompt holds the terminal in raw mode, so the key arrives as a `QuitException`, not as a
  * signal. It is turned back into the SIGINT it stands for, so the command stops with exit code 130 exactly as Ctrl-C
  * during a tool run does (and the ask is left unanswered rather than rejected).
+ *
+ * @since 0.1.0
  */
 export const quit: Effect.Effect<never> = Effect.zipRight(
   Effect.sync(() => process.kill(process.pid, "SIGINT")),
@@ -175,6 +211,8 @@ const onPromptFailure =
 /**
  * Interactive prompts on a terminal (arrow keys). Ctrl-C at a prompt stops the command (exit 130). The question text
  * is printed by the transcript, so the prompt itself only says what to do.
+ *
+ * @since 0.1.0
  */
 export const terminal: Answerer = {
   name: "you",

@@ -10,7 +10,11 @@ import { Effect, Option } from "effect"
 import { CliError, UsageError } from "./errors.js"
 import * as Paths from "./paths.js"
 
-/** The CLI version (the package version). */
+/**
+ * The CLI version (the package version).
+ *
+ * @since 0.1.0
+ */
 export const VERSION = "0.1.0"
 
 /** Imports a command's implementation on first use (the library is only loaded when a command needs it). */
@@ -172,5 +176,9 @@ const toolgate = Command.make("toolgate", {}, () =>
   Command.withSubcommands([demo, mcp, permissions]),
 )
 
-/** Runs the CLI on `process.argv`-style arguments. */
+/**
+ * Runs the CLI on `process.argv`-style arguments.
+ *
+ * @since 0.1.0
+ */
 export const run = Command.run(toolgate, { name: "toolgate", version: VERSION })

@@ -29,14 +29,30 @@ import { CliError } from "./errors.js"
 import * as Screen from "./screen.js"
 import * as Table from "./table.js"
 
-/** The bundled sample project. */
+/**
+ * The bundled sample project.
+ *
+ * @since 0.1.0
+ */
 export const SAMPLE_DIRECTORY = fileURLToPath(new URL("../demo/sample/", import.meta.url))
-/** The scripted session (JSONL, one turn per line). */
+/**
+ * The scripted session (JSONL, one turn per line).
+ *
+ * @since 0.1.0
+ */
 export const SCRIPT_FILE = fileURLToPath(new URL("../demo/session.jsonl", import.meta.url))
-/** The user prompt the session starts from. */
+/**
+ * The user prompt the session starts from.
+ *
+ * @since 0.1.0
+ */
 export const PROMPT = "Fix the TODOs in the shelf project, note the changes in a CHANGELOG and run the module check."
 
-/** What the demo runs with (`directory` is already prepared by `Paths.projectDirectory`). */
+/**
+ * What the demo runs with (`directory` is already prepared by `Paths.projectDirectory`).
+ *
+ * @since 0.1.0
+ */
 export interface Options {
   readonly directory: string
   readonly yes: boolean
@@ -339,7 +355,11 @@ const summary = (screen: Screen.Screen, report: Effect.Effect.Success<ReturnType
   )
 }
 
-/** Runs the demo. */
+/**
+ * Runs the demo.
+ *
+ * @since 0.1.0
+ */
 export const run = (options: Options) =>
   Effect.gen(function* () {
     const screen = Screen.make()

@@ -18,7 +18,11 @@ const patchFiles = (patch: string): string =>
     (match) => `${match[1]!.toLowerCase()} ${match[2]!.trim()}`,
   ).join(", ")
 
-/** One line describing what a call was asked to do. */
+/**
+ * One line describing what a call was asked to do.
+ *
+ * @since 0.1.0
+ */
 export const input = (tool: string, value: unknown): string => {
   switch (tool) {
     case "read":
@@ -97,7 +101,11 @@ export const permissionPrompt = (request: PermissionV2.Request, width = 100): Re
   return lines
 }
 
-/** The model-visible text of a result. */
+/**
+ * The model-visible text of a result.
+ *
+ * @since 0.1.0
+ */
 export const resultText = (result: LLM.ToolResultValue): string => {
   switch (result.type) {
     case "text":
@@ -113,7 +121,11 @@ export const resultText = (result: LLM.ToolResultValue): string => {
   }
 }
 
-/** The first `lines` lines of `text` (each clipped), with a count of what was left out. */
+/**
+ * The first `lines` lines of `text` (each clipped), with a count of what was left out.
+ *
+ * @since 0.1.0
+ */
 export const preview = (text: string, lines = 4, width = 110): ReadonlyArray<string> => {
   const all = text.replace(/\r\n/g, "\n").replace(/\n+$/, "").split("\n")
   const shown = all.slice(0, lines).map((line) => (line.length <= width ? line : `${line.slice(0, width - 1)}…`))
@@ -122,14 +134,22 @@ export const preview = (text: string, lines = 4, width = 110): ReadonlyArray<str
 
 const TODO_MARKS: Record<string, string> = { completed: "[x]", in_progress: "[~]", cancelled: "[-]" }
 
-/** The todo list of a todowrite input, one `[x] content` line per todo. */
+/**
+ * The todo list of a todowrite input, one `[x] content` line per todo.
+ *
+ * @since 0.1.0
+ */
 export const todos = (value: unknown): ReadonlyArray<string> => {
   const list = (value as { todos?: ReadonlyArray<{ content?: unknown; status?: unknown }> } | null)?.todos
   if (!Array.isArray(list)) return []
   return list.map((todo) => `${TODO_MARKS[String(todo.status)] ?? "[ ]"} ${String(todo.content)}`)
 }
 
-/** The transcript lines under a finished call. */
+/**
+ * The transcript lines under a finished call.
+ *
+ * @since 0.1.0
+ */
 export const resultLines = (tool: string, value: unknown, result: LLM.ToolResultValue): ReadonlyArray<string> =>
   tool === "todowrite" && result.type !== "error"
     ? todos(value)
@@ -137,7 +157,11 @@ export const resultLines = (tool: string, value: unknown, result: LLM.ToolResult
       ? preview(resultText(result), 3, 400)
       : preview(resultText(result))
 
-/** One line for the summary's outcome column. */
+/**
+ * One line for the summary's outcome column.
+ *
+ * @since 0.1.0
+ */
 export const outcome = (tool: string, value: unknown, result: LLM.ToolResultValue): string => {
   if (tool === "todowrite" && result.type !== "error") {
     const list = todos(value)

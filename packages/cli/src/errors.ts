@@ -6,15 +6,27 @@
  */
 import { Schema } from "effect"
 
-/** A failure reported to the user as `toolgate: <message>` with exit code 1. */
+/**
+ * A failure reported to the user as `toolgate: <message>` with exit code 1.
+ *
+ * @since 0.1.0
+ */
 export class CliError extends Schema.TaggedError<CliError>()("Cli.CliError", {
   message: Schema.String,
 }) {}
 
-/** The command line was incomplete (exit code 2). */
+/**
+ * The command line was incomplete (exit code 2).
+ *
+ * @since 0.1.0
+ */
 export class UsageError extends Schema.TaggedError<UsageError>()("Cli.UsageError", {
   message: Schema.String,
 }) {}
 
-/** Exit codes. */
+/**
+ * Exit codes.
+ *
+ * @since 0.1.0
+ */
 export const ExitCode = { ok: 0, failure: 1, usage: 2 } as const

@@ -9,7 +9,11 @@ import { AgentV2, PermissionExplain, PermissionSaved, ShellCommand } from "@tool
 import { CliError } from "./errors.js"
 import { projectLayers } from "./project-layers.js"
 
-/** Prints the trace; fails with a clear message for a bad configuration or an unknown agent. */
+/**
+ * Prints the trace; fails with a clear message for a bad configuration or an unknown agent.
+ *
+ * @since 0.2.0
+ */
 export const explain = (options: {
   readonly directory: string
   readonly agent: Option.Option<string>

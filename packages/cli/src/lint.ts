@@ -9,7 +9,11 @@ import { Config, Location, PermissionLint, PermissionSaved, Project } from "@too
 import { CliError } from "./errors.js"
 import { projectLayers } from "./project-layers.js"
 
-/** Prints the findings; fails (exit 1) when there is an error among them. */
+/**
+ * Prints the findings; fails (exit 1) when there is an error among them.
+ *
+ * @since 0.2.0
+ */
 export const lint = (options: {
   readonly directory: string
   readonly data: Option.Option<string>

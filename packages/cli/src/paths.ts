@@ -12,7 +12,11 @@ import { CliError } from "./errors.js"
 
 const describeError = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
-/** Resolves `--data` (default: the Global data directory) and makes sure it is a usable directory. */
+/**
+ * Resolves `--data` (default: the Global data directory) and makes sure it is a usable directory.
+ *
+ * @since 0.1.0
+ */
 export const dataDirectory = (option: Option.Option<string>, fallback: () => string): Effect.Effect<string, CliError> =>
   Effect.try({
     try: () => {
@@ -28,6 +32,8 @@ export const dataDirectory = (option: Option.Option<string>, fallback: () => str
 /**
  * A fresh temp directory, or `--dir`: created when missing (its parent must exist); an existing one must be an empty
  * directory, because the sample project is copied into it and edited.
+ *
+ * @since 0.1.0
  */
 export const projectDirectory = (option: Option.Option<string>): Effect.Effect<string, CliError> =>
   Effect.try({
@@ -53,7 +59,11 @@ export const projectDirectory = (option: Option.Option<string>): Effect.Effect<s
       error instanceof CliError ? error : new CliError({ message: `Cannot use --dir: ${describeError(error)}` }),
   })
 
-/** `--dir` (default: the working directory) as an existing directory, resolved to its real path. */
+/**
+ * `--dir` (default: the working directory) as an existing directory, resolved to its real path.
+ *
+ * @since 0.1.0
+ */
 export const existingDirectory = (option: Option.Option<string>): Effect.Effect<string, CliError> =>
   Effect.try({
     try: () => {

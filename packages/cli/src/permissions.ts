@@ -16,7 +16,11 @@ const saved = (data: Option.Option<string>) =>
       PermissionSaved.layer.pipe(Layer.provide(Database.layer), Layer.provide(Global.layerWith({ data: directory }))),
   )
 
-/** Prints the saved approvals (optionally of one project) as a table. */
+/**
+ * Prints the saved approvals (optionally of one project) as a table.
+ *
+ * @since 0.1.0
+ */
 export const list = (options: { readonly project: Option.Option<string>; readonly data: Option.Option<string> }) =>
   Effect.gen(function* () {
     const layer = yield* saved(options.data)
@@ -48,7 +52,11 @@ export const list = (options: { readonly project: Option.Option<string>; readonl
     )
   })
 
-/** Removes one saved approval; fails with a clear message when no approval has that id. */
+/**
+ * Removes one saved approval; fails with a clear message when no approval has that id.
+ *
+ * @since 0.1.0
+ */
 export const revoke = (options: { readonly id: string; readonly data: Option.Option<string> }) =>
   Effect.gen(function* () {
     const layer = yield* saved(options.data)

@@ -10,7 +10,11 @@ import { Effect, Layer, type Option } from "effect"
 import { CliError } from "./errors.js"
 import { dataDirectory } from "./paths.js"
 
-/** The global, database, Location and configuration layers for `directory`, with data in `data` (or the default). */
+/**
+ * The global, database, Location and configuration layers for `directory`, with data in `data` (or the default).
+ *
+ * @since 0.2.0
+ */
 export const projectLayers = (directory: string, data: Option.Option<string>) =>
   Effect.map(
     dataDirectory(data, () => Global.fromEnvironment().data),

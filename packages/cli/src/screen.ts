@@ -7,7 +7,11 @@
 import { stripVTControlCharacters } from "node:util"
 import { Console } from "effect"
 
-/** Where the transcript goes. */
+/**
+ * Where the transcript goes.
+ *
+ * @since 0.1.0
+ */
 export interface Screen {
   /** True when stdout is a terminal (the status line is redrawn in place). */
   readonly interactive: boolean
@@ -17,7 +21,11 @@ export interface Screen {
   readonly status: (text: string | undefined) => void
 }
 
-/** A screen on `stream` (default: stdout). */
+/**
+ * A screen on `stream` (default: stdout).
+ *
+ * @since 0.1.0
+ */
 export const make = (stream: NodeJS.WriteStream = process.stdout): Screen => {
   const interactive = stream.isTTY === true
   let current: string | undefined
@@ -56,7 +64,11 @@ export const make = (stream: NodeJS.WriteStream = process.stdout): Screen => {
 export const colour = (stream: NodeJS.WriteStream = process.stdout): boolean =>
   stream.isTTY === true && (process.env.NO_COLOR ?? "") === ""
 
-/** Removes ANSI escape sequences (colours, cursor moves) from `text`. */
+/**
+ * Removes ANSI escape sequences (colours, cursor moves) from `text`.
+ *
+ * @since 0.1.0
+ */
 export const plain = (text: string): string => stripVTControlCharacters(text)
 
 const strip = (args: ReadonlyArray<unknown>) => args.map((arg) => (typeof arg === "string" ? plain(arg) : arg))

@@ -6,7 +6,11 @@
  * @since 0.1.0
  */
 
-/** Collapses whitespace runs (newlines included) and shortens `text` to `max` characters with an ellipsis. */
+/**
+ * Collapses whitespace runs (newlines included) and shortens `text` to `max` characters with an ellipsis.
+ *
+ * @since 0.1.0
+ */
 export const clip = (text: string, max: number): string => {
   const flat = text.replace(/\s+/g, " ").trim()
   return flat.length <= max ? flat : `${flat.slice(0, Math.max(0, max - 1))}…`
@@ -52,7 +56,11 @@ export const wrap = (text: string, width: number): Array<string> => {
   return pieces
 }
 
-/** Renders rows under `headers`, each line prefixed with `indent`, fitting `width` (default: `terminalWidth()`). */
+/**
+ * Renders rows under `headers`, each line prefixed with `indent`, fitting `width` (default: `terminalWidth()`).
+ *
+ * @since 0.1.0
+ */
 export const render = (
   headers: ReadonlyArray<string>,
   rows: ReadonlyArray<ReadonlyArray<string>>,
