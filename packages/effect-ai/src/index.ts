@@ -5,4 +5,9 @@
  * @since 0.1.0
  */
 export * as EffectAiModel from "./model.js"
+/**
+ * A materialization as an `@effect/ai` Toolkit.
+ *
+ * @since 0.1.0
+ */
 export * as EffectAiToolkit from "./toolkit.js"

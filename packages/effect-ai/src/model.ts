@@ -34,7 +34,11 @@ export interface Options {
   readonly schemas?: SchemaMode
 }
 
-/** Parameters that accept any value and advertise `schema` as their JSON Schema (validation is ours, at settle). */
+/**
+ * Parameters that accept any value and advertise `schema` as their JSON Schema (validation is ours, at settle).
+ *
+ * @since 0.1.0
+ */
 export const jsonSchemaParameters = (schema: LLM.JsonSchema): Tool.AnyStructSchema =>
   Schema.Unknown.annotations({ jsonSchema: schema }) as unknown as Tool.AnyStructSchema
 
@@ -58,6 +62,8 @@ export const fromProviderInput = (definition: LLM.ToolDefinition, input: unknown
 /**
  * An `@effect/ai` Tool advertising one toolgate definition (its schema projected for `mode`, strict by default).
  * Success and failure are both `Unknown` and failures are returned to the model (`failureMode: "return"`).
+ *
+ * @since 0.1.0
  */
 export const toTool = (definition: LLM.ToolDefinition, mode: SchemaMode = "strict"): Tool.Any =>
   Tool.make(definition.name, {
@@ -87,6 +93,8 @@ const describeFile = (file: LLM.ToolFileContent): string =>
  * provider decides how to frame it), structured results are the value itself, and content is its text parts
  * joined by newlines, each media part named by a line that points at the message carrying it (see
  * `toPromptMessages`).
+ *
+ * @since 0.1.0
  */
 export const toResultPart = (
   result: LLM.ToolResultValue,
@@ -136,6 +144,8 @@ export const toFilePart = (file: LLM.ToolFileContent): Prompt.FilePartEncoded =>
  * Converts a Runner request into `@effect/ai` messages: the system prompt first, assistant text and tool calls in
  * one assistant message, and consecutive tool results grouped into one tool message. `@effect/ai` tool messages
  * carry no media, so the media parts of a group's results follow it as one user message of file parts.
+ *
+ * @since 0.1.0
  */
 export const toPromptMessages = (request: Model.Request): Array<Prompt.MessageEncoded> => {
   const messages: Array<Prompt.MessageEncoded> = []
@@ -213,6 +223,8 @@ const asIs: InputReader = (_name, input) => input
  * Maps one streamed part to Runner events. Text deltas, tool calls (their input read through `readInput`),
  * provider-executed tool results and the finish reason are kept; reasoning, tool-parameter deltas, sources and
  * metadata are dropped. An `error` part fails.
+ *
+ * @since 0.1.0
  */
 export const fromStreamPart = (
   part: Response.StreamPart<Record<string, Tool.Any>>,
@@ -369,7 +381,11 @@ export const makeWith = (options: Options = {}): Effect.Effect<Model.Interface, 
     })
   })
 
-/** Builds the Model from the `LanguageModel` in context, advertising strict schemas. */
+/**
+ * Builds the Model from the `LanguageModel` in context, advertising strict schemas.
+ *
+ * @since 0.1.0
+ */
 export const make: Effect.Effect<Model.Interface, never, LanguageModel.LanguageModel> = makeWith()
 
 /**
@@ -380,5 +396,9 @@ export const make: Effect.Effect<Model.Interface, never, LanguageModel.LanguageM
 export const layerWith = (options: Options = {}): Layer.Layer<Model.Service, never, LanguageModel.LanguageModel> =>
   Layer.effect(Model.Service, makeWith(options))
 
-/** Provides `Model.Service` from an `@effect/ai` `LanguageModel` (any provider layer), strict schemas. */
+/**
+ * Provides `Model.Service` from an `@effect/ai` `LanguageModel` (any provider layer), strict schemas.
+ *
+ * @since 0.1.0
+ */
 export const layer: Layer.Layer<Model.Service, never, LanguageModel.LanguageModel> = layerWith()

@@ -11,7 +11,11 @@ import { Identifier, type LLM, type ToolRegistry } from "@toolgate/core"
 import { Effect, type Layer, Schema } from "effect"
 import * as EffectAiModel from "./model.js"
 
-/** Who settles: the session, agent and assistant message the toolkit's calls belong to. */
+/**
+ * Who settles: the session, agent and assistant message the toolkit's calls belong to.
+ *
+ * @since 0.1.0
+ */
 export interface Identity {
   readonly sessionID: string
   readonly agent: string
@@ -28,7 +32,11 @@ export interface Options {
   readonly schemas?: EffectAiModel.SchemaMode
 }
 
-/** A Toolkit and the layer of its handlers. */
+/**
+ * A Toolkit and the layer of its handlers.
+ *
+ * @since 0.1.0
+ */
 export interface Converted {
   readonly toolkit: Toolkit.Toolkit<Record<string, Tool.Any>>
   readonly handlers: Layer.Layer<Tool.Handler<string>>
@@ -66,6 +74,8 @@ export const SettledResult: Schema.Schema<Settled, unknown> = Schema.transform(
 /**
  * What a handler returns to the model: the text of a single text part as a string, the structured value when
  * there is no content, and for content its text parts joined (media described by name and type).
+ *
+ * @since 0.1.0
  */
 export const toHandlerValue = (result: Exclude<LLM.ToolResultValue, { readonly type: "error" }>): unknown =>
   EffectAiModel.toResultPart(result).result
@@ -85,6 +95,8 @@ const toTool = (definition: LLM.ToolDefinition, mode: EffectAiModel.SchemaMode):
  * tool failures (`isFailure: true`, the message as result); a `ToolOutputStore` failure is a defect, and so is a
  * declined permission (a user stop), exactly as `settle` delivers it. A call to a name outside the toolkit never
  * reaches toolgate: `@effect/ai`'s loop looks it up itself and fails the whole request with `MalformedOutput`.
+ *
+ * @since 0.1.0
  */
 export const toToolkit = (
   materialization: ToolRegistry.Materialization,
