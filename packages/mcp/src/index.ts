@@ -4,6 +4,21 @@
  * @since 0.1.0
  */
 export * as McpCommand from "./command.js"
+/**
+ * What the MCP server asks the user through elicitation: permission decisions and questions.
+ *
+ * @since 0.2.0
+ */
 export * as McpPrompts from "./prompts.js"
+/**
+ * An MCP server exposing one Location's tools.
+ *
+ * @since 0.1.0
+ */
 export * as McpServer from "./server.js"
+/**
+ * Conversions between toolgate's tool types and MCP's.
+ *
+ * @since 0.2.0
+ */
 export * as McpTools from "./tools.js"

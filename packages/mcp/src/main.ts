@@ -2,6 +2,8 @@
  * The `toolgate-mcp` entry point: serves a Location over stdio. A failure (a database that cannot be opened, a
  * Location that is not a directory, …) is printed as one line `toolgate-mcp: <message: cause: SQLITE_CODE: detail>`
  * on stderr and exits 1.
+ *
+ * @since 0.1.0
  */
 import { Database } from "@toolgate/core"
 import { Cause, Runtime } from "effect"

@@ -55,15 +55,65 @@ import {
 import * as Prompts from "./prompts.js"
 import * as Tools from "./tools.js"
 
-export { askMessage, DECLINED_IN_CLIENT, NO_PROMPT } from "./prompts.js"
-export { toCallToolResult, toMcpContent, toMcpTool } from "./tools.js"
+export {
+  /**
+   * The prompt shown to the user for one permission request.
+   *
+   * @since 0.1.0
+   */
+  askMessage,
+  /**
+   * Feedback given to the tool when the user declines or cancels the elicitation.
+   *
+   * @since 0.1.0
+   */
+  DECLINED_IN_CLIENT,
+  /**
+   * Feedback given to the tool when the client cannot answer permission prompts.
+   *
+   * @since 0.1.0
+   */
+  NO_PROMPT,
+} from "./prompts.js"
+export {
+  /**
+   * A settlement as an MCP `tools/call` result.
+   *
+   * @since 0.1.0
+   */
+  toCallToolResult,
+  /**
+   * Tool content as MCP content.
+   *
+   * @since 0.1.0
+   */
+  toMcpContent,
+  /**
+   * A tool definition as an MCP tool.
+   *
+   * @since 0.1.0
+   */
+  toMcpTool,
+} from "./tools.js"
 
-/** The server's name in the MCP handshake. */
+/**
+ * The server's name in the MCP handshake.
+ *
+ * @since 0.1.0
+ */
 export const NAME = "toolgate"
-/** The server's version in the MCP handshake. */
+/**
+ * The server's version in the MCP handshake.
+ *
+ * @since 0.1.0
+ */
 export const VERSION = "0.2.0"
 
-/** Options of `serve`. */
+/**
+ * Options of `serve`.
+ *
+ * @since 0.1.0
+ */
 export interface ServeOptions {
   /** The transport (default: stdio). */
   readonly transport?: Transport
@@ -75,7 +125,11 @@ export interface ServeOptions {
   readonly heartbeat?: Duration.DurationInput
 }
 
-/** The services `serve` needs: one Location as `Core.layerLocation` provides it. */
+/**
+ * The services `serve` needs: one Location as `Core.layerLocation` provides it.
+ *
+ * @since 0.1.0
+ */
 export type Requirements =
   | ToolRegistry.Service
   | AgentV2.Service
@@ -369,6 +423,8 @@ const connect = (connection: Connection, transport: Transport | undefined) =>
 /**
  * Serves the current Location on `options.transport` until the client disconnects. All calls settle in one session
  * created for the configured agent; an unknown agent fails with `UnknownAgentError` before anything is served.
+ *
+ * @since 0.1.0
  */
 export const serve = (options: ServeOptions = {}): Effect.Effect<void, UnknownAgentError, Requirements | Scope.Scope> =>
   Effect.gen(function* () {
@@ -383,7 +439,11 @@ export const serve = (options: ServeOptions = {}): Effect.Effect<void, UnknownAg
  */
 export const describeFailure = (error: unknown): string => Database.describe(error)
 
-/** Options of `run`. */
+/**
+ * Options of `run`.
+ *
+ * @since 0.1.0
+ */
 export interface RunOptions extends Omit<ServeOptions, "transport"> {
   /** The Location directory. */
   readonly directory: string
@@ -442,12 +502,17 @@ const watchConfiguration = (onChange: () => void) =>
  * calls in flight finish on the old ones, and `list_changed` is sent when the catalogue changed. A configuration
  * that no longer loads keeps the previous one (with a warning on stderr).
  */
-/** Why `run` could not start: the Location could not be built, or the agent does not exist. */
+/**
+ * Why `run` could not start: the Location could not be built, or the agent does not exist.
+ *
+ * @since 0.1.0
+ */
 export type RunError =
   | Layer.Layer.Error<ReturnType<typeof Core.layerLocation>>
   | Layer.Layer.Error<ReturnType<typeof Core.layerProcess>>
   | UnknownAgentError
 
+/** @since 0.1.0 */
 export const run = (options: RunOptions): Effect.Effect<void, RunError> =>
   Effect.gen(function* () {
     yield* Effect.sync(() => {
