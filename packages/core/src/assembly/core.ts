@@ -35,7 +35,11 @@ import * as ToolRegistry from "../tool/tool-registry.js"
 import * as WebSearchTool from "../builtin/web-search-tool.js"
 import * as ToolOutputStore from "../tool/tool-output-store.js"
 
-/** Options of the process-wide part. */
+/**
+ * Options of the process-wide part.
+ *
+ * @since 0.1.0
+ */
 export interface ProcessOptions {
   /** The data directory (default `$XDG_DATA_HOME/toolgate`); the database lives at `<data>/toolgate.db`. */
   readonly data?: string
@@ -43,7 +47,11 @@ export interface ProcessOptions {
   readonly memoryDatabase?: boolean
 }
 
-/** Options of one Location. */
+/**
+ * Options of one Location.
+ *
+ * @since 0.1.0
+ */
 export interface LocationOptions {
   /** The Location directory. */
   readonly directory: string
@@ -53,10 +61,18 @@ export interface LocationOptions {
   readonly discover?: boolean
 }
 
-/** What `layerProcess` provides. */
+/**
+ * What `layerProcess` provides.
+ *
+ * @since 0.1.0
+ */
 export type ProcessServices = Layer.Layer.Success<ReturnType<typeof layerProcess>>
 
-/** The process-wide services; build once per process and share between Locations. */
+/**
+ * The process-wide services; build once per process and share between Locations.
+ *
+ * @since 0.1.0
+ */
 export const layerProcess = (options: ProcessOptions = {}) => {
   const global = options.data === undefined ? Global.layer : Global.layerWith({ data: options.data })
   const database = options.memoryDatabase === true ? Database.layerMemory : Database.layer
@@ -84,7 +100,11 @@ const configLayer = (options: LocationOptions) => {
   ).pipe(Layer.provide(Config.layer))
 }
 
-/** Every Location service on top of the process services, with the built-in tools registered. */
+/**
+ * Every Location service on top of the process services, with the built-in tools registered.
+ *
+ * @since 0.1.0
+ */
 export const layerLocation = (options: LocationOptions) => {
   const place = Layer.mergeAll(Location.layer({ directory: options.directory }))
   const configured = configLayer(options).pipe(Layer.provideMerge(place))
@@ -105,6 +125,10 @@ export const layerLocation = (options: LocationOptions) => {
   return BuiltInTools.layer.pipe(Layer.provideMerge(services), Layer.provideMerge(configured))
 }
 
-/** One Location with its own process services: the simplest embedding. */
+/**
+ * One Location with its own process services: the simplest embedding.
+ *
+ * @since 0.1.0
+ */
 export const layer = (options: LocationOptions & ProcessOptions) =>
   layerLocation(options).pipe(Layer.provideMerge(layerProcess(options)))

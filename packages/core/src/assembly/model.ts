@@ -7,7 +7,11 @@
 import { Context, Schema, type Stream } from "effect"
 import type * as LLM from "../values/llm.js"
 
-/** A tool call as the assistant made it. */
+/**
+ * A tool call as the assistant made it.
+ *
+ * @since 0.1.0
+ */
 export interface AssistantToolCall {
   readonly id: string
   readonly name: string
@@ -15,7 +19,11 @@ export interface AssistantToolCall {
   readonly providerExecuted?: boolean
 }
 
-/** One history entry. */
+/**
+ * One history entry.
+ *
+ * @since 0.1.0
+ */
 export type Message =
   | { readonly role: "user"; readonly content: string }
   | {
@@ -32,7 +40,11 @@ export type Message =
       readonly result: LLM.ToolResultValue
     }
 
-/** One provider request. */
+/**
+ * One provider request.
+ *
+ * @since 0.1.0
+ */
 export interface Request {
   readonly sessionID: string
   readonly agent: string
@@ -41,7 +53,11 @@ export interface Request {
   readonly tools: ReadonlyArray<LLM.ToolDefinition>
 }
 
-/** What a model streams. */
+/**
+ * What a model streams.
+ *
+ * @since 0.1.0
+ */
 export type Event =
   | { readonly type: "text"; readonly text: string }
   | {
@@ -55,16 +71,28 @@ export type Event =
   | { readonly type: "tool-result"; readonly id: string; readonly name: string; readonly result: LLM.ToolResultValue }
   | { readonly type: "finish"; readonly reason: string }
 
-/** The provider failed. */
+/**
+ * The provider failed.
+ *
+ * @since 0.1.0
+ */
 export class ModelError extends Schema.TaggedError<ModelError>()("Model.ModelError", {
   message: Schema.String,
   cause: Schema.optional(Schema.Unknown),
 }) {}
 
-/** A model. */
+/**
+ * A model.
+ *
+ * @since 0.1.0
+ */
 export interface Interface {
   readonly stream: (request: Request) => Stream.Stream<Event, ModelError>
 }
 
-/** The Model service. */
+/**
+ * The Model service.
+ *
+ * @since 0.1.0
+ */
 export class Service extends Context.Tag("@toolgate/v2/Model")<Service, Interface>() {}

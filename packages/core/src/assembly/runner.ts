@@ -18,15 +18,31 @@ import type * as ToolOutputStore from "../tool/tool-output-store.js"
 import * as ToolRegistry from "../tool/tool-registry.js"
 import * as ToolCallJournal from "./tool-call-journal.js"
 
-/** Provider turns allowed per run. */
+/**
+ * Provider turns allowed per run.
+ *
+ * @since 0.1.0
+ */
 export const STEP_LIMIT = 25
 
-/** Failure text for calls cut off by interruption or a user stop. */
+/**
+ * Failure text for calls cut off by interruption or a user stop.
+ *
+ * @since 0.1.0
+ */
 export const INTERRUPTED = "Tool execution interrupted"
-/** Failure text for local calls on the turn where tools are disabled. */
+/**
+ * Failure text for local calls on the turn where tools are disabled.
+ *
+ * @since 0.1.0
+ */
 export const TOOLS_DISABLED = "Tools are disabled after the maximum agent steps"
 
-/** The run needed more provider turns than allowed. */
+/**
+ * The run needed more provider turns than allowed.
+ *
+ * @since 0.1.0
+ */
 export class StepLimitExceeded extends Schema.TaggedError<StepLimitExceeded>()("Runner.StepLimitExceeded", {
   steps: Schema.Number,
 }) {}
@@ -38,7 +54,11 @@ const Identity = {
   tool: Schema.String,
 }
 
-/** Events published by the runner. */
+/**
+ * Events published by the runner.
+ *
+ * @since 0.1.0
+ */
 export const Event = {
   Called: EventV2.define(
     "session.next.tool.called",
@@ -76,7 +96,11 @@ export const Event = {
   ),
 } as const
 
-/** What `run` takes. */
+/**
+ * What `run` takes.
+ *
+ * @since 0.1.0
+ */
 export interface RunInput {
   readonly sessionID: string
   readonly prompt: string
@@ -84,14 +108,22 @@ export interface RunInput {
   readonly messages?: ReadonlyArray<Model.Message>
 }
 
-/** What `run` returns. `stopped: "user"` means a declined permission or dismissed question ended the loop. */
+/**
+ * What `run` returns. `stopped: "user"` means a declined permission or dismissed question ended the loop.
+ *
+ * @since 0.1.0
+ */
 export interface RunResult {
   readonly steps: number
   readonly stopped?: "user"
   readonly messages: ReadonlyArray<Model.Message>
 }
 
-/** The runner. */
+/**
+ * The runner.
+ *
+ * @since 0.1.0
+ */
 export interface Interface {
   readonly run: (
     input: RunInput,
@@ -104,7 +136,11 @@ export interface Interface {
   readonly recover: () => Effect.Effect<number>
 }
 
-/** The Runner service (Location-scoped). */
+/**
+ * The Runner service (Location-scoped).
+ *
+ * @since 0.1.0
+ */
 export class Service extends Context.Tag("@toolgate/v2/Runner")<Service, Interface>() {}
 
 interface CallState {
@@ -127,7 +163,11 @@ const errorMessage = (cause: Cause.Cause<unknown>): string => {
       : String(value)
 }
 
-/** Builds the runner for the current Location. */
+/**
+ * Builds the runner for the current Location.
+ *
+ * @since 0.1.0
+ */
 export const make = Effect.gen(function* () {
   const journal = yield* ToolCallJournal.Service
   const events = yield* EventV2.Service
@@ -382,5 +422,9 @@ export const make = Effect.gen(function* () {
 export const layerWith = (options: ToolCallJournal.Options = {}) =>
   Layer.effect(Service, make).pipe(Layer.provide(ToolCallJournal.layer(options)))
 
-/** The Location-scoped runner with the default lease; marks leftovers of runners that are gone as interrupted. */
+/**
+ * The Location-scoped runner with the default lease; marks leftovers of runners that are gone as interrupted.
+ *
+ * @since 0.1.0
+ */
 export const layer = layerWith()

@@ -8,7 +8,11 @@ import * as fs from "node:fs"
 import { Context, Effect, Layer, Ref, Schema, Stream } from "effect"
 import * as Model from "./model.js"
 
-/** A scripted event; tool-call ids default to `call_<turn>_<index>`. */
+/**
+ * A scripted event; tool-call ids default to `call_<turn>_<index>`.
+ *
+ * @since 0.1.0
+ */
 export const ScriptEvent = Schema.Union(
   Schema.Struct({ type: Schema.Literal("text"), text: Schema.String }),
   Schema.Struct({
@@ -19,20 +23,40 @@ export const ScriptEvent = Schema.Union(
     providerExecuted: Schema.optional(Schema.Boolean),
   }),
 )
-/** @see ScriptEvent */
+/**
+ * @see ScriptEvent
+ *
+ * @since 0.1.0
+ */
 export type ScriptEvent = typeof ScriptEvent.Type
 
-/** A script: one array of events per provider turn. */
+/**
+ * A script: one array of events per provider turn.
+ *
+ * @since 0.1.0
+ */
 export const Script = Schema.Array(Schema.Array(ScriptEvent))
-/** @see Script */
+/**
+ * @see Script
+ *
+ * @since 0.1.0
+ */
 export type Script = typeof Script.Type
 
-/** The script could not be read or decoded. */
+/**
+ * The script could not be read or decoded.
+ *
+ * @since 0.1.0
+ */
 export class ScriptError extends Schema.TaggedError<ScriptError>()("ScriptedModel.ScriptError", {
   message: Schema.String,
 }) {}
 
-/** Parses a script: a JSON array of turns, or JSONL with one turn (an array of events) per line. */
+/**
+ * Parses a script: a JSON array of turns, or JSONL with one turn (an array of events) per line.
+ *
+ * @since 0.1.0
+ */
 export const parse = (text: string): Effect.Effect<Script, ScriptError> => {
   const trimmed = text.trim()
   const lines =
@@ -49,7 +73,11 @@ export const parse = (text: string): Effect.Effect<Script, ScriptError> => {
   )
 }
 
-/** The requests the scripted model received, in order. */
+/**
+ * The requests the scripted model received, in order.
+ *
+ * @since 0.1.0
+ */
 export class Requests extends Context.Tag("@toolgate/v2/ScriptedModel/Requests")<
   Requests,
   Ref.Ref<ReadonlyArray<Model.Request>>
@@ -66,7 +94,11 @@ const toEvent = (turn: number, index: number, event: ScriptEvent): Model.Event =
         ...(event.providerExecuted === undefined ? {} : { providerExecuted: event.providerExecuted }),
       }
 
-/** Builds a scripted model and its request log. */
+/**
+ * Builds a scripted model and its request log.
+ *
+ * @since 0.1.0
+ */
 export const make = (script: Script) =>
   Effect.gen(function* () {
     const requests = yield* Ref.make<ReadonlyArray<Model.Request>>([])
@@ -87,7 +119,11 @@ export const make = (script: Script) =>
     return { model, requests }
   })
 
-/** Provides `Model.Service` replaying `script`, plus the request log. */
+/**
+ * Provides `Model.Service` replaying `script`, plus the request log.
+ *
+ * @since 0.1.0
+ */
 export const layer = (script: Script): Layer.Layer<Model.Service | Requests> =>
   Layer.effectContext(
     Effect.map(make(script), ({ model, requests }) =>
@@ -95,7 +131,11 @@ export const layer = (script: Script): Layer.Layer<Model.Service | Requests> =>
     ),
   )
 
-/** Like `layer`, reading the script from a JSON or JSONL file. */
+/**
+ * Like `layer`, reading the script from a JSON or JSONL file.
+ *
+ * @since 0.1.0
+ */
 export const layerFromFile = (path: string): Layer.Layer<Model.Service | Requests, ScriptError> =>
   Layer.unwrapEffect(
     Effect.try({

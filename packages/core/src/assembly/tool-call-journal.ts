@@ -37,21 +37,33 @@ export interface Options {
   readonly instance?: string
 }
 
-/** Which call a row is. */
+/**
+ * Which call a row is.
+ *
+ * @since 0.2.0
+ */
 export interface CallKey {
   readonly sessionID: string
   readonly assistantMessageID: string
   readonly callID: string
 }
 
-/** A call as recorded before any side effect. */
+/**
+ * A call as recorded before any side effect.
+ *
+ * @since 0.2.0
+ */
 export interface Call extends CallKey {
   readonly name: string
   readonly input: unknown
   readonly providerExecuted: boolean
 }
 
-/** How a call ended. */
+/**
+ * How a call ended.
+ *
+ * @since 0.2.0
+ */
 export interface Outcome {
   readonly status: "completed" | "failed"
   /** The result value stored as JSON. */

@@ -20,40 +20,76 @@ import * as Patch from "./patch.js"
 import * as Tool from "../tool/tool.js"
 import * as Tools from "../tool/tools.js"
 
-/** The registered tool name; its permission action is `edit`. */
+/**
+ * The registered tool name; its permission action is `edit`.
+ *
+ * @since 0.1.0
+ */
 export const name = "apply_patch"
 
-/** What the model is told about `apply_patch`. */
+/**
+ * What the model is told about `apply_patch`.
+ *
+ * @since 0.1.0
+ */
 export const DESCRIPTION =
   "Apply a single patch made of add, update and delete file operations. Every target is resolved and approved before any target file is read. Operations run one after another; when a later one fails, the earlier ones stay applied and the failure names them. Moving files and atomic rollback are not supported yet."
 
-/** The tool input. */
+/**
+ * The tool input.
+ *
+ * @since 0.1.0
+ */
 export const Input = Schema.Struct({
   patchText: Schema.String.annotations({
     description: "The complete patch text, with its add, update and delete operations",
   }),
 })
-/** @see Input */
+/**
+ * @see Input
+ *
+ * @since 0.1.0
+ */
 export type Input = typeof Input.Type
 
-/** One applied operation. */
+/**
+ * One applied operation.
+ *
+ * @since 0.1.0
+ */
 export const Applied = Schema.Struct({
   type: Schema.Literal("add", "update", "delete"),
   resource: Schema.String,
   target: Schema.String,
 })
-/** @see Applied */
+/**
+ * @see Applied
+ *
+ * @since 0.1.0
+ */
 export type Applied = typeof Applied.Type
 
-/** The tool output (also its structured output). */
+/**
+ * The tool output (also its structured output).
+ *
+ * @since 0.1.0
+ */
 export const Output = Schema.Struct({
   applied: Schema.Array(Applied),
   files: Schema.Array(FileDiff.Info),
 })
-/** @see Output */
+/**
+ * @see Output
+ *
+ * @since 0.1.0
+ */
 export type Output = typeof Output.Type
 
-/** The model text: a header, then `A`/`M`/`D <resource>` per applied operation. */
+/**
+ * The model text: a header, then `A`/`M`/`D <resource>` per applied operation.
+ *
+ * @since 0.1.0
+ */
 export const toModelText = (output: Output): string =>
   [
     "Applied patch sequentially:",
@@ -98,7 +134,11 @@ const diffOf = (change: Prepared): FileDiff.Info => {
   }
 }
 
-/** Builds the `apply_patch` tool (already decorated with the `edit` action) from the Location's services. */
+/**
+ * Builds the `apply_patch` tool (already decorated with the `edit` action) from the Location's services.
+ *
+ * @since 0.1.0
+ */
 export const tool = Effect.gen(function* () {
   const mutation = yield* LocationMutation.Service
   const files = yield* FileMutation.Service
@@ -214,5 +254,9 @@ export const tool = Effect.gen(function* () {
   )
 })
 
-/** Registers `{ apply_patch }` in the Location until its scope closes. */
+/**
+ * Registers `{ apply_patch }` in the Location until its scope closes.
+ *
+ * @since 0.1.0
+ */
 export const layer = Tools.layer(name, tool)

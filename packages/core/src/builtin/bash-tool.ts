@@ -43,20 +43,44 @@ import * as Tools from "../tool/tools.js"
 // TODO: Revisit process-group cleanup and platform coverage with shell-specific tests if current AppProcess semantics do not fully cover it.
 // TODO: Revisit binary output handling if stdout/stderr decoding is text-only.
 
-/** The registered name and permission action. */
+/**
+ * The registered name and permission action.
+ *
+ * @since 0.1.0
+ */
 export const name = "bash"
 
-/** The timeout when the input gives none. */
+/**
+ * The timeout when the input gives none.
+ *
+ * @since 0.1.0
+ */
 export const DEFAULT_TIMEOUT_MS = 120_000
-/** The largest timeout the input accepts. */
+/**
+ * The largest timeout the input accepts.
+ *
+ * @since 0.1.0
+ */
 export const MAX_TIMEOUT_MS = 600_000
-/** The in-memory capture limit of the combined output (1 MiB). */
+/**
+ * The in-memory capture limit of the combined output (1 MiB).
+ *
+ * @since 0.1.0
+ */
 export const MAX_CAPTURE_BYTES = 1_048_576
 
-/** The notice appended when the capture limit was hit. */
+/**
+ * The notice appended when the capture limit was hit.
+ *
+ * @since 0.1.0
+ */
 export const CAPTURE_NOTICE = "[output capture truncated at the in-memory safety limit]"
 
-/** The model-facing description. */
+/**
+ * The model-facing description.
+ *
+ * @since 0.1.0
+ */
 export const description =
   "Runs a single shell command string with the filesystem, process, and network authority of the host user. " +
   "Commands run in the active Location unless a workdir is given, and a relative workdir is resolved from that Location. " +
@@ -64,7 +88,11 @@ export const description =
   `The timeout is in milliseconds (default: ${DEFAULT_TIMEOUT_MS}; maximum: ${MAX_TIMEOUT_MS}). ` +
   "The configured shell is used when one is set; otherwise /bin/sh on POSIX, and COMSPEC or cmd.exe on Windows."
 
-/** The input. There is no background mode and no `description` field. */
+/**
+ * The input. There is no background mode and no `description` field.
+ *
+ * @since 0.1.0
+ */
 export const Input = Schema.Struct({
   command: Schema.String.annotations({ description: "The shell command string to run" }),
   workdir: Schema.optional(
@@ -80,7 +108,11 @@ export const Input = Schema.Struct({
   ),
 })
 
-/** The structured output (the advertised output schema): no output text, command, cwd or warnings. */
+/**
+ * The structured output (the advertised output schema): no output text, command, cwd or warnings.
+ *
+ * @since 0.1.0
+ */
 export const Structured = Schema.Struct({
   exit: Schema.optional(Schema.Number),
   truncated: Schema.Boolean,
@@ -89,16 +121,28 @@ export const Structured = Schema.Struct({
   outputPath: Schema.optional(Schema.String),
 })
 
-/** The domain output. */
+/**
+ * The domain output.
+ *
+ * @since 0.1.0
+ */
 export const Output = Schema.Struct({
   ...Structured.fields,
   output: Schema.String,
   warnings: Schema.optional(Schema.Array(Schema.String)),
 })
-/** @see Output */
+/**
+ * @see Output
+ *
+ * @since 0.1.0
+ */
 export type Output = typeof Output.Type
 
-/** The workdir exists but is not a directory (checked after approval). */
+/**
+ * The workdir exists but is not a directory (checked after approval).
+ *
+ * @since 0.1.0
+ */
 export class NotDirectoryError extends Schema.TaggedError<NotDirectoryError>()("BashTool.NotDirectoryError", {
   path: Schema.String,
 }) {
@@ -107,7 +151,11 @@ export class NotDirectoryError extends Schema.TaggedError<NotDirectoryError>()("
   }
 }
 
-/** The second text part: optional warnings, then the status sentence. */
+/**
+ * The second text part: optional warnings, then the status sentence.
+ *
+ * @since 0.1.0
+ */
 export const statusText = (output: Output): string => {
   const status =
     output.timeout === true ? "Command timed out before completion." : `Command exited with code ${output.exit}.`
@@ -116,13 +164,21 @@ export const statusText = (output: Output): string => {
   return `Warnings:\n${warnings.map((warning) => `- ${warning}`).join("\n")}\n\n${status}`
 }
 
-/** The advisory warning for an external directory referenced by a command argument. */
+/**
+ * The advisory warning for an external directory referenced by a command argument.
+ *
+ * @since 0.1.0
+ */
 export const externalWarning = (directory: string): string =>
   `Command argument references external directory ${path.join(directory, "*").replaceAll("\\", "/")}. Bash runs with host-user filesystem, process, and network authority; this scan is advisory only.`
 
 const TOKEN = /(?:[^\s"']+|"[^"]*"|'[^']*')+/g
 
-/** The command's absolute arguments, unquoted and without trailing `;`, `,`, `|` or `&`. */
+/**
+ * The command's absolute arguments, unquoted and without trailing `;`, `,`, `|` or `&`.
+ *
+ * @since 0.1.0
+ */
 export const absoluteArguments = (command: string): ReadonlyArray<string> =>
   (command.match(TOKEN) ?? [])
     .map((token) => token.replace(/^(['"])(.*)\1$/, "$2").replace(/[;,|&]+$/, ""))
@@ -131,6 +187,8 @@ export const absoluteArguments = (command: string): ReadonlyArray<string> =>
 /**
  * The insertion-ordered external directories that absolute arguments point into (realpaths where they exist).
  * Advisory only: this never asks and never blocks.
+ *
+ * @since 0.1.0
  */
 export const externalDirectories = (
   command: string,
@@ -148,7 +206,11 @@ export const externalDirectories = (
     return Array.from(directories)
   })
 
-/** The note that replaces the capture-loss notice when the complete output was kept in a managed file. */
+/**
+ * The note that replaces the capture-loss notice when the complete output was kept in a managed file.
+ *
+ * @since 0.1.0
+ */
 export const completeNotice = (bytes: number, file: string): string =>
   `[the command printed ${bytes} bytes; the in-memory capture above stops at ${MAX_CAPTURE_BYTES} bytes and the complete output is saved to ${file}]`
 
@@ -222,7 +284,11 @@ const defaultShell = (): string => (process.platform === "win32" ? (process.env.
 const isTimeout = (error: AppProcess.AppProcessError): boolean =>
   error.cause instanceof Error && error.cause.message === "Timed out"
 
-/** The services the tool captures when its layer is built. */
+/**
+ * The services the tool captures when its layer is built.
+ *
+ * @since 0.1.0
+ */
 export interface Services {
   readonly permission: PermissionV2.Interface
   readonly mutation: LocationMutation.Interface
@@ -235,20 +301,30 @@ export interface Services {
   readonly store: ToolOutputStore.Interface
 }
 
-/** The arity table: the built-in one extended by every configuration document's `bash.arity`, in priority order. */
+/**
+ * The arity table: the built-in one extended by every configuration document's `bash.arity`, in priority order.
+ *
+ * @since 0.1.0
+ */
 export const arityTable = (entries: ReadonlyArray<Config.Entry>): BashArity.Table =>
   BashArity.extend(BashArity.DEFAULT, ...Config.documents(entries).map((document) => document.info.bash?.arity))
 
 /**
  * Commands that read the files named by their arguments; `script` means the first non-option word is a pattern or
  * program, not a file. When bash is not allowed wholesale, these files go through the `read` rules.
+ *
+ * @since 0.1.0
  */
 export interface Reader {
   readonly script: boolean
   readonly recursive?: boolean
 }
 
-/** @see Reader */
+/**
+ * @see Reader
+ *
+ * @since 0.1.0
+ */
 export const READERS: ReadonlyMap<string, Reader> = new Map<string, Reader>([
   ...[
     "cat",
@@ -310,7 +386,11 @@ interface Group {
   readonly always?: boolean
 }
 
-/** Builds the tool over the given services. */
+/**
+ * Builds the tool over the given services.
+ *
+ * @since 0.1.0
+ */
 export const make = (services: Services) => {
   /** Where an absolute path lands; through a symlink inside the Location that points out, its real place. */
   const locate = (absolute: string, kind: "file" | "directory") =>
@@ -627,7 +707,11 @@ export const make = (services: Services) => {
   })
 }
 
-/** Registers `bash` in the Location for the lifetime of the layer. */
+/**
+ * Registers `bash` in the Location for the lifetime of the layer.
+ *
+ * @since 0.1.0
+ */
 export const layer: Layer.Layer<
   never,
   never,

@@ -29,7 +29,11 @@ import * as WebFetchTool from "./web-fetch-tool.js"
 import * as WebSearchTool from "./web-search-tool.js"
 import * as WriteTool from "./write-tool.js"
 
-/** The registered names, in registration order. */
+/**
+ * The registered names, in registration order.
+ *
+ * @since 0.1.0
+ */
 export const names = [
   ApplyPatchTool.name,
   BashTool.name,
@@ -48,6 +52,8 @@ export const names = [
 /**
  * The 12 built-in tool layers merged in the order above (which is also the catalogue order). `read`'s filesystem
  * part is built here from the caller's `FileSystem`, so the caller's list stays the one above.
+ *
+ * @since 0.1.0
  */
 export const layer = Layer.mergeAll(
   ApplyPatchTool.layer,

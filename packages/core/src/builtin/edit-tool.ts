@@ -21,19 +21,35 @@ import * as Replacers from "./edit/replacers.js"
 import * as Tool from "../tool/tool.js"
 import * as Tools from "../tool/tools.js"
 
-/** The registered tool name. */
+/**
+ * The registered tool name.
+ *
+ * @since 0.1.0
+ */
 export const name = "edit"
 
-/** The fuzzy replacers, by name, in the order they are tried. */
+/**
+ * The fuzzy replacers, by name, in the order they are tried.
+ *
+ * @since 0.1.0
+ */
 export const replacers = Replacers.replacers
 
-/** The model-facing description. */
+/**
+ * The model-facing description.
+ *
+ * @since 0.1.0
+ */
 export const description =
   "Replace a piece of text in a single file with new text. A relative path is resolved inside the active Location, " +
   "and an absolute path that points inside the Location is accepted as well. An absolute path outside the Location " +
   "needs external_directory approval first, and edit approval after it."
 
-/** The input: exactly `path`, `oldString`, `newString` and the optional `replaceAll`. */
+/**
+ * The input: exactly `path`, `oldString`, `newString` and the optional `replaceAll`.
+ *
+ * @since 0.1.0
+ */
 export const Input = Schema.Struct({
   path: Schema.String.annotations({
     description:
@@ -48,18 +64,34 @@ export const Input = Schema.Struct({
     }),
   ),
 })
-/** @see Input */
+/**
+ * @see Input
+ *
+ * @since 0.1.0
+ */
 export type Input = typeof Input.Type
 
-/** The output, which is also the structured output. `files` always holds exactly one entry. */
+/**
+ * The output, which is also the structured output. `files` always holds exactly one entry.
+ *
+ * @since 0.1.0
+ */
 export const Output = Schema.Struct({
   files: Schema.Array(FileDiff.Info),
   replacements: Schema.Number,
 })
-/** @see Output */
+/**
+ * @see Output
+ *
+ * @since 0.1.0
+ */
 export type Output = typeof Output.Type
 
-/** Messages the model sees. */
+/**
+ * Messages the model sees.
+ *
+ * @since 0.1.0
+ */
 export const messages = {
   identical: "No changes to apply: oldString and newString are identical.",
   empty: "oldString must not be empty. Use write to create or overwrite a file.",
@@ -79,7 +111,11 @@ const preview = (text: string, prefix: "-" | "+"): Array<string> => {
   return shown
 }
 
-/** The model text: the edited resource, the replacement count and a short diff of oldString → newString. */
+/**
+ * The model text: the edited resource, the replacement count and a short diff of oldString → newString.
+ *
+ * @since 0.1.0
+ */
 export const toModelText = (input: Pick<Input, "oldString" | "newString">, output: Output): string =>
   [
     `Edited file successfully: ${output.files[0]?.file}`,
@@ -98,7 +134,11 @@ export const toModelText = (input: Pick<Input, "oldString" | "newString">, outpu
 
 const failure = (message: string) => new LLM.ToolFailure({ message })
 
-/** Builds the `edit` tool (catalogue action `edit`) over the current Location's services. */
+/**
+ * Builds the `edit` tool (catalogue action `edit`) over the current Location's services.
+ *
+ * @since 0.1.0
+ */
 export const tool = Effect.gen(function* () {
   const permission = yield* PermissionV2.Service
   const mutation = yield* LocationMutation.Service
@@ -164,5 +204,9 @@ export const tool = Effect.gen(function* () {
   )
 })
 
-/** Registers `edit` in the Location for the lifetime of the layer. */
+/**
+ * Registers `edit` in the Location for the lifetime of the layer.
+ *
+ * @since 0.1.0
+ */
 export const layer = Tools.layer(name, tool)

@@ -15,15 +15,27 @@ import * as Search from "../world/search/search.js"
 import * as Tool from "../tool/tool.js"
 import * as Tools from "../tool/tools.js"
 
-/** The registered tool name. */
+/**
+ * The registered tool name.
+ *
+ * @since 0.1.0
+ */
 export const name = "glob"
 
-/** The model-facing description. */
+/**
+ * The model-facing description.
+ *
+ * @since 0.1.0
+ */
 export const description =
   "List files whose paths match a glob pattern inside the active Location, as short relative file resources. " +
   "Give a relative path to search a narrower directory, and a limit to cap how many results come back."
 
-/** The input. */
+/**
+ * The input.
+ *
+ * @since 0.1.0
+ */
 export const Input = Schema.Struct({
   pattern: Schema.String.annotations({ description: "The glob pattern file paths are matched against" }),
   path: Schema.optional(
@@ -36,19 +48,39 @@ export const Input = Schema.Struct({
     Schema.Int.pipe(Schema.positive()).annotations({ description: "The largest number of results to return" }),
   ),
 })
-/** @see Input */
+/**
+ * @see Input
+ *
+ * @since 0.1.0
+ */
 export type Input = typeof Input.Type
 
-/** The output, which is also the structured output: entries relative to the Location directory. */
+/**
+ * The output, which is also the structured output: entries relative to the Location directory.
+ *
+ * @since 0.1.0
+ */
 export const Output = Schema.Array(Search.Entry)
-/** @see Output */
+/**
+ * @see Output
+ *
+ * @since 0.1.0
+ */
 export type Output = typeof Output.Type
 
-/** The model text: one absolute path per line, or `No files found`. */
+/**
+ * The model text: one absolute path per line, or `No files found`.
+ *
+ * @since 0.1.0
+ */
 export const toModelText = (directory: string, output: ReadonlyArray<Search.Entry>): string =>
   output.length === 0 ? "No files found" : output.map((entry) => nodePath.resolve(directory, entry.path)).join("\n")
 
-/** Builds the `glob` tool over the current Location's services. */
+/**
+ * Builds the `glob` tool over the current Location's services.
+ *
+ * @since 0.1.0
+ */
 export const tool = Effect.gen(function* () {
   const permission = yield* PermissionV2.Service
   const mutation = yield* LocationMutation.Service
@@ -108,5 +140,9 @@ export const tool = Effect.gen(function* () {
   })
 })
 
-/** Registers `glob` in the Location for the lifetime of the layer. */
+/**
+ * Registers `glob` in the Location for the lifetime of the layer.
+ *
+ * @since 0.1.0
+ */
 export const layer = Tools.layer(name, tool)

@@ -17,16 +17,28 @@ import * as Search from "../world/search/search.js"
 import * as Tool from "../tool/tool.js"
 import * as Tools from "../tool/tools.js"
 
-/** The registered tool name. */
+/**
+ * The registered tool name.
+ *
+ * @since 0.1.0
+ */
 export const name = "grep"
 
-/** The model-facing description. */
+/**
+ * The model-facing description.
+ *
+ * @since 0.1.0
+ */
 export const description =
   "Search the contents of files with a regular expression, inside the active Location or in an absolute managed " +
   "tool-output file. Narrow the search with path, filter the files searched with an include glob, and cap the " +
   "number of matches with limit. Results are short file resources with line numbers and bounded previews of the lines."
 
-/** The input. */
+/**
+ * The input.
+ *
+ * @since 0.1.0
+ */
 export const Input = Schema.Struct({
   pattern: Schema.String.annotations({ description: "The regular expression to look for in file contents" }),
   path: Schema.optional(
@@ -44,25 +56,47 @@ export const Input = Schema.Struct({
     Schema.Int.pipe(Schema.positive()).annotations({ description: "The largest number of matches to return" }),
   ),
 })
-/** @see Input */
+/**
+ * @see Input
+ *
+ * @since 0.1.0
+ */
 export type Input = typeof Input.Type
 
-/** The structured output: matches with paths relative to the Location directory. */
+/**
+ * The structured output: matches with paths relative to the Location directory.
+ *
+ * @since 0.1.0
+ */
 export const Structured = Schema.Array(Search.Match)
-/** @see Structured */
+/**
+ * @see Structured
+ *
+ * @since 0.1.0
+ */
 export type Structured = typeof Structured.Type
 
-/** The output: the matches that may be shown, and the files whose matches were withheld (with why). */
+/**
+ * The output: the matches that may be shown, and the files whose matches were withheld (with why).
+ *
+ * @since 0.1.0
+ */
 export const Output = Schema.Struct({
   matches: Structured,
   withheld: Schema.Array(Search.Withheld),
 })
-/** @see Output */
+/**
+ * @see Output
+ *
+ * @since 0.1.0
+ */
 export type Output = typeof Output.Type
 
 /**
  * The model text: `Found <n> matches`, then each file's matches under its absolute path; or `No files found`. A
  * sentence on withheld files follows after a blank line.
+ *
+ * @since 0.1.0
  */
 export const toModelText = (
   directory: string,
@@ -90,7 +124,11 @@ const statTarget = (target: string): Effect.Effect<fs.Stats | undefined> =>
     fs.stat(target, (error, stats) => resume(Effect.succeed(error ? undefined : stats)))
   })
 
-/** Builds the `grep` tool over the current Location's services. */
+/**
+ * Builds the `grep` tool over the current Location's services.
+ *
+ * @since 0.1.0
+ */
 export const tool = Effect.gen(function* () {
   const permission = yield* PermissionV2.Service
   const mutation = yield* LocationMutation.Service
@@ -173,5 +211,9 @@ export const tool = Effect.gen(function* () {
 const rootFailure = (path: string, error: { readonly _tag: string }): LLM.ToolFailure =>
   new LLM.ToolFailure({ message: Search.rootFailureMessage(path, error), error })
 
-/** Registers `grep` in the Location for the lifetime of the layer. */
+/**
+ * Registers `grep` in the Location for the lifetime of the layer.
+ *
+ * @since 0.1.0
+ */
 export const layer = Tools.layer(name, tool)

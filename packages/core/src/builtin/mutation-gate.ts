@@ -21,7 +21,11 @@ import { externalDirectoryPermission } from "../world/location-mutation.js"
 /** The caller fields of `PermissionV2.fromToolCall`. */
 type Identity = ReturnType<typeof PermissionV2.fromToolCall>
 
-/** What the gate needs from the Location. */
+/**
+ * What the gate needs from the Location.
+ *
+ * @since 0.2.0
+ */
 export interface Services {
   readonly permission: PermissionV2.Interface
   readonly protection: ProtectedPath.Interface
@@ -30,7 +34,11 @@ export interface Services {
 /** The save pattern `read` itself offers, reused for the read-first check. */
 const READ_SAVE = ["*"]
 
-/** Runs the four steps for `targets` (in request order; duplicates are asked once). */
+/**
+ * Runs the four steps for `targets` (in request order; duplicates are asked once).
+ *
+ * @since 0.2.0
+ */
 export const authorize = (services: Services, identity: Identity, targets: ReadonlyArray<LocationMutation.Target>) =>
   Effect.gen(function* () {
     const { permission, protection } = services

@@ -6,7 +6,11 @@
  * @since 0.1.0
  */
 
-/** One chunk of an update: old lines to find, new lines to put in their place. */
+/**
+ * One chunk of an update: old lines to find, new lines to put in their place.
+ *
+ * @since 0.1.0
+ */
 export interface UpdateChunk {
   readonly oldLines: ReadonlyArray<string>
   readonly newLines: ReadonlyArray<string>
@@ -16,7 +20,11 @@ export interface UpdateChunk {
   readonly endOfFile?: boolean
 }
 
-/** One file operation of a patch. */
+/**
+ * One file operation of a patch.
+ *
+ * @since 0.1.0
+ */
 export type Hunk =
   | { readonly type: "add"; readonly path: string; readonly contents: string }
   | { readonly type: "delete"; readonly path: string }
@@ -27,7 +35,11 @@ export type Hunk =
       readonly chunks: ReadonlyArray<UpdateChunk>
     }
 
-/** The derived text of an update, without a BOM, and whether the file carries one. */
+/**
+ * The derived text of an update, without a BOM, and whether the file carries one.
+ *
+ * @since 0.1.0
+ */
 export interface FileUpdate {
   readonly content: string
   readonly bom: boolean
@@ -42,7 +54,11 @@ const MOVE = "*** Move to:"
 const END_OF_FILE = "*** End of File"
 const HEREDOC = /^(?:cat\s+)?<<['"]?(\w+)['"]?\s*\n([\s\S]*?)\n\1\s*$/
 
-/** Removes a `cat <<'EOF' … EOF` style wrapper, keeping its body. */
+/**
+ * Removes a `cat <<'EOF' … EOF` style wrapper, keeping its body.
+ *
+ * @since 0.1.0
+ */
 export const stripHeredoc = (input: string): string => HEREDOC.exec(input)?.[2] ?? input
 
 /** The header a line opens, ignoring leading whitespace (models indent headers), or `undefined`. */
@@ -65,6 +81,8 @@ const isChunkHeader = (line: string): boolean => line.startsWith("@@")
  * accepts the forms models trained on Codex write: indented `***` headers, a blank line inside a chunk (an empty
  * context line), a first chunk without `@@`, and blank lines before `*** End Patch` or between file operations.
  * An `@@` chunk with no lines is refused. See docs/built-ins.md.
+ *
+ * @since 0.1.0
  */
 export const parse = (patchText: string): ReadonlyArray<Hunk> => {
   const lines = stripHeredoc(patchText.trim()).split("\n")
@@ -195,7 +213,11 @@ const onlyBlankBefore = (lines: ReadonlyArray<string>, index: number): boolean =
 
 type Comparator = (actual: string, expected: string) => boolean
 
-/** Maps typographic punctuation to ASCII: single and double quotes, dashes, ellipsis and no-break space. */
+/**
+ * Maps typographic punctuation to ASCII: single and double quotes, dashes, ellipsis and no-break space.
+ *
+ * @since 0.1.0
+ */
 export const normalizePunctuation = (value: string): string =>
   value
     .replace(/[\u2018\u2019\u201A\u201B]/g, "'")
@@ -238,7 +260,11 @@ const seek = (
 const splitBom = (text: string): FileUpdate =>
   text.startsWith("\uFEFF") ? { bom: true, content: text.slice(1) } : { bom: false, content: text }
 
-/** Applies `chunks` to `original`; throws `Error` when a context or the old lines cannot be found. */
+/**
+ * Applies `chunks` to `original`; throws `Error` when a context or the old lines cannot be found.
+ *
+ * @since 0.1.0
+ */
 export const derive = (path: string, chunks: ReadonlyArray<UpdateChunk>, original: string): FileUpdate => {
   const source = splitBom(original)
   const lines = source.content.split("\n")
@@ -279,7 +305,11 @@ export const derive = (path: string, chunks: ReadonlyArray<UpdateChunk>, origina
   return { content: result.content, bom: source.bom || result.bom }
 }
 
-/** `text` without leading BOM, prefixed with exactly one when `bom` is set. */
+/**
+ * `text` without leading BOM, prefixed with exactly one when `bom` is set.
+ *
+ * @since 0.1.0
+ */
 export const joinBom = (text: string, bom: boolean): string => {
   const stripped = splitBom(text).content
   return bom ? `\uFEFF${stripped}` : stripped

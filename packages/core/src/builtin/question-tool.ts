@@ -12,10 +12,18 @@ import type * as SessionV2 from "../place/session.js"
 import * as Tool from "../tool/tool.js"
 import * as Tools from "../tool/tools.js"
 
-/** The registered name and permission action. */
+/**
+ * The registered name and permission action.
+ *
+ * @since 0.1.0
+ */
 export const name = "question"
 
-/** The model-facing description. */
+/**
+ * The model-facing description.
+ *
+ * @since 0.1.0
+ */
 export const description = [
   "Call this tool whenever you need the user to answer something while you work. It lets you:",
   "1. Collect the user's preferences or requirements",
@@ -29,15 +37,27 @@ export const description = [
   '- To recommend a choice, put it first in the list and end its label with "(Recommended)"',
 ].join("\n")
 
-/** The input: the questions to ask (no `custom` field; the service default applies). */
+/**
+ * The input: the questions to ask (no `custom` field; the service default applies).
+ *
+ * @since 0.1.0
+ */
 export const Input = Schema.Struct({
   questions: Schema.Array(QuestionV2.Prompt).annotations({ description: "The questions to put to the user" }),
 })
 
-/** The output, also the structured output: one answer (list of labels) per question. */
+/**
+ * The output, also the structured output: one answer (list of labels) per question.
+ *
+ * @since 0.1.0
+ */
 export const Output = Schema.Struct({ answers: Schema.Array(QuestionV2.Answer) })
 
-/** `"<question>"="<labels>"` pairs; an empty or missing answer reads `Unanswered`. */
+/**
+ * `"<question>"="<labels>"` pairs; an empty or missing answer reads `Unanswered`.
+ *
+ * @since 0.1.0
+ */
 export const modelText = (
   questions: ReadonlyArray<{ readonly question: string }>,
   answers: ReadonlyArray<ReadonlyArray<string>>,
@@ -55,7 +75,11 @@ const toFailure = (error: PermissionV2.Error | SessionV2.NotFoundError): LLM.Too
     ? new LLM.ToolFailure({ message: `Permission denied: ${name}`, error })
     : PermissionV2.toToolFailure(error)
 
-/** Builds the tool over the given services. */
+/**
+ * Builds the tool over the given services.
+ *
+ * @since 0.1.0
+ */
 export const make = (services: {
   readonly permission: PermissionV2.Interface
   readonly question: QuestionV2.Interface
@@ -80,7 +104,11 @@ export const make = (services: {
       }),
   })
 
-/** Registers `question` in the Location for the lifetime of the layer. */
+/**
+ * Registers `question` in the Location for the lifetime of the layer.
+ *
+ * @since 0.1.0
+ */
 export const layer: Layer.Layer<never, never, Tools.Service | PermissionV2.Service | QuestionV2.Service> = Tools.layer(
   name,
   Effect.gen(function* () {

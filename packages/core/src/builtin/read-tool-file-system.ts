@@ -15,20 +15,44 @@ import * as mime from "mime-types"
 import { isWithin } from "../world/location-mutation.js"
 import * as VerifiedFile from "../world/verified-file.js"
 
-/** Most lines (and directory entries) in one page. */
+/**
+ * Most lines (and directory entries) in one page.
+ *
+ * @since 0.1.0
+ */
 export const MAX_READ_LINES = 2000
-/** Byte budget of one text page, and the size above which a file is always paged (50 KiB). */
+/**
+ * Byte budget of one text page, and the size above which a file is always paged (50 KiB).
+ *
+ * @since 0.1.0
+ */
 export const MAX_READ_BYTES = 50 * 1024
-/** Largest image read into memory (20 MiB). */
+/**
+ * Largest image read into memory (20 MiB).
+ *
+ * @since 0.1.0
+ */
 export const MAX_MEDIA_INGEST_BYTES = 20 * 1024 * 1024
-/** Longest line kept, in UTF-16 code units. */
+/**
+ * Longest line kept, in UTF-16 code units.
+ *
+ * @since 0.1.0
+ */
 export const MAX_LINE_LENGTH = 2000
-/** Appended to a line cut at `MAX_LINE_LENGTH`. */
+/**
+ * Appended to a line cut at `MAX_LINE_LENGTH`.
+ *
+ * @since 0.1.0
+ */
 export const LINE_SUFFIX = `... (line truncated to ${MAX_LINE_LENGTH} chars)`
 
 const CHUNK = 64 * 1024
 
-/** The file is binary (or a PDF, or an unsupported media type). */
+/**
+ * The file is binary (or a PDF, or an unsupported media type).
+ *
+ * @since 0.1.0
+ */
 export class BinaryFileError extends Schema.TaggedError<BinaryFileError>()("ReadTool.BinaryFileError", {
   resource: Schema.String,
 }) {
@@ -37,7 +61,11 @@ export class BinaryFileError extends Schema.TaggedError<BinaryFileError>()("Read
   }
 }
 
-/** An image is larger than `maximumBytes`. */
+/**
+ * An image is larger than `maximumBytes`.
+ *
+ * @since 0.1.0
+ */
 export class MediaIngestLimitError extends Schema.TaggedError<MediaIngestLimitError>()(
   "ReadTool.MediaIngestLimitError",
   {
@@ -50,7 +78,11 @@ export class MediaIngestLimitError extends Schema.TaggedError<MediaIngestLimitEr
   }
 }
 
-/** The text is not valid UTF-8. */
+/**
+ * The text is not valid UTF-8.
+ *
+ * @since 0.1.0
+ */
 export class MalformedUtf8Error extends Schema.TaggedError<MalformedUtf8Error>()("ReadTool.MalformedUtf8Error", {
   resource: Schema.String,
 }) {
@@ -59,7 +91,11 @@ export class MalformedUtf8Error extends Schema.TaggedError<MalformedUtf8Error>()
   }
 }
 
-/** A text page was requested past the last line. */
+/**
+ * A text page was requested past the last line.
+ *
+ * @since 0.1.0
+ */
 export class OffsetOutOfRangeError extends Schema.TaggedError<OffsetOutOfRangeError>()(
   "ReadTool.OffsetOutOfRangeError",
   {
@@ -71,7 +107,11 @@ export class OffsetOutOfRangeError extends Schema.TaggedError<OffsetOutOfRangeEr
   }
 }
 
-/** A `column` was given past the end of the line it names. */
+/**
+ * A `column` was given past the end of the line it names.
+ *
+ * @since 0.1.0
+ */
 export class ColumnOutOfRangeError extends Schema.TaggedError<ColumnOutOfRangeError>()(
   "ReadTool.ColumnOutOfRangeError",
   {
@@ -85,7 +125,11 @@ export class ColumnOutOfRangeError extends Schema.TaggedError<ColumnOutOfRangeEr
   }
 }
 
-/** The path is not of the kind the operation needs. */
+/**
+ * The path is not of the kind the operation needs.
+ *
+ * @since 0.1.0
+ */
 export class PathKindError extends Schema.TaggedError<PathKindError>()("ReadTool.PathKindError", {
   resource: Schema.String,
   expected: Schema.Literal("a file", "a file or directory"),
@@ -95,9 +139,17 @@ export class PathKindError extends Schema.TaggedError<PathKindError>()("ReadTool
   }
 }
 
-/** The failures of `inspect`. */
+/**
+ * The failures of `inspect`.
+ *
+ * @since 0.1.0
+ */
 export type InspectError = PlatformError | PathKindError
-/** The failures of `read`. */
+/**
+ * The failures of `read`.
+ *
+ * @since 0.1.0
+ */
 export type ReadError =
   | PlatformError
   | BinaryFileError
@@ -112,16 +164,27 @@ const PositiveInt = Schema.Int.pipe(Schema.positive())
 
 /**
  * Where a cut line continues: `column` is the 1-based column of its first unshown character, `length` the
- * line's length in characters (UTF-16 units). */
+ * line's length in characters (UTF-16 units).
+ *
+ * @since 0.1.0
+ */
 export const Cut = Schema.Struct({
   line: PositiveInt,
   column: PositiveInt,
   length: Schema.Int,
 })
-/** @see Cut */
+/**
+ * @see Cut
+ *
+ * @since 0.1.0
+ */
 export type Cut = typeof Cut.Type
 
-/** A whole file: UTF-8 text, or base64 media. `uri` is the `file://` URL of the real path. */
+/**
+ * A whole file: UTF-8 text, or base64 media. `uri` is the `file://` URL of the real path.
+ *
+ * @since 0.1.0
+ */
 export const Content = Schema.Struct({
   uri: Schema.String,
   name: Schema.optional(Schema.String),
@@ -129,13 +192,19 @@ export const Content = Schema.Struct({
   encoding: Schema.Literal("utf8", "base64"),
   mime: Schema.String,
 })
-/** @see Content */
+/**
+ * @see Content
+ *
+ * @since 0.1.0
+ */
 export type Content = typeof Content.Type
 
 /**
  * One page of a text file; `next` is the 1-based line to continue from. `content` is the shown lines joined by
  * `\n` (a cut line ends with its `lineSuffix`); `column` is where the first line starts when not at 1, `last` the
  * number of the last line shown (`offset - 1` for none) and `cut` says where each cut line goes on.
+ *
+ * @since 0.1.0
  */
 export const TextPage = Schema.Struct({
   type: Schema.Literal("text-page"),
@@ -148,29 +217,51 @@ export const TextPage = Schema.Struct({
   last: Schema.optional(Schema.Int),
   cut: Schema.optional(Schema.Array(Cut)),
 })
-/** @see TextPage */
+/**
+ * @see TextPage
+ *
+ * @since 0.1.0
+ */
 export type TextPage = typeof TextPage.Type
 
-/** One directory entry; directory paths end with the platform separator. */
+/**
+ * One directory entry; directory paths end with the platform separator.
+ *
+ * @since 0.1.0
+ */
 export const Entry = Schema.Struct({
   path: Schema.String,
   type: Schema.Literal("file", "directory"),
 })
-/** @see Entry */
+/**
+ * @see Entry
+ *
+ * @since 0.1.0
+ */
 export type Entry = typeof Entry.Type
 
-/** One page of a directory listing; `next` is the 1-based entry to continue from. */
+/**
+ * One page of a directory listing; `next` is the 1-based entry to continue from.
+ *
+ * @since 0.1.0
+ */
 export const ListPage = Schema.Struct({
   entries: Schema.Array(Entry),
   truncated: Schema.Boolean,
   next: Schema.optional(PositiveInt),
 })
-/** @see ListPage */
+/**
+ * @see ListPage
+ *
+ * @since 0.1.0
+ */
 export type ListPage = typeof ListPage.Type
 
 /**
  * Which page to read: 1-based line (or entry) `offset` and count `limit`, the 1-based `column` within the first line,
  * and the output `limits` the page's model text must fit (`DEFAULT_LIMITS` when absent).
+ *
+ * @since 0.1.0
  */
 export interface Page {
   readonly offset?: number | undefined
@@ -179,7 +270,11 @@ export interface Page {
   readonly limits?: Limits | undefined
 }
 
-/** The read filesystem operations. */
+/**
+ * The read filesystem operations.
+ *
+ * @since 0.1.0
+ */
 export interface Interface {
   /** Stats `path` (following links): a file or a directory, else `PathKindError`. */
   readonly inspect: (path: string) => Effect.Effect<"file" | "directory", InspectError>
@@ -192,7 +287,11 @@ export interface Interface {
   readonly list: (path: string, page?: Page) => Effect.Effect<ListPage, PlatformError | VerifiedFile.PathChangedError>
 }
 
-/** The ReadToolFileSystem service. */
+/**
+ * The ReadToolFileSystem service.
+ *
+ * @since 0.1.0
+ */
 export class Service extends Context.Tag("@toolgate/ReadToolFileSystem")<Service, Interface>() {}
 
 const BINARY_EXTENSIONS = new Set(
@@ -204,7 +303,11 @@ const BINARY_EXTENSIONS = new Set(
 const startsWith = (bytes: Uint8Array, prefix: ReadonlyArray<number>, at = 0): boolean =>
   prefix.every((value, index) => bytes[at + index] === value)
 
-/** The image mime of `bytes` by magic number, if any. */
+/**
+ * The image mime of `bytes` by magic number, if any.
+ *
+ * @since 0.1.0
+ */
 export const sniffImage = (bytes: Uint8Array): string | undefined => {
   if (startsWith(bytes, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return "image/png"
   if (startsWith(bytes, [0xff, 0xd8, 0xff])) return "image/jpeg"
@@ -215,7 +318,11 @@ export const sniffImage = (bytes: Uint8Array): string | undefined => {
 
 const isControl = (byte: number): boolean => byte < 9 || (byte > 13 && byte < 32)
 
-/** True iff `resource` has a binary extension, or `bytes` hold a NUL or more than 30% control bytes. */
+/**
+ * True iff `resource` has a binary extension, or `bytes` hold a NUL or more than 30% control bytes.
+ *
+ * @since 0.1.0
+ */
 export const binary = (resource: string, bytes: Uint8Array): boolean => {
   if (BINARY_EXTENSIONS.has(path.extname(resource).toLowerCase())) return true
   if (bytes.length === 0) return false
@@ -268,13 +375,21 @@ export const textMimeType = (file: string): string => {
   return "text/plain"
 }
 
-/** The mime type for a file name, by extension (text sources by `TEXT_MIMES`); `application/octet-stream` when unknown. */
+/**
+ * The mime type for a file name, by extension (text sources by `TEXT_MIMES`); `application/octet-stream` when unknown.
+ *
+ * @since 0.1.0
+ */
 export const mimeType = (file: string): string =>
   TEXT_MIMES[path.extname(file).toLowerCase()] ?? (mime.lookup(file) || "application/octet-stream")
 
 const isDirectorySep = path.sep
 
-/** Builds the service on the platform FileSystem. */
+/**
+ * Builds the service on the platform FileSystem.
+ *
+ * @since 0.1.0
+ */
 export const make: Effect.Effect<Interface, never, FileSystem.FileSystem> = Effect.gen(function* () {
   const fs = yield* FileSystem.FileSystem
 
@@ -430,20 +545,36 @@ export const make: Effect.Effect<Interface, never, FileSystem.FileSystem> = Effe
 // The model's view of a page (see docs/built-ins.md, "read pages"). The pager measures every line with the same
 // functions that render it, so a page always fits the output limits and `ToolOutputStore.bound` never cuts it.
 
-/** The suffix a line cut after `shown` characters gets (the `LINE_SUFFIX` text when `shown` is the cap). */
+/**
+ * The suffix a line cut after `shown` characters gets (the `LINE_SUFFIX` text when `shown` is the cap).
+ *
+ * @since 0.1.0
+ */
 export const lineSuffix = (shown: number): string => `... (line truncated to ${shown} chars)`
 
-/** The model-facing hint after a cut line's suffix: how to read the rest of it. */
+/**
+ * The model-facing hint after a cut line's suffix: how to read the rest of it.
+ *
+ * @since 0.1.0
+ */
 export const continuation = (cut: Cut): string =>
   ` [line ${cut.line} has ${cut.length} chars; read the rest with offset=${cut.line} column=${cut.column}]`
 
-/** One numbered line as the model reads it: `<n>: <text>`, or `<n> (from column <c>): <text>` mid-line. */
+/**
+ * One numbered line as the model reads it: `<n>: <text>`, or `<n> (from column <c>): <text>` mid-line.
+ *
+ * @since 0.1.0
+ */
 export const renderLine = (line: number, text: string, column?: number, cut?: Cut): string =>
   `${line}${column === undefined || column === 1 ? "" : ` (from column ${column})`}: ${text}${
     cut === undefined ? "" : continuation(cut)
   }`
 
-/** The last line of a text page: which lines it shows and where to continue. */
+/**
+ * The last line of a text page: which lines it shows and where to continue.
+ *
+ * @since 0.1.0
+ */
 export const textTrailer = (first: number, last: number, next?: number): string =>
   last < first
     ? "(empty file)"
@@ -451,7 +582,11 @@ export const textTrailer = (first: number, last: number, next?: number): string 
       ? `(lines ${first}-${last} shown; end of file)`
       : `(lines ${first}-${last} shown; the file continues: read with offset=${next})`
 
-/** The last line of a directory page. */
+/**
+ * The last line of a directory page.
+ *
+ * @since 0.1.0
+ */
 export const listTrailer = (first: number, last: number, next?: number): string =>
   last < first
     ? first === 1
@@ -467,13 +602,21 @@ const TRAILER_BYTES =
   Math.max(Buffer.byteLength(textTrailer(WORST, WORST, WORST)), Buffer.byteLength(listTrailer(WORST, WORST, WORST))) + 2
 const TRAILER_LINES = 2
 
-/** The output limits a page must fit (`tool_output.max_lines` / `max_bytes`). */
+/**
+ * The output limits a page must fit (`tool_output.max_lines` / `max_bytes`).
+ *
+ * @since 0.1.0
+ */
 export interface Limits {
   readonly maxLines: number
   readonly maxBytes: number
 }
 
-/** The default limits (those of `ToolOutputStore`). */
+/**
+ * The default limits (those of `ToolOutputStore`).
+ *
+ * @since 0.1.0
+ */
 export const DEFAULT_LIMITS: Limits = { maxLines: 2000, maxBytes: 50 * 1024 }
 
 /** The room a page's numbered lines have: lines and bytes (separators included) left after the trailer. */
@@ -493,7 +636,11 @@ const splitLines = (text: string): Array<string> => {
   return lines.map((line) => (line.endsWith("\r") ? line.slice(0, -1) : line))
 }
 
-/** The model's text of a whole small file: every line numbered, then the trailer. */
+/**
+ * The model's text of a whole small file: every line numbered, then the trailer.
+ *
+ * @since 0.1.0
+ */
 export const renderContent = (content: string): string => {
   const lines = splitLines(content)
   return withTrailer(
@@ -502,7 +649,11 @@ export const renderContent = (content: string): string => {
   )
 }
 
-/** The model's text of a text page: its numbered lines (cut lines say how to read on), then the trailer. */
+/**
+ * The model's text of a text page: its numbered lines (cut lines say how to read on), then the trailer.
+ *
+ * @since 0.1.0
+ */
 export const renderTextPage = (page: TextPage): string => {
   const texts = page.content === "" && page.last === page.offset - 1 ? [] : page.content.split("\n")
   const cuts = new Map((page.cut ?? []).map((cut) => [cut.line, cut]))
@@ -513,7 +664,11 @@ export const renderTextPage = (page: TextPage): string => {
   return withTrailer(rendered, textTrailer(page.offset, page.offset + texts.length - 1, page.next))
 }
 
-/** The model's text of a directory page: one entry per line, then the trailer. */
+/**
+ * The model's text of a directory page: one entry per line, then the trailer.
+ *
+ * @since 0.1.0
+ */
 export const renderListPage = (page: ListPage, offset = 1): string =>
   withTrailer(
     page.entries.map((entry) => entry.path),
@@ -729,5 +884,9 @@ class Pager {
   }
 }
 
-/** The service on the platform FileSystem. */
+/**
+ * The service on the platform FileSystem.
+ *
+ * @since 0.1.0
+ */
 export const layer: Layer.Layer<Service, never, FileSystem.FileSystem> = Layer.effect(Service, make)

@@ -18,18 +18,56 @@ import * as ToolOutputStore from "../tool/tool-output-store.js"
 import * as Tools from "../tool/tools.js"
 
 export {
+  /**
+   * The file is binary (or a PDF, or an unsupported media type).
+   *
+   * @since 0.1.0
+   */
   BinaryFileError,
+  /**
+   * A `column` was given past the end of the line it names.
+   *
+   * @since 0.1.0
+   */
   ColumnOutOfRangeError,
+  /**
+   * The text is not valid UTF-8.
+   *
+   * @since 0.1.0
+   */
   MalformedUtf8Error,
+  /**
+   * An image is larger than `maximumBytes`.
+   *
+   * @since 0.1.0
+   */
   MediaIngestLimitError,
+  /**
+   * A text page was requested past the last line.
+   *
+   * @since 0.1.0
+   */
   OffsetOutOfRangeError,
+  /**
+   * The path is not of the kind the operation needs.
+   *
+   * @since 0.1.0
+   */
   PathKindError,
 } from "./read-tool-file-system.js"
 
-/** The registered tool name (also its permission action). */
+/**
+ * The registered tool name (also its permission action).
+ *
+ * @since 0.1.0
+ */
 export const name = "read"
 
-/** Image mimes returned to the model as media. */
+/**
+ * Image mimes returned to the model as media.
+ *
+ * @since 0.1.0
+ */
 export const SUPPORTED_IMAGE_MIMES: ReadonlySet<string> = new Set([
   "image/jpeg",
   "image/png",
@@ -37,13 +75,21 @@ export const SUPPORTED_IMAGE_MIMES: ReadonlySet<string> = new Set([
   "image/webp",
 ])
 
-/** What the model is told about `read`. */
+/**
+ * What the model is told about `read`.
+ *
+ * @since 0.1.0
+ */
 export const DESCRIPTION =
   "Read one text file or supported image, read a large UTF-8 text file in pages by line offset, or list one page of a directory. Relative paths are taken from the current location; absolute paths inside it work too, and absolute paths outside it need external_directory approval."
 
 const PositiveInt = Schema.Int.pipe(Schema.positive())
 
-/** The tool input. */
+/**
+ * The tool input.
+ *
+ * @since 0.1.0
+ */
 export const Input = Schema.Struct({
   path: Schema.String.annotations({ description: "Path of the file or directory to read" }),
   offset: Schema.optional(
@@ -61,12 +107,24 @@ export const Input = Schema.Struct({
     }),
   ),
 })
-/** @see Input */
+/**
+ * @see Input
+ *
+ * @since 0.1.0
+ */
 export type Input = typeof Input.Type
 
-/** The tool output: a whole file, a text page or a directory page. */
+/**
+ * The tool output: a whole file, a text page or a directory page.
+ *
+ * @since 0.1.0
+ */
 export const Output = Schema.Union(ReadToolFileSystem.Content, ReadToolFileSystem.TextPage, ReadToolFileSystem.ListPage)
-/** @see Output */
+/**
+ * @see Output
+ *
+ * @since 0.1.0
+ */
 export type Output = typeof Output.Type
 
 type Failure =
@@ -109,7 +167,11 @@ const toFailure = (input: Input, error: Failure): LLM.ToolFailure => {
   }
 }
 
-/** Builds the `read` tool from the Location's services (captured now; the tool value holds no requirements). */
+/**
+ * Builds the `read` tool from the Location's services (captured now; the tool value holds no requirements).
+ *
+ * @since 0.1.0
+ */
 export const tool = Effect.gen(function* () {
   const mutation = yield* LocationMutation.Service
   const files = yield* ReadToolFileSystem.Service
@@ -173,5 +235,9 @@ export const tool = Effect.gen(function* () {
   })
 })
 
-/** Registers `{ read }` in the Location until its scope closes. */
+/**
+ * Registers `{ read }` in the Location until its scope closes.
+ *
+ * @since 0.1.0
+ */
 export const layer = Tools.layer(name, tool)

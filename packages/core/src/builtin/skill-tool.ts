@@ -13,30 +13,54 @@ import * as SkillV2 from "../world/skill.js"
 import * as Tool from "../tool/tool.js"
 import * as Tools from "../tool/tools.js"
 
-/** The registered name and permission action. */
+/**
+ * The registered name and permission action.
+ *
+ * @since 0.1.0
+ */
 export const name = "skill"
 
-/** How many neighbouring files the model output lists at most. */
+/**
+ * How many neighbouring files the model output lists at most.
+ *
+ * @since 0.1.0
+ */
 export const FILE_LIMIT = 10
 
-/** The model-facing description. */
+/**
+ * The model-facing description.
+ *
+ * @since 0.1.0
+ */
 export const description = [
   "Loads a specialized skill when the current task fits one of the skills listed in the system context.",
   "Calling it brings the skill's instructions and resources into this conversation. What comes back can include step-by-step workflow guidance and pointers to scripts, files and other material stored in the skill's own directory.",
   "The name you pass has to be one of the available skills listed in the system context.",
 ].join("\n\n")
 
-/** The input. */
+/**
+ * The input.
+ *
+ * @since 0.1.0
+ */
 export const Input = Schema.Struct({
   name: Schema.String.annotations({
     description: "Name of the skill to load, taken from the list of available skills",
   }),
 })
 
-/** The output, also the structured output; `output` is the full model text. */
+/**
+ * The output, also the structured output; `output` is the full model text.
+ *
+ * @since 0.1.0
+ */
 export const Output = Schema.Struct({ name: Schema.String, directory: Schema.String, output: Schema.String })
 
-/** The model text for `skill` with its sampled neighbouring `files` (absolute paths). */
+/**
+ * The model text for `skill` with its sampled neighbouring `files` (absolute paths).
+ *
+ * @since 0.1.0
+ */
 export const toModelOutput = (skill: SkillV2.Info, files: ReadonlyArray<string>): string =>
   [
     `<skill_content name="${skill.name}">`,
@@ -54,7 +78,11 @@ export const toModelOutput = (skill: SkillV2.Info, files: ReadonlyArray<string>)
     "</skill_content>",
   ].join("\n")
 
-/** Up to `FILE_LIMIT` files below the skill's directory, without `SKILL.md` files; a flat skill lists none. */
+/**
+ * Up to `FILE_LIMIT` files below the skill's directory, without `SKILL.md` files; a flat skill lists none.
+ *
+ * @since 0.1.0
+ */
 export const sample = (skill: SkillV2.Info) =>
   path.basename(skill.location) !== SkillV2.SKILL_FILE
     ? Effect.succeed<ReadonlyArray<string>>([])
@@ -62,7 +90,11 @@ export const sample = (skill: SkillV2.Info) =>
         files.filter((file) => path.basename(file) !== SkillV2.SKILL_FILE).slice(0, FILE_LIMIT),
       )
 
-/** Builds the tool over the given services. */
+/**
+ * Builds the tool over the given services.
+ *
+ * @since 0.1.0
+ */
 export const make = (services: {
   readonly permission: PermissionV2.Interface
   readonly skills: SkillV2.Interface
@@ -103,7 +135,11 @@ export const make = (services: {
       }),
   })
 
-/** Registers `skill` in the Location for the lifetime of the layer. */
+/**
+ * Registers `skill` in the Location for the lifetime of the layer.
+ *
+ * @since 0.1.0
+ */
 export const layer: Layer.Layer<
   never,
   never,

@@ -10,22 +10,42 @@ import * as SessionTodo from "../world/session-todo.js"
 import * as Tool from "../tool/tool.js"
 import * as Tools from "../tool/tools.js"
 
-/** The registered name and permission action. */
+/**
+ * The registered name and permission action.
+ *
+ * @since 0.1.0
+ */
 export const name = "todowrite"
 
-/** The model-facing description. */
+/**
+ * The model-facing description.
+ *
+ * @since 0.1.0
+ */
 export const description =
   "Creates and updates a structured task list for the current coding session. Use it to follow progress through multi-step work, and keep each todo's status up to date."
 
-/** The input: the complete new list. */
+/**
+ * The input: the complete new list.
+ *
+ * @since 0.1.0
+ */
 export const Input = Schema.Struct({
   todos: Schema.Array(SessionTodo.Todo).annotations({ description: "The complete, updated todo list" }),
 })
 
-/** The output, also the structured output: an echo of the input list. */
+/**
+ * The output, also the structured output: an echo of the input list.
+ *
+ * @since 0.1.0
+ */
 export const Output = Schema.Struct({ todos: Schema.Array(SessionTodo.Todo) })
 
-/** Builds the tool over the given services. */
+/**
+ * Builds the tool over the given services.
+ *
+ * @since 0.1.0
+ */
 export const make = (services: {
   readonly permission: PermissionV2.Interface
   readonly todos: SessionTodo.Interface
@@ -63,7 +83,11 @@ export const make = (services: {
       }),
   })
 
-/** Registers `todowrite` in the Location for the lifetime of the layer. */
+/**
+ * Registers `todowrite` in the Location for the lifetime of the layer.
+ *
+ * @since 0.1.0
+ */
 export const layer: Layer.Layer<never, never, Tools.Service | PermissionV2.Service | SessionTodo.Service> = Tools.layer(
   name,
   Effect.gen(function* () {

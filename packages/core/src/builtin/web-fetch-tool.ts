@@ -22,16 +22,36 @@ import * as Tool from "../tool/tool.js"
 import * as Tools from "../tool/tools.js"
 import * as WebAddress from "../world/web-address.js"
 
-/** The registered tool name and permission action. */
+/**
+ * The registered tool name and permission action.
+ *
+ * @since 0.1.0
+ */
 export const name = "webfetch"
-/** The largest accepted response body. */
+/**
+ * The largest accepted response body.
+ *
+ * @since 0.1.0
+ */
 export const MAX_RESPONSE_BYTES = 5 * 1024 * 1024
 
-/** Progress is reported each time this many more bytes of a body have arrived. */
+/**
+ * Progress is reported each time this many more bytes of a body have arrived.
+ *
+ * @since 0.1.0
+ */
 export const PROGRESS_BYTES = 64 * 1024
-/** The request timeout when the input gives none, in seconds. */
+/**
+ * The request timeout when the input gives none, in seconds.
+ *
+ * @since 0.1.0
+ */
 export const DEFAULT_TIMEOUT_SECONDS = 30
-/** The largest accepted `timeout`, in seconds. */
+/**
+ * The largest accepted `timeout`, in seconds.
+ *
+ * @since 0.1.0
+ */
 export const MAX_TIMEOUT_SECONDS = 120
 /**
  * The most redirects one call follows.
@@ -54,18 +74,34 @@ export const PRIVATE_PREFIX = "private:"
  */
 export const INLINE_MARKDOWN_LIMIT = 64 * 1024
 
-/** The model-facing description (our own wording). */
+/**
+ * The model-facing description (our own wording).
+ *
+ * @since 0.1.0
+ */
 export const description = [
   "Retrieve an HTTP or HTTPS URL and return its content as plain text, Markdown or raw HTML; Markdown unless another format is requested.",
   "Prefer a more specific tool when one fits. This tool never changes anything. A long text result may be shortened to a preview, with the full output kept in managed storage.",
 ].join("\n\n")
 
-/** The output formats. */
+/**
+ * The output formats.
+ *
+ * @since 0.1.0
+ */
 export const Format = Schema.Literal("text", "markdown", "html")
-/** @see Format */
+/**
+ * @see Format
+ *
+ * @since 0.1.0
+ */
 export type Format = typeof Format.Type
 
-/** The tool input; `format` decodes to `markdown` when absent. */
+/**
+ * The tool input; `format` decodes to `markdown` when absent.
+ *
+ * @since 0.1.0
+ */
 export const Input = Schema.Struct({
   url: Schema.String.annotations({ description: "HTTP or HTTPS address to retrieve" }),
   format: Schema.optionalWith(
@@ -78,26 +114,50 @@ export const Input = Schema.Struct({
     }),
   ),
 })
-/** @see Input */
+/**
+ * @see Input
+ *
+ * @since 0.1.0
+ */
 export type Input = typeof Input.Type
 
-/** The domain output, also the structured output. */
+/**
+ * The domain output, also the structured output.
+ *
+ * @since 0.1.0
+ */
 export const Output = Schema.Struct({
   url: Schema.String,
   contentType: Schema.String,
   format: Format,
   output: Schema.String,
 })
-/** @see Output */
+/**
+ * @see Output
+ *
+ * @since 0.1.0
+ */
 export type Output = typeof Output.Type
 
-/** The browser-like user agent of the first attempt. */
+/**
+ * The browser-like user agent of the first attempt.
+ *
+ * @since 0.1.0
+ */
 export const BROWSER_USER_AGENT =
   "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/143.0.0.0 Safari/537.36"
-/** The honest user agent used to retry a Cloudflare challenge. */
+/**
+ * The honest user agent used to retry a Cloudflare challenge.
+ *
+ * @since 0.1.0
+ */
 export const CHALLENGE_USER_AGENT = "toolgate"
 
-/** The `Accept` header for each format. */
+/**
+ * The `Accept` header for each format.
+ *
+ * @since 0.1.0
+ */
 export const accept = (format: Format): string => {
   switch (format) {
     case "markdown":
@@ -112,6 +172,8 @@ export const accept = (format: Format): string => {
 /**
  * Reads a response body of at most `max` bytes. A declared `Content-Length` (safe non-negative integer) above `max`
  * fails before reading; a stream that grows past `max` fails at the crossing chunk, which ends (cancels) the stream.
+ *
+ * @since 0.1.0
  */
 export const collectBoundedBody = <E>(
   response: HttpClientResponse.HttpClientResponse,
@@ -141,7 +203,11 @@ export const collectBoundedBody = <E>(
     }).pipe(Effect.map(() => Buffer.concat(chunks, size)))
   })
 
-/** The mime type of a `content-type` value: the part before `;`, trimmed and lower-cased. */
+/**
+ * The mime type of a `content-type` value: the part before `;`, trimmed and lower-cased.
+ *
+ * @since 0.1.0
+ */
 export const mimeOf = (contentType: string): string => (contentType.split(";", 1)[0] ?? "").trim().toLowerCase()
 
 const isImage = (mime: string) =>
@@ -223,12 +289,18 @@ const runPassChunked = <A>(pass: Pass<A>, html: string): Effect.Effect<A> =>
     return pass.result()
   })
 
-/** The concatenated text nodes of `html` outside active or embedded content (nesting-aware), trimmed. */
+/**
+ * The concatenated text nodes of `html` outside active or embedded content (nesting-aware), trimmed.
+ *
+ * @since 0.1.0
+ */
 export const extractText = (html: string): string => runPass(textPass(), html)
 
 /**
  * The deepest element nesting converted to Markdown. Turndown's DOM parser is quadratic in depth and its converter
  * overflows the stack at roughly 1400 levels, so deeper documents fail up front instead of blocking the event loop.
+ *
+ * @since 0.1.0
  */
 export const MAX_HTML_DEPTH = 1024
 
@@ -261,6 +333,8 @@ const turndownInline = (html: string): string => {
 /**
  * `html` as Markdown: ATX headings, `---` rules, `-` bullets, fenced code, `*` emphasis; no script/style/meta/link.
  * Throws on documents nested deeper than `MAX_HTML_DEPTH`.
+ *
+ * @since 0.1.0
  */
 export const toMarkdown = (html: string): string => {
   if (runPass(depthPass(), html) > MAX_HTML_DEPTH) throw depthError()
@@ -470,10 +544,18 @@ export const make = (
       }).pipe(Effect.mapError(PermissionV2.leafFailure(failure(input.url)))),
   })
 
-/** The tool value type. */
+/**
+ * The tool value type.
+ *
+ * @since 0.1.0
+ */
 export type WebFetch = ReturnType<typeof make>
 
-/** Registers `webfetch` in the Location for the layer's lifetime, with the `WebAddress.Resolver` of the context. */
+/**
+ * Registers `webfetch` in the Location for the layer's lifetime, with the `WebAddress.Resolver` of the context.
+ *
+ * @since 0.1.0
+ */
 export const layer: Layer.Layer<never, never, PermissionV2.Service | Tools.Service> = Tools.layer(
   name,
   Effect.gen(function* () {

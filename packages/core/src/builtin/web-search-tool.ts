@@ -15,27 +15,67 @@ import * as Tool from "../tool/tool.js"
 import * as Tools from "../tool/tools.js"
 import { collectBoundedBody } from "./web-fetch-tool.js"
 
-/** The registered tool name and permission action. */
+/**
+ * The registered tool name and permission action.
+ *
+ * @since 0.1.0
+ */
 export const name = "websearch"
-/** The successful result text when the provider returned nothing usable. */
+/**
+ * The successful result text when the provider returned nothing usable.
+ *
+ * @since 0.1.0
+ */
 export const NO_RESULTS = "No search results found. Please try a different query."
-/** The default Exa MCP endpoint. */
+/**
+ * The default Exa MCP endpoint.
+ *
+ * @since 0.1.0
+ */
 export const EXA_URL = "https://mcp.exa.ai/mcp"
-/** The default Parallel MCP endpoint. */
+/**
+ * The default Parallel MCP endpoint.
+ *
+ * @since 0.1.0
+ */
 export const PARALLEL_URL = "https://search.parallel.ai/mcp"
-/** The largest accepted `numResults`. */
+/**
+ * The largest accepted `numResults`.
+ *
+ * @since 0.1.0
+ */
 export const MAX_NUM_RESULTS = 20
-/** The largest accepted `contextMaxCharacters`. */
+/**
+ * The largest accepted `contextMaxCharacters`.
+ *
+ * @since 0.1.0
+ */
 export const MAX_CONTEXT_CHARACTERS = 50_000
-/** The largest accepted provider response body. */
+/**
+ * The largest accepted provider response body.
+ *
+ * @since 0.1.0
+ */
 export const MAX_RESPONSE_BYTES = 256 * 1024
-/** The per-request timeout. */
+/**
+ * The per-request timeout.
+ *
+ * @since 0.1.0
+ */
 export const REQUEST_TIMEOUT = Duration.seconds(25)
 
-/** The `@toolgate/core` package version, sent in Parallel's user agent. */
+/**
+ * The `@toolgate/core` package version, sent in Parallel's user agent.
+ *
+ * @since 0.1.0
+ */
 export const VERSION: string = CorePackage.version
 
-/** The model-facing description (our own wording); the year is fixed when the module loads. */
+/**
+ * The model-facing description (our own wording); the year is fixed when the module loads.
+ *
+ * @since 0.1.0
+ */
 export const description = [
   "Look things up on the web through this session's local search provider. Use it for information newer than your training data.",
   "The tool runs locally and is backed by Exa or Parallel, independent of the model provider; web search tools hosted by a model provider are different and run on the provider's side.",
@@ -45,7 +85,11 @@ export const description = [
 
 const PositiveInt = Schema.Int.pipe(Schema.positive())
 
-/** The tool input. */
+/**
+ * The tool input.
+ *
+ * @since 0.1.0
+ */
 export const Input = Schema.Struct({
   query: Schema.String.annotations({ description: "What to search the web for" }),
   numResults: Schema.optional(
@@ -71,20 +115,44 @@ export const Input = Schema.Struct({
     }),
   ),
 })
-/** @see Input */
+/**
+ * @see Input
+ *
+ * @since 0.1.0
+ */
 export type Input = typeof Input.Type
 
-/** The search providers. */
+/**
+ * The search providers.
+ *
+ * @since 0.1.0
+ */
 export const Provider = Schema.Literal("exa", "parallel")
-/** @see Provider */
+/**
+ * @see Provider
+ *
+ * @since 0.1.0
+ */
 export type Provider = typeof Provider.Type
 
-/** The domain output, also the structured output. */
+/**
+ * The domain output, also the structured output.
+ *
+ * @since 0.1.0
+ */
 export const Output = Schema.Struct({ provider: Provider, text: Schema.String })
-/** @see Output */
+/**
+ * @see Output
+ *
+ * @since 0.1.0
+ */
 export type Output = typeof Output.Type
 
-/** The provider configuration. */
+/**
+ * The provider configuration.
+ *
+ * @since 0.1.0
+ */
 export interface Settings {
   readonly provider?: Provider
   readonly enableExa: boolean
@@ -95,10 +163,18 @@ export interface Settings {
   readonly parallelApiKey?: string
 }
 
-/** The web search configuration service. */
+/**
+ * The web search configuration service.
+ *
+ * @since 0.1.0
+ */
 export class Config extends Context.Tag("@toolgate/v2/WebSearchConfig")<Config, Settings>() {}
 
-/** Explicit values for `layerConfig`; the URLs default to the public endpoints and the flags to false. */
+/**
+ * Explicit values for `layerConfig`; the URLs default to the public endpoints and the flags to false.
+ *
+ * @since 0.1.0
+ */
 export interface ConfigInput {
   readonly provider?: Provider
   readonly enableExa?: boolean
@@ -109,7 +185,11 @@ export interface ConfigInput {
   readonly parallelApiKey?: string
 }
 
-/** Completes explicit values with the defaults. */
+/**
+ * Completes explicit values with the defaults.
+ *
+ * @since 0.1.0
+ */
 export const settings = (values: ConfigInput = {}): Settings => ({
   ...(values.provider === undefined ? {} : { provider: values.provider }),
   enableExa: values.enableExa ?? false,
@@ -120,7 +200,11 @@ export const settings = (values: ConfigInput = {}): Settings => ({
   ...(values.parallelApiKey === undefined ? {} : { parallelApiKey: values.parallelApiKey }),
 })
 
-/** The configuration from explicit values (tests point both URLs at a loopback server). */
+/**
+ * The configuration from explicit values (tests point both URLs at a loopback server).
+ *
+ * @since 0.1.0
+ */
 export const layerConfig = (values: ConfigInput = {}): Layer.Layer<Config> => Layer.succeed(Config, settings(values))
 
 const truthy = (value: string | undefined) => {
@@ -130,7 +214,11 @@ const truthy = (value: string | undefined) => {
 
 const nonEmpty = (value: string | undefined) => (value === undefined || value === "" ? undefined : value)
 
-/** The configuration an environment describes (the `TOOLGATE_*` flags, `EXA_API_KEY`, `PARALLEL_API_KEY`). */
+/**
+ * The configuration an environment describes (the `TOOLGATE_*` flags, `EXA_API_KEY`, `PARALLEL_API_KEY`).
+ *
+ * @since 0.1.0
+ */
 export const fromEnvironment = (env: NodeJS.ProcessEnv = process.env): Settings => {
   const provider = env.TOOLGATE_WEBSEARCH_PROVIDER
   return settings({
@@ -147,10 +235,18 @@ export const fromEnvironment = (env: NodeJS.ProcessEnv = process.env): Settings 
   })
 }
 
-/** The configuration read from `process.env` when the layer is built. */
+/**
+ * The configuration read from `process.env` when the layer is built.
+ *
+ * @since 0.1.0
+ */
 export const defaultConfigLayer: Layer.Layer<Config> = Layer.sync(Config, () => fromEnvironment())
 
-/** FNV-1a (32-bit, unsigned) over the UTF-16 code units of `text`. */
+/**
+ * FNV-1a (32-bit, unsigned) over the UTF-16 code units of `text`.
+ *
+ * @since 0.1.0
+ */
 export const fnv1a = (text: string): number => {
   let hash = 0x811c9dc5
   for (let i = 0; i < text.length; i++) {
@@ -160,7 +256,11 @@ export const fnv1a = (text: string): number => {
   return hash >>> 0
 }
 
-/** Override, else Parallel if enabled, else Exa if enabled, else stable per session (even hash → exa). */
+/**
+ * Override, else Parallel if enabled, else Exa if enabled, else stable per session (even hash → exa).
+ *
+ * @since 0.1.0
+ */
 export const selectProvider = (
   sessionID: string,
   flags: { readonly enableExa: boolean; readonly enableParallel: boolean } = {
@@ -195,6 +295,8 @@ const payloadText = (payload: string): string | undefined => {
 /**
  * The first non-empty content text of a JSON-RPC result: the whole body as one JSON payload first, else each
  * `data: ` line of an SSE stream. Payloads that are not JSON objects of the result shape are ignored.
+ *
+ * @since 0.1.0
  */
 export const parseResponse = (body: string): string | undefined => {
   const direct = body.trim() === "" ? undefined : payloadText(body)
@@ -207,7 +309,11 @@ export const parseResponse = (body: string): string | undefined => {
   return undefined
 }
 
-/** The Exa endpoint with the key, if any, as the `exaApiKey` query parameter. */
+/**
+ * The Exa endpoint with the key, if any, as the `exaApiKey` query parameter.
+ *
+ * @since 0.1.0
+ */
 export const exaEndpoint = (base: string, key: string | undefined): string => {
   if (key === undefined || key === "") return base
   const url = new URL(base)
@@ -244,7 +350,11 @@ const callMcp = (
     return parseResponse(new TextDecoder().decode(body))
   }).pipe(Effect.timeoutFail({ duration: REQUEST_TIMEOUT, onTimeout: () => new Error(`${tool} request timed out`) }))
 
-/** Builds the tool around a captured HTTP client, configuration and permission service. */
+/**
+ * Builds the tool around a captured HTTP client, configuration and permission service.
+ *
+ * @since 0.1.0
+ */
 export const make = (http: HttpClient.HttpClient, config: Settings, permission: PermissionV2.Interface) =>
   Tool.make({
     description,
@@ -301,7 +411,11 @@ export const make = (http: HttpClient.HttpClient, config: Settings, permission: 
     },
   })
 
-/** Registers `websearch` in the Location for the layer's lifetime. */
+/**
+ * Registers `websearch` in the Location for the layer's lifetime.
+ *
+ * @since 0.1.0
+ */
 export const layer: Layer.Layer<never, never, HttpClient.HttpClient | Config | PermissionV2.Service | Tools.Service> =
   Tools.layer(
     name,

@@ -16,17 +16,29 @@ import * as ProtectedPath from "../place/protected-path.js"
 import * as Tool from "../tool/tool.js"
 import * as Tools from "../tool/tools.js"
 
-/** The registered tool name. */
+/**
+ * The registered tool name.
+ *
+ * @since 0.1.0
+ */
 export const name = "write"
 
-/** The model-facing description. */
+/**
+ * The model-facing description.
+ *
+ * @since 0.1.0
+ */
 export const description =
   "Create or overwrite a single file with the given content. A relative path is resolved inside the active Location, " +
   "and an absolute path that points inside the Location is accepted as well. An absolute path outside the Location " +
   "needs external_directory approval first, and edit approval after it."
 
 // TODO: Revisit whether model-facing mutation schemas should prefer absolute `filePath` naming for trained-in compatibility after evaluating model behavior.
-/** The input: exactly `path` and `content`. */
+/**
+ * The input: exactly `path` and `content`.
+ *
+ * @since 0.1.0
+ */
 export const Input = Schema.Struct({
   path: Schema.String.annotations({
     description:
@@ -35,20 +47,36 @@ export const Input = Schema.Struct({
   }),
   content: Schema.String.annotations({ description: "The full text the file should contain" }),
 })
-/** @see Input */
+/**
+ * @see Input
+ *
+ * @since 0.1.0
+ */
 export type Input = typeof Input.Type
 
-/** The output, which is also the structured output. */
+/**
+ * The output, which is also the structured output.
+ *
+ * @since 0.1.0
+ */
 export const Output = Schema.Struct({
   operation: Schema.Literal("write"),
   target: Schema.String,
   resource: Schema.String,
   existed: Schema.Boolean,
 })
-/** @see Output */
+/**
+ * @see Output
+ *
+ * @since 0.1.0
+ */
 export type Output = typeof Output.Type
 
-/** The model text: `Wrote file successfully: <resource>` or `Created file successfully: <resource>`. */
+/**
+ * The model text: `Wrote file successfully: <resource>` or `Created file successfully: <resource>`.
+ *
+ * @since 0.1.0
+ */
 export const toModelText = (output: Output): string =>
   `${output.existed ? "Wrote" : "Created"} file successfully: ${output.resource}`
 
@@ -58,7 +86,11 @@ export const toModelText = (output: Output): string =>
 // TODO: Add snapshots / undo after design exists.
 // TODO: Add LSP notification and diagnostics after V2 LSP runtime exists.
 
-/** Builds the `write` tool (catalogue action `edit`) over the current Location's services. */
+/**
+ * Builds the `write` tool (catalogue action `edit`) over the current Location's services.
+ *
+ * @since 0.1.0
+ */
 export const tool = Effect.gen(function* () {
   const permission = yield* PermissionV2.Service
   const mutation = yield* LocationMutation.Service
@@ -97,5 +129,9 @@ export const tool = Effect.gen(function* () {
   )
 })
 
-/** Registers `write` in the Location for the lifetime of the layer. */
+/**
+ * Registers `write` in the Location for the lifetime of the layer.
+ *
+ * @since 0.1.0
+ */
 export const layer = Tools.layer(name, tool)

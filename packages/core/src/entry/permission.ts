@@ -6,11 +6,51 @@
  * @since 0.2.0
  */
 export * as AgentV2 from "../policy/agent.js"
+/**
+ * How many leading words of a command a saved bash approval keeps (`git commit *`, `npm run test *`).
+ *
+ * @since 0.2.0
+ */
 export * as BashArity from "../policy/bash-arity.js"
+/**
+ * Why a request is allowed, asked or denied: every rule considered, and the one that decided.
+ *
+ * @since 0.2.0
+ */
 export * as PermissionExplain from "../policy/permission-explain.js"
+/**
+ * Mistakes in permission rules that would otherwise fail silently.
+ *
+ * @since 0.2.0
+ */
 export * as PermissionLint from "../policy/permission-lint.js"
+/**
+ * Saved approvals: what a user allowed with `always`, per project and directory.
+ *
+ * @since 0.2.0
+ */
 export * as PermissionSaved from "../policy/permission-saved.js"
+/**
+ * The permission gate: allow, deny and ask rules (last match wins) and the pending asks.
+ *
+ * @since 0.2.0
+ */
 export * as PermissionV2 from "../policy/permission.js"
+/**
+ * Questions a tool puts to the user, answered or dismissed by a client.
+ *
+ * @since 0.2.0
+ */
 export * as QuestionV2 from "../policy/question.js"
+/**
+ * What a shell command string will run, read with the tree-sitter bash grammar.
+ *
+ * @since 0.2.0
+ */
 export * as ShellCommand from "../policy/shell-command.js"
+/**
+ * Permission wildcard matching (`*`, `?`) in time linear in the input.
+ *
+ * @since 0.2.0
+ */
 export * as Wildcard from "../values/wildcard.js"

@@ -5,4 +5,9 @@
  * @since 0.2.0
  */
 export * as Core from "../testing/core.js"
+/**
+ * A model that replays a script of turns, for tests and the demo.
+ *
+ * @since 0.2.0
+ */
 export * as ScriptedModel from "../assembly/scripted-model.js"

@@ -6,9 +6,39 @@
  * @since 0.2.0
  */
 export * as ApplicationTools from "../tool/application-tools.js"
+/**
+ * Model-facing tool types: calls, definitions, content, outputs and results.
+ *
+ * @since 0.2.0
+ */
 export * as LLM from "../values/llm.js"
+/**
+ * JSON Schemas rewritten into the form model providers accept.
+ *
+ * @since 0.2.0
+ */
 export * as ProviderSchema from "../values/provider-schema.js"
+/**
+ * The tool contract: making tools as opaque values and settling their calls.
+ *
+ * @since 0.2.0
+ */
 export * as Tool from "../tool/tool.js"
+/**
+ * The one place model output is bounded; over a limit the full text is kept in a file.
+ *
+ * @since 0.2.0
+ */
 export * as ToolOutputStore from "../tool/tool-output-store.js"
+/**
+ * The Location-scoped tool registry: registrations, turn materializations and settlement.
+ *
+ * @since 0.2.0
+ */
 export * as ToolRegistry from "../tool/tool-registry.js"
+/**
+ * The registration-only view of the registry that Location producers receive.
+ *
+ * @since 0.2.0
+ */
 export * as Tools from "../tool/tools.js"

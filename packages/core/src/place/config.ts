@@ -21,6 +21,8 @@ import * as ProtectedPath from "./protected-path.js"
  * A permission rule as configured (the same shape as `PermissionV2.Rule`). `ignore_case` makes the resource pattern
  * match without regard to letter case on every platform (the secret-file rules use it; see docs/trust/secrets.md).
  * Other keys inside a rule are ignored.
+ *
+ * @since 0.1.0
  */
 export const PermissionRule = Schema.Struct({
   action: Schema.String,
@@ -82,13 +84,21 @@ const exampleMatcher = Wildcard.make({ caseInsensitive: true })
 
 const PositiveInt = Schema.Int.pipe(Schema.positive())
 
-/** Tool output truncation thresholds. */
+/**
+ * Tool output truncation thresholds.
+ *
+ * @since 0.1.0
+ */
 export const ToolOutput = Schema.Struct({
   max_lines: Schema.optional(PositiveInt),
   max_bytes: Schema.optional(PositiveInt),
 }).annotations({ description: "Tool output truncation thresholds" })
 
-/** Image attachment limits used by `read`. */
+/**
+ * Image attachment limits used by `read`.
+ *
+ * @since 0.1.0
+ */
 export const ImageAttachments = Schema.Struct({
   auto_resize: Schema.optional(Schema.Boolean),
   max_width: Schema.optional(PositiveInt),
@@ -96,7 +106,11 @@ export const ImageAttachments = Schema.Struct({
   max_base64_bytes: Schema.optional(PositiveInt),
 })
 
-/** `bash.sandbox`: opt-in containment of the bash tool's child processes (see docs/sandbox.md). */
+/**
+ * `bash.sandbox`: opt-in containment of the bash tool's child processes (see docs/sandbox.md).
+ *
+ * @since 0.1.0
+ */
 export const BashSandbox = Schema.Struct({
   mode: Schema.Literal("none", "bubblewrap"),
   network: Schema.optional(Schema.Boolean),
@@ -105,7 +119,11 @@ export const BashSandbox = Schema.Struct({
   failIfUnavailable: Schema.optional(Schema.Boolean),
 })
 
-/** `bash.env`: which variables of the runner's environment a bash child sees (see docs/sandbox.md). */
+/**
+ * `bash.env`: which variables of the runner's environment a bash child sees (see docs/sandbox.md).
+ *
+ * @since 0.1.0
+ */
 export const BashEnv = Schema.Union(
   Schema.Literal("inherit", "scrub"),
   Schema.Struct({
@@ -116,7 +134,11 @@ export const BashEnv = Schema.Union(
   }),
 )
 
-/** The `bash` section: settings of the bash tool. */
+/**
+ * The `bash` section: settings of the bash tool.
+ *
+ * @since 0.1.0
+ */
 export const Bash = Schema.Struct({
   sandbox: Schema.optional(BashSandbox),
   env: Schema.optional(BashEnv),
@@ -124,7 +146,11 @@ export const Bash = Schema.Struct({
   arity: Schema.optional(Schema.Record({ key: Schema.String, value: PositiveInt })),
 })
 
-/** One `agents.<id>` entry. */
+/**
+ * One `agents.<id>` entry.
+ *
+ * @since 0.1.0
+ */
 export const Agent = Schema.Struct({
   model: Schema.optional(Schema.String),
   variant: Schema.optional(Schema.String),
@@ -147,6 +173,8 @@ export const Agent = Schema.Struct({
 /**
  * A configuration document. An unknown top-level key is an error (`parseDocument`); unknown keys deeper down are
  * ignored. `$schema` is accepted for editors.
+ *
+ * @since 0.1.0
  */
 export const Info = Schema.Struct({
   $schema: Schema.optional(Schema.String),
@@ -158,60 +186,112 @@ export const Info = Schema.Struct({
   bash: Schema.optional(Bash),
   attachments: Schema.optional(Schema.Struct({ image: Schema.optional(ImageAttachments) })),
 })
-/** @see Info */
+/**
+ * @see Info
+ *
+ * @since 0.1.0
+ */
 export type Info = typeof Info.Type
 
-/** A parsed configuration document. */
+/**
+ * A parsed configuration document.
+ *
+ * @since 0.1.0
+ */
 export interface Document {
   readonly type: "document"
   readonly path?: string
   readonly info: Info
 }
 
-/** A configuration directory (e.g. `.toolgate/`), for agent markdown files and skills. */
+/**
+ * A configuration directory (e.g. `.toolgate/`), for agent markdown files and skills.
+ *
+ * @since 0.1.0
+ */
 export interface Directory {
   readonly type: "directory"
   readonly path: string
 }
 
-/** One configuration entry. */
+/**
+ * One configuration entry.
+ *
+ * @since 0.1.0
+ */
 export type Entry = Document | Directory
 
-/** The Config service: entries from lowest to highest priority. */
+/**
+ * The Config service: entries from lowest to highest priority.
+ *
+ * @since 0.1.0
+ */
 export interface Interface {
   readonly entries: () => Effect.Effect<ReadonlyArray<Entry>>
 }
 
-/** The Config service tag. */
+/**
+ * The Config service tag.
+ *
+ * @since 0.1.0
+ */
 export class Service extends Context.Tag("@toolgate/v2/Config")<Service, Interface>() {}
 
-/** The documents among `entries`, in priority order. */
+/**
+ * The documents among `entries`, in priority order.
+ *
+ * @since 0.1.0
+ */
 export const documents = (entries: ReadonlyArray<Entry>): ReadonlyArray<Document> =>
   entries.filter((entry): entry is Document => entry.type === "document")
 
-/** The value of `key` from the last document that defines it. */
+/**
+ * The value of `key` from the last document that defines it.
+ *
+ * @since 0.1.0
+ */
 export const latest = <K extends keyof Info>(entries: ReadonlyArray<Entry>, key: K): Info[K] | undefined => {
   let value: Info[K] | undefined
   for (const document of documents(entries)) if (document.info[key] !== undefined) value = document.info[key]
   return value
 }
 
-/** A fixed configuration, for tests and embedders. */
+/**
+ * A fixed configuration, for tests and embedders.
+ *
+ * @since 0.1.0
+ */
 export const layerFromEntries = (entries: ReadonlyArray<Entry>): Layer.Layer<Service> =>
   Layer.succeed(Service, Service.of({ entries: () => Effect.succeed(entries) }))
 
-/** A configuration with no entries. */
+/**
+ * A configuration with no entries.
+ *
+ * @since 0.1.0
+ */
 export const layerEmpty: Layer.Layer<Service> = layerFromEntries([])
 
-/** A configuration file that exists but cannot be read, parsed as JSONC, or decoded as `Info`. */
+/**
+ * A configuration file that exists but cannot be read, parsed as JSONC, or decoded as `Info`.
+ *
+ * @since 0.1.0
+ */
 export class InvalidError extends Schema.TaggedError<InvalidError>()("Config.InvalidError", {
   path: Schema.String,
   message: Schema.String,
 }) {}
 
-/** The document file names, in priority order within one directory. */
+/**
+ * The document file names, in priority order within one directory.
+ *
+ * @since 0.1.0
+ */
 export const FILE_NAMES = ProtectedPath.CONFIG_FILES
-/** The per-directory configuration folder. */
+/**
+ * The per-directory configuration folder.
+ *
+ * @since 0.1.0
+ */
 export const DIRECTORY_NAME = ".toolgate"
 
 const lineAndColumn = (text: string, offset: number): { readonly line: number; readonly column: number } => {
@@ -242,6 +322,8 @@ const KNOWN_KEYS: ReadonlySet<string> = new Set(Object.keys(Info.fields))
 /**
  * Parses and decodes one document's text. JSONC: comments and trailing commas are allowed. The error message names
  * the file and either the syntax error position, the unknown top-level keys, or every offending field path.
+ *
+ * @since 0.1.0
  */
 export const parseDocument = (file: string, text: string): Either.Either<Document, InvalidError> => {
   const errors: Array<jsonc.ParseError> = []
@@ -611,6 +693,8 @@ const discover = (mode: Mode) =>
  * project root down to the Location (never above it). A file that does not parse or decode, or has an unknown
  * top-level key, fails the layer with `InvalidError` naming the file and the field; a file or folder that resolves
  * outside its directory through a symlink is skipped with a warning.
+ *
+ * @since 0.1.0
  */
 export const layer: Layer.Layer<Service, InvalidError, FileSystem.FileSystem | Global.Service | Location.Service> =
   Layer.effect(
@@ -618,7 +702,11 @@ export const layer: Layer.Layer<Service, InvalidError, FileSystem.FileSystem | G
     Effect.map(discover("strict"), (entries) => Service.of({ entries: () => Effect.succeed(entries) })),
   )
 
-/** Like `layer`, but unreadable, unparsable or undecodable files are skipped silently, as the reference does. */
+/**
+ * Like `layer`, but unreadable, unparsable or undecodable files are skipped silently, as the reference does.
+ *
+ * @since 0.1.0
+ */
 export const layerLenient: Layer.Layer<Service, never, FileSystem.FileSystem | Global.Service | Location.Service> =
   Layer.effect(
     Service,

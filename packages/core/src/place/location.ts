@@ -9,13 +9,21 @@ import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
 import * as ProjectV2 from "./project.js"
 
-/** The project a Location belongs to. */
+/**
+ * The project a Location belongs to.
+ *
+ * @since 0.1.0
+ */
 export interface Project {
   readonly id: string
   readonly directory: string
 }
 
-/** A resolved Location. `directory` is a realpath. */
+/**
+ * A resolved Location. `directory` is a realpath.
+ *
+ * @since 0.1.0
+ */
 export interface Interface {
   readonly directory: string
   readonly workspaceID?: string
@@ -23,13 +31,25 @@ export interface Interface {
   readonly vcs?: { readonly type: "git"; readonly store: string }
 }
 
-/** The Location service. */
+/**
+ * The Location service.
+ *
+ * @since 0.1.0
+ */
 export class Service extends Context.Tag("@toolgate/Location")<Service, Interface>() {}
 
-/** A Location given as is (no project resolution, no database row); for tests of services that only read it. */
+/**
+ * A Location given as is (no project resolution, no database row); for tests of services that only read it.
+ *
+ * @since 0.1.0
+ */
 export const layerWith = (location: Interface): Layer.Layer<Service> => Layer.succeed(Service, Service.of(location))
 
-/** The Location directory does not exist or cannot be resolved to a real path. */
+/**
+ * The Location directory does not exist or cannot be resolved to a real path.
+ *
+ * @since 0.1.0
+ */
 export class DirectoryError extends Schema.TaggedError<DirectoryError>()("Location.DirectoryError", {
   directory: Schema.String,
   message: Schema.String,
@@ -38,6 +58,8 @@ export class DirectoryError extends Schema.TaggedError<DirectoryError>()("Locati
 /**
  * Builds a Location: realpaths `directory`, resolves its project, upserts the `project` row (so saved approvals
  * and sessions satisfy their foreign keys) and caches the project id in the git common directory when it changed.
+ *
+ * @since 0.1.0
  */
 export const layer = (input: {
   readonly directory: string

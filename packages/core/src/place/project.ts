@@ -18,13 +18,25 @@ import * as path from "node:path"
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 
-/** The id shared by every directory outside a git repository (and repositories without any identity). */
+/**
+ * The id shared by every directory outside a git repository (and repositories without any identity).
+ *
+ * @since 0.1.0
+ */
 export const GLOBAL_ID = "global"
 
-/** The name of the cached-id file in the git common directory. */
+/**
+ * The name of the cached-id file in the git common directory.
+ *
+ * @since 0.1.0
+ */
 export const CACHE_FILE = "toolgate"
 
-/** A resolved project. `previous` is the id found in the cache file, if any. */
+/**
+ * A resolved project. `previous` is the id found in the cache file, if any.
+ *
+ * @since 0.1.0
+ */
 export interface Info {
   readonly id: string
   readonly directory: string
@@ -67,7 +79,11 @@ export const storageKey = (projectID: string, directory: string): string => {
   return /^[A-Za-z0-9_-]{1,128}$/.test(projectID) ? projectID : `id-${hash(projectID)}`
 }
 
-/** The `git` executable could not be run at all (as opposed to exiting non-zero). */
+/**
+ * The `git` executable could not be run at all (as opposed to exiting non-zero).
+ *
+ * @since 0.1.0
+ */
 export class GitError extends Schema.TaggedError<GitError>()("Project.GitError", {
   args: Schema.Array(Schema.String),
   message: Schema.String,
@@ -111,6 +127,8 @@ const gitOutput = (args: ReadonlyArray<string>, cwd: string): Effect.Effect<stri
 /**
  * Normalises a remote URL to `<host lower-cased>/<path>`, or undefined (`file:` remotes, unparsable or empty).
  * URLs use their hostname and pathname; otherwise the scp form `[user@]host:path` is accepted.
+ *
+ * @since 0.1.0
  */
 export const normalizeRemote = (url: string): string | undefined => {
   const trimmed = url.trim()
@@ -140,7 +158,11 @@ export const normalizeRemote = (url: string): string | undefined => {
   return `${host.toLowerCase()}/${cleaned}`
 }
 
-/** The project id of a remote URL: lowercase hex sha1 of `git-remote:<normalised>`, or undefined. */
+/**
+ * The project id of a remote URL: lowercase hex sha1 of `git-remote:<normalised>`, or undefined.
+ *
+ * @since 0.1.0
+ */
 export const remoteID = (url: string): string | undefined => {
   const normalized = normalizeRemote(url)
   if (normalized === undefined) return undefined
@@ -238,6 +260,8 @@ const rootCommit = (worktree: string): Effect.Effect<string | undefined> =>
  * Resolves the project of an absolute `directory`. Git failures fall through to the next source. A directory outside
  * any repository, or in one whose layout borrows another repository (see the module comment), is `global` with the
  * directory itself as its directory.
+ *
+ * @since 0.1.0
  */
 export const resolve = Effect.fn("Project.resolve")(function* (directory: string) {
   const global: Info = { id: GLOBAL_ID, directory: path.resolve(directory) }
@@ -310,7 +334,11 @@ export const bind = Effect.fn("Project.bind")(function* (info: Info, location: s
   return fallback
 })
 
-/** Writes `id` to `<store>/toolgate` so the id stays stable if the remote later disappears; errors are ignored. */
+/**
+ * Writes `id` to `<store>/toolgate` so the id stays stable if the remote later disappears; errors are ignored.
+ *
+ * @since 0.1.0
+ */
 export const commit = Effect.fn("Project.commit")(function* (input: { readonly store: string; readonly id: string }) {
   yield* Effect.sync(() => {
     try {

@@ -8,12 +8,24 @@ import { Context, Effect, Layer, Schema } from "effect"
 import * as Identifier from "../values/identifier.js"
 import * as Location from "./location.js"
 
-/** A session id (`ses…`). */
+/**
+ * A session id (`ses…`).
+ *
+ * @since 0.1.0
+ */
 export const ID = Schema.String.pipe(Schema.startsWith("ses"))
-/** @see ID */
+/**
+ * @see ID
+ *
+ * @since 0.1.0
+ */
 export type ID = typeof ID.Type
 
-/** A stored session. */
+/**
+ * A stored session.
+ *
+ * @since 0.1.0
+ */
 export interface Info {
   readonly id: string
   readonly projectID: string
@@ -21,19 +33,31 @@ export interface Info {
   readonly agent?: string
 }
 
-/** No session with this id exists. */
+/**
+ * No session with this id exists.
+ *
+ * @since 0.1.0
+ */
 export class NotFoundError extends Schema.TaggedError<NotFoundError>()("Session.NotFoundError", {
   sessionID: Schema.String,
 }) {}
 
-/** The session store. */
+/**
+ * The session store.
+ *
+ * @since 0.1.0
+ */
 export interface Interface {
   /** Creates a session in the current Location's project; `id` defaults to a fresh `ses_…` id. */
   readonly create: (input?: { readonly id?: string; readonly agent?: string }) => Effect.Effect<Info>
   readonly get: (sessionID: string) => Effect.Effect<Info | undefined>
 }
 
-/** The SessionV2 service. */
+/**
+ * The SessionV2 service.
+ *
+ * @since 0.1.0
+ */
 export class Service extends Context.Tag("@toolgate/v2/Session")<Service, Interface>() {}
 
 interface Row {
@@ -53,6 +77,8 @@ const toInfo = (row: Row): Info => ({
 /**
  * The session store on the `session` table. New sessions belong to the current Location's project and directory.
  * Database errors, and a given id without the `ses` prefix, are defects.
+ *
+ * @since 0.1.0
  */
 export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | Location.Service> = Layer.effect(
   Service,

@@ -19,6 +19,8 @@ const rule = (action: string, resource: string, effect: Rule["effect"]): Rule =>
 /**
  * External directories every agent may read: ask by default, but tmp and this project's managed tool output
  * (`output`, see docs/trust/managed-output.md; other projects' folders still ask) are allowed.
+ *
+ * @since 0.1.0
  */
 export const readonlyExternalDirectory = (global: Global.Interface, output: string): ReadonlyArray<Rule> => [
   rule("external_directory", "*", "ask"),
@@ -62,7 +64,11 @@ export const secretRules: ReadonlyArray<Rule> = [
   ...SECRET_TEMPLATES.map((resource): Rule => ({ action: "read", resource, effect: "allow", ignore_case: true })),
 ]
 
-/** The rules every built-in agent starts with. */
+/**
+ * The rules every built-in agent starts with.
+ *
+ * @since 0.1.0
+ */
 export const defaults = (global: Global.Interface, output: string): ReadonlyArray<Rule> => [
   rule("*", "*", "allow"),
   ...readonlyExternalDirectory(global, output),
@@ -113,7 +119,11 @@ const planBash: ReadonlyArray<Rule> = [
   rule("bash", "rg *--pre*", "ask"),
 ]
 
-/** One built-in agent: its flags, description and the rules that follow `defaults`. */
+/**
+ * One built-in agent: its flags, description and the rules that follow `defaults`.
+ *
+ * @since 0.1.0
+ */
 export interface Builtin {
   readonly id: string
   readonly mode: "primary" | "subagent"
@@ -125,6 +135,8 @@ export interface Builtin {
 /**
  * The seven built-in agents, in installation order. `worktree` is the Location directory, `output` the project's
  * managed tool-output folder.
+ *
+ * @since 0.1.0
  */
 export const agents = (global: Global.Interface, worktree: string, output: string): ReadonlyArray<Builtin> => {
   const plans = path.join(global.data, "plans")
@@ -184,7 +196,11 @@ export const agents = (global: Global.Interface, worktree: string, output: strin
   ]
 }
 
-/** The transform that installs the built-in agents; rules are pushed onto whatever an agent already has. */
+/**
+ * The transform that installs the built-in agents; rules are pushed onto whatever an agent already has.
+ *
+ * @since 0.1.0
+ */
 export const builtins = (global: Global.Interface, worktree: string, output: string) => {
   const base = defaults(global, output)
   const list = agents(global, worktree, output)
@@ -205,7 +221,11 @@ export const builtins = (global: Global.Interface, worktree: string, output: str
 
 const PATH_ACTIONS: ReadonlySet<string> = new Set(["external_directory", "read", "edit"])
 
-/** Expands a leading `~`, `~/`, `$HOME`, `$HOME/` or `$HOME\` to `home`; nothing in the middle of a path. */
+/**
+ * Expands a leading `~`, `~/`, `$HOME`, `$HOME/` or `$HOME\` to `home`; nothing in the middle of a path.
+ *
+ * @since 0.1.0
+ */
 export const expandHome = (resource: string, home: string): string => {
   if (resource === "~" || resource === "$HOME") return home
   if (resource.startsWith("~/")) return home + resource.slice(1)
@@ -213,7 +233,11 @@ export const expandHome = (resource: string, home: string): string => {
   return resource
 }
 
-/** Home-expands the resources of `external_directory`, `read` and `edit` rules; other rules (bash) stay raw. */
+/**
+ * Home-expands the resources of `external_directory`, `read` and `edit` rules; other rules (bash) stay raw.
+ *
+ * @since 0.1.0
+ */
 export const expandPermissions = (rules: ReadonlyArray<Rule>, home: string): Array<Rule> =>
   rules.map((r) => (PATH_ACTIONS.has(r.action) ? { ...r, resource: expandHome(r.resource, home) } : { ...r }))
 
@@ -223,6 +247,8 @@ export const expandPermissions = (rules: ReadonlyArray<Rule>, home: string): Arr
 /**
  * The markdown agent files of one configuration directory, as documents (each source pattern sorted). Files that
  * resolve outside `directory` through a symlink, and files that cannot be used, are left out.
+ *
+ * @since 0.1.0
  */
 export const directoryDocuments = (directory: string): ReadonlyArray<Config.Document> =>
   Config.agentFiles(directory).documents
@@ -230,6 +256,8 @@ export const directoryDocuments = (directory: string): ReadonlyArray<Config.Docu
 /**
  * The configuration documents in priority order, each Directory entry replaced by its markdown agents. Every agent
  * file left out is logged as a warning naming it.
+ *
+ * @since 0.1.0
  */
 export const loadDocuments = (entries: ReadonlyArray<Config.Entry>): Effect.Effect<ReadonlyArray<Config.Document>> =>
   Effect.gen(function* () {
@@ -298,6 +326,8 @@ const applyEntry = (agent: MutableInfo, entry: typeof Config.Agent.Type, home: s
 /**
  * The configuration transform: top-level rules (home-expanded) appended to every agent, `default_agent`, then each
  * document's `agents.<id>` entries in order (`disabled` removes; a new agent first gets the top-level rules).
+ *
+ * @since 0.1.0
  */
 export const configure = (documents: ReadonlyArray<Config.Document>, home: string) => {
   const permissions = expandPermissions(

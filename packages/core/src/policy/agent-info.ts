@@ -6,37 +6,77 @@
  */
 import { Schema, type Types } from "effect"
 import * as Config from "../place/config.js"
-/** An agent id. */
+/**
+ * An agent id.
+ *
+ * @since 0.2.0
+ */
 export const ID = Schema.String.pipe(Schema.brand("AgentV2.ID"))
-/** @see ID */
+/**
+ * @see ID
+ *
+ * @since 0.2.0
+ */
 export type ID = typeof ID.Type
 
-/** The agent a Session without an explicit agent prefers. */
+/**
+ * The agent a Session without an explicit agent prefers.
+ *
+ * @since 0.2.0
+ */
 export const defaultID: ID = ID.make("build")
 
-/** Where an agent may be selected: as a subagent, as a primary agent, or both. */
+/**
+ * Where an agent may be selected: as a subagent, as a primary agent, or both.
+ *
+ * @since 0.2.0
+ */
 export const Mode = Schema.Literal("subagent", "primary", "all")
-/** @see Mode */
+/**
+ * @see Mode
+ *
+ * @since 0.2.0
+ */
 export type Mode = typeof Mode.Type
 
-/** A `#rrggbb` colour or one of the theme colour names. */
+/**
+ * A `#rrggbb` colour or one of the theme colour names.
+ *
+ * @since 0.2.0
+ */
 export const Color = Schema.Union(
   Schema.String.pipe(Schema.pattern(/^#[0-9a-fA-F]{6}$/)),
   Schema.Literal("primary", "secondary", "accent", "success", "warning", "error", "info"),
 )
-/** @see Color */
+/**
+ * @see Color
+ *
+ * @since 0.2.0
+ */
 export type Color = typeof Color.Type
 
-/** The model an agent runs on. */
+/**
+ * The model an agent runs on.
+ *
+ * @since 0.2.0
+ */
 export const Model = Schema.Struct({
   id: Schema.String,
   providerID: Schema.String,
   variant: Schema.optional(Schema.String),
 })
-/** @see Model */
+/**
+ * @see Model
+ *
+ * @since 0.2.0
+ */
 export type Model = typeof Model.Type
 
-/** One agent. `permissions` is its configured ruleset (last match wins). */
+/**
+ * One agent. `permissions` is its configured ruleset (last match wins).
+ *
+ * @since 0.2.0
+ */
 export const Info = Schema.Struct({
   id: ID,
   model: Schema.optional(Model),
@@ -52,13 +92,25 @@ export const Info = Schema.Struct({
   steps: Schema.optional(Schema.Int.pipe(Schema.positive())),
   permissions: Schema.Array(Config.PermissionRule),
 })
-/** @see Info */
+/**
+ * @see Info
+ *
+ * @since 0.2.0
+ */
 export type Info = typeof Info.Type
 
-/** A mutable agent, as `Draft.update` callbacks see it. */
+/**
+ * A mutable agent, as `Draft.update` callbacks see it.
+ *
+ * @since 0.2.0
+ */
 export type MutableInfo = Types.DeepMutable<Info>
 
-/** A fresh agent with the runtime defaults: mode `all`, not hidden, no rules, empty request overrides. */
+/**
+ * A fresh agent with the runtime defaults: mode `all`, not hidden, no rules, empty request overrides.
+ *
+ * @since 0.2.0
+ */
 export const empty = (id: string): MutableInfo => ({
   id: ID.make(id),
   request: { headers: {}, body: {} },
@@ -67,7 +119,11 @@ export const empty = (id: string): MutableInfo => ({
   permissions: [],
 })
 
-/** The editing API a transform receives. */
+/**
+ * The editing API a transform receives.
+ *
+ * @since 0.2.0
+ */
 export interface Draft {
   /** Every agent, in insertion order. */
   readonly list: () => ReadonlyArray<Info>
@@ -79,7 +135,11 @@ export interface Draft {
   readonly remove: (id: string) => void
 }
 
-/** The state behind the service. */
+/**
+ * The state behind the service.
+ *
+ * @since 0.2.0
+ */
 export interface Data {
   readonly agents: Map<ID, MutableInfo>
   default?: ID

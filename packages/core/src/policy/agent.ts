@@ -13,17 +13,55 @@ import * as ProjectV2 from "../place/project.js"
 import * as State from "../values/state.js"
 import * as Builtins from "./agent-builtins.js"
 
+/**
+ * The agent values (`ID`, `Info`, `Data`, `Draft`) and their schemas.
+ *
+ * @since 0.1.0
+ */
 export * from "./agent-info.js"
-export { PLAN_READ_ONLY_COMMANDS, SECRET_FILES, SECRET_TEMPLATES, secretRules } from "./agent-builtins.js"
+export {
+  /**
+   * Commands plan mode runs without asking, each judged per simple command of a bash call (see docs/shell.md).
+   *
+   * @since 0.2.0
+   */
+  PLAN_READ_ONLY_COMMANDS,
+  /**
+   * The secret-file family.
+   *
+   * @since 0.2.0
+   */
+  SECRET_FILES,
+  /**
+   * Templates of the secret family that stay readable without an ask.
+   *
+   * @since 0.2.0
+   */
+  SECRET_TEMPLATES,
+  /**
+   * The default `read` rules for the secret family, in order.
+   *
+   * @since 0.2.0
+   */
+  secretRules,
+} from "./agent-builtins.js"
 import { type Data, type Draft, ID, type Info, type MutableInfo, defaultID, empty } from "./agent-info.js"
 
-/** An agent id with the agent it names, if any. */
+/**
+ * An agent id with the agent it names, if any.
+ *
+ * @since 0.1.0
+ */
 export interface Selection {
   readonly id: ID
   readonly info: Info | undefined
 }
 
-/** The AgentV2 operations. */
+/**
+ * The AgentV2 operations.
+ *
+ * @since 0.1.0
+ */
 export interface Interface {
   /** Installs a transform until the caller's Scope closes. */
   readonly transform: (fn: State.Transform<Draft>) => Effect.Effect<State.Registration, never, Scope.Scope>
@@ -41,7 +79,11 @@ export interface Interface {
   readonly all: () => Effect.Effect<ReadonlyArray<Info>>
 }
 
-/** The AgentV2 service (Location-scoped). */
+/**
+ * The AgentV2 service (Location-scoped).
+ *
+ * @since 0.1.0
+ */
 export class Service extends Context.Tag("@toolgate/v2/Agent")<Service, Interface>() {}
 
 const makeDraft = (data: Data): Draft => ({
@@ -79,7 +121,11 @@ const selectDefault = (data: Data): Info | undefined => {
   return undefined
 }
 
-/** Builds a service with no agents. */
+/**
+ * Builds a service with no agents.
+ *
+ * @since 0.1.0
+ */
 export const make: Effect.Effect<Interface> = Effect.gen(function* () {
   const state = yield* State.create<Data, Draft>({ initial: () => ({ agents: new Map() }), draft: makeDraft })
   const current = () => state.get()
@@ -110,12 +156,18 @@ export const make: Effect.Effect<Interface> = Effect.gen(function* () {
   })
 })
 
-/** No agents at all (every omitted-agent evaluation then denies); for tests and embedders that bring their own. */
+/**
+ * No agents at all (every omitted-agent evaluation then denies); for tests and embedders that bring their own.
+ *
+ * @since 0.1.0
+ */
 export const layerEmpty: Layer.Layer<Service> = Layer.effect(Service, make)
 
 /**
  * The seven built-in agents, then the configuration's agents and rules on top (both as transforms that live as
  * long as the Location).
+ *
+ * @since 0.1.0
  */
 export const layer: Layer.Layer<Service, never, Global.Service | Config.Service | Location.Service> = Layer.scoped(
   Service,

@@ -82,7 +82,11 @@ export interface Trace {
   readonly effect: PermissionV2.Effect
 }
 
-/** A rule list with the origin of each rule. */
+/**
+ * A rule list with the origin of each rule.
+ *
+ * @since 0.2.0
+ */
 export interface Sourced {
   readonly rules: PermissionV2.Ruleset
   readonly origins: ReadonlyArray<Origin>
@@ -206,7 +210,11 @@ export class AgentNotFoundError extends Schema.TaggedError<AgentNotFoundError>()
   }
 }
 
-/** The explain service. */
+/**
+ * The explain service.
+ *
+ * @since 0.2.0
+ */
 export interface Interface {
   readonly explain: (input: Input) => Effect.Effect<Trace, AgentNotFoundError>
 }

@@ -10,23 +10,47 @@ import * as EventV2 from "../place/event.js"
 import * as Identifier from "../values/identifier.js"
 import * as LLM from "../values/llm.js"
 
-/** A question request id (`que…`). */
+/**
+ * A question request id (`que…`).
+ *
+ * @since 0.1.0
+ */
 export const ID = Schema.String.pipe(Schema.startsWith("que"))
-/** @see ID */
+/**
+ * @see ID
+ *
+ * @since 0.1.0
+ */
 export type ID = typeof ID.Type
 
-/** Returns a fresh `que_…` id. */
+/**
+ * Returns a fresh `que_…` id.
+ *
+ * @since 0.1.0
+ */
 export const createID = (): ID => Identifier.create("que")
 
-/** One choice the user can pick. */
+/**
+ * One choice the user can pick.
+ *
+ * @since 0.1.0
+ */
 export const Option = Schema.Struct({
   label: Schema.String.annotations({ description: "Text shown for this choice, kept to a few words (1-5)" }),
   description: Schema.String.annotations({ description: "What picking this choice means" }),
 })
-/** @see Option */
+/**
+ * @see Option
+ *
+ * @since 0.1.0
+ */
 export type Option = typeof Option.Type
 
-/** A question as the model writes it. */
+/**
+ * A question as the model writes it.
+ *
+ * @since 0.1.0
+ */
 export const Prompt = Schema.Struct({
   question: Schema.String.annotations({ description: "The full question to put to the user" }),
   header: Schema.String.annotations({ description: "A very short label for the question (30 characters at most)" }),
@@ -35,52 +59,100 @@ export const Prompt = Schema.Struct({
     Schema.Boolean.annotations({ description: "Whether the user may pick more than one choice" }),
   ),
 })
-/** @see Prompt */
+/**
+ * @see Prompt
+ *
+ * @since 0.1.0
+ */
 export type Prompt = typeof Prompt.Type
 
-/** A question as the service stores it: a prompt plus whether a typed answer is allowed. */
+/**
+ * A question as the service stores it: a prompt plus whether a typed answer is allowed.
+ *
+ * @since 0.1.0
+ */
 export const Info = Schema.Struct({
   ...Prompt.fields,
   custom: Schema.optional(
     Schema.Boolean.annotations({ description: "Whether the user may type an answer of their own (true unless set)" }),
   ),
 })
-/** @see Info */
+/**
+ * @see Info
+ *
+ * @since 0.1.0
+ */
 export type Info = typeof Info.Type
 
-/** The tool call a request came from. */
+/**
+ * The tool call a request came from.
+ *
+ * @since 0.1.0
+ */
 export const Tool = Schema.Struct({ messageID: Schema.String, callID: Schema.String })
-/** @see Tool */
+/**
+ * @see Tool
+ *
+ * @since 0.1.0
+ */
 export type Tool = typeof Tool.Type
 
-/** A pending request as clients see it. */
+/**
+ * A pending request as clients see it.
+ *
+ * @since 0.1.0
+ */
 export const Request = Schema.Struct({
   id: ID,
   sessionID: Schema.String,
   questions: Schema.Array(Info),
   tool: Schema.optional(Tool),
 })
-/** @see Request */
+/**
+ * @see Request
+ *
+ * @since 0.1.0
+ */
 export type Request = typeof Request.Type
 
-/** The labels chosen (or typed) for one question. */
+/**
+ * The labels chosen (or typed) for one question.
+ *
+ * @since 0.1.0
+ */
 export const Answer = Schema.Array(Schema.String)
-/** @see Answer */
+/**
+ * @see Answer
+ *
+ * @since 0.1.0
+ */
 export type Answer = typeof Answer.Type
 
-/** The user dismissed the question. The question tool delivers it as a defect. */
+/**
+ * The user dismissed the question. The question tool delivers it as a defect.
+ *
+ * @since 0.1.0
+ */
 export class RejectedError extends Schema.TaggedError<RejectedError>()("QuestionV2.RejectedError", {}) {
   override get message(): string {
     return "The user dismissed this question"
   }
 }
 
-/** No pending request has this id. */
+/**
+ * No pending request has this id.
+ *
+ * @since 0.1.0
+ */
 export class NotFoundError extends Schema.TaggedError<NotFoundError>()("QuestionV2.NotFoundError", {
   requestID: Schema.String,
 }) {}
 
-/** Events (live only). */
+/**
+ * Events (live only).
+ *
+ * @since 0.1.0
+ */
 export const Event = {
   Asked: EventV2.define("question.v2.asked", Request),
   Replied: EventV2.define(
@@ -93,23 +165,39 @@ export const Event = {
   ),
 } as const
 
-/** Every event this module publishes. */
+/**
+ * Every event this module publishes.
+ *
+ * @since 0.1.0
+ */
 export const Definitions = [Event.Asked, Event.Replied, Event.Rejected] as const
 
-/** The input of `ask`. */
+/**
+ * The input of `ask`.
+ *
+ * @since 0.1.0
+ */
 export interface AskInput {
   readonly sessionID: string
   readonly questions: ReadonlyArray<Info>
   readonly tool?: Tool
 }
 
-/** The input of `reply`: one answer per question, in order. */
+/**
+ * The input of `reply`: one answer per question, in order.
+ *
+ * @since 0.1.0
+ */
 export interface ReplyInput {
   readonly requestID: string
   readonly answers: ReadonlyArray<Answer>
 }
 
-/** The question service, one per Location. */
+/**
+ * The question service, one per Location.
+ *
+ * @since 0.1.0
+ */
 export interface Interface {
   /** Publishes the request and waits for the user; a dismissal fails with `RejectedError`. */
   readonly ask: (input: AskInput) => Effect.Effect<ReadonlyArray<Answer>, RejectedError>
@@ -119,10 +207,18 @@ export interface Interface {
   readonly list: () => Effect.Effect<ReadonlyArray<Request>>
 }
 
-/** The QuestionV2 service tag. */
+/**
+ * The QuestionV2 service tag.
+ *
+ * @since 0.1.0
+ */
 export class Service extends Context.Tag("@toolgate/v2/Question")<Service, Interface>() {}
 
-/** True iff the cause carries a `RejectedError` defect. */
+/**
+ * True iff the cause carries a `RejectedError` defect.
+ *
+ * @since 0.1.0
+ */
 export const isDismissed = (cause: Cause.Cause<unknown>): boolean => LLM.hasDefectTag(cause, "QuestionV2.RejectedError")
 
 interface Pending {
@@ -130,7 +226,11 @@ interface Pending {
   readonly deferred: Deferred.Deferred<ReadonlyArray<Answer>, RejectedError>
 }
 
-/** Builds one Location's question service; closing the scope rejects every pending request. */
+/**
+ * Builds one Location's question service; closing the scope rejects every pending request.
+ *
+ * @since 0.1.0
+ */
 export const make: Effect.Effect<Interface, never, EventV2.Service | Scope.Scope> = Effect.gen(function* () {
   const events = yield* EventV2.Service
   const pending = new Map<string, Pending>()
@@ -225,5 +325,9 @@ export const make: Effect.Effect<Interface, never, EventV2.Service | Scope.Scope
   return Service.of({ ask, reply, reject, list })
 })
 
-/** The Location-scoped layer. */
+/**
+ * The Location-scoped layer.
+ *
+ * @since 0.1.0
+ */
 export const layer: Layer.Layer<Service, never, EventV2.Service> = Layer.scoped(Service, make)

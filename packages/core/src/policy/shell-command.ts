@@ -139,7 +139,11 @@ interface WrapperSpec {
 
 const set = (...items: ReadonlyArray<string>): ReadonlySet<string> => new Set(items)
 
-/** The wrappers that are unwrapped, with how their options are read. */
+/**
+ * The wrappers that are unwrapped, with how their options are read.
+ *
+ * @since 0.2.0
+ */
 export const WRAPPERS: ReadonlyMap<string, WrapperSpec> = new Map<string, WrapperSpec>([
   ["command", { options: set(), lookup: set("-v", "-V") }],
   ["builtin", { options: set() }],

@@ -24,10 +24,18 @@ import projectRoot from "./migrations/20260802000100_project_root.js"
 import runnerOwner from "./migrations/20260803000000_runner_owner.js"
 import * as Global from "./global.js"
 
-/** How long a statement waits for another process's write lock before failing with `SQLITE_BUSY`. */
+/**
+ * How long a statement waits for another process's write lock before failing with `SQLITE_BUSY`.
+ *
+ * @since 0.1.0
+ */
 export const BUSY_TIMEOUT_MS = 5000
 
-/** The migrations, keyed `<yyyymmddhhmmss>_<name>`, applied in id order. */
+/**
+ * The migrations, keyed `<yyyymmddhhmmss>_<name>`, applied in id order.
+ *
+ * @since 0.1.0
+ */
 export const migrations: Readonly<Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>> = {
   "20260801000000_project_session": projectSession,
   "20260801000100_permission": permission,
@@ -46,7 +54,11 @@ export const migrations: Readonly<Record<string, Effect.Effect<void, unknown, Sq
  */
 export const LOCK_TABLE = "toolgate_lock"
 
-/** What the database layers provide. */
+/**
+ * What the database layers provide.
+ *
+ * @since 0.1.0
+ */
 export type Client = SqlClient.SqlClient | SqliteClient.SqliteClient
 
 /**
@@ -169,6 +181,8 @@ const whileBusy = {
 /**
  * A migrated database in `filename` (`:memory:` for a private in-memory one). A failure to open, configure or
  * migrate is a defect carrying an `OpenError` whose message names the SQLite cause.
+ *
+ * @since 0.1.0
  */
 export const layerFile = (filename: string): Layer.Layer<Client> => {
   const ready = Layer.effectDiscard(
@@ -180,7 +194,11 @@ export const layerFile = (filename: string): Layer.Layer<Client> => {
   return ready.pipe(Layer.provideMerge(SqliteClient.layer({ filename, disableWAL: true })), Layer.orDie)
 }
 
-/** The process-wide database at `Global.database(global)`; creates the data directory. */
+/**
+ * The process-wide database at `Global.database(global)`; creates the data directory.
+ *
+ * @since 0.1.0
+ */
 export const layer: Layer.Layer<Client, never, Global.Service> = Layer.unwrapEffect(
   Effect.gen(function* () {
     const filename = Global.database(yield* Global.Service)
@@ -189,7 +207,11 @@ export const layer: Layer.Layer<Client, never, Global.Service> = Layer.unwrapEff
   }),
 )
 
-/** A fresh, migrated in-memory database per build; for tests. */
+/**
+ * A fresh, migrated in-memory database per build; for tests.
+ *
+ * @since 0.1.0
+ */
 export const layerMemory: Layer.Layer<Client> = layerFile(":memory:")
 
 /** Durable sections of one client run one at a time (they switch the connection's `synchronous` level). */
@@ -204,7 +226,11 @@ const durableLock = (sql: SqlClient.SqlClient): Effect.Semaphore => {
   return lock
 }
 
-/** The `synchronous` level `durably` commits with (`PRAGMA synchronous` reads it as 2). */
+/**
+ * The `synchronous` level `durably` commits with (`PRAGMA synchronous` reads it as 2).
+ *
+ * @since 0.1.0
+ */
 export const DURABLE_SYNCHRONOUS = 2
 
 /**

@@ -8,7 +8,11 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { Context, Layer } from "effect"
 
-/** The resolved directories. */
+/**
+ * The resolved directories.
+ *
+ * @since 0.1.0
+ */
 export interface Interface {
   /** `$XDG_DATA_HOME/toolgate`, default `~/.local/share/toolgate`. */
   readonly data: string
@@ -20,13 +24,25 @@ export interface Interface {
   readonly home: string
 }
 
-/** The Global service. */
+/**
+ * The Global service.
+ *
+ * @since 0.1.0
+ */
 export class Service extends Context.Tag("@toolgate/Global")<Service, Interface>() {}
 
-/** The managed tool-output directory name under the data directory. */
+/**
+ * The managed tool-output directory name under the data directory.
+ *
+ * @since 0.1.0
+ */
 export const TOOL_OUTPUT_DIRECTORY = "tool-output"
 
-/** `<data>/tool-output`. */
+/**
+ * `<data>/tool-output`.
+ *
+ * @since 0.1.0
+ */
 export const toolOutput = (global: Interface): string => path.join(global.data, TOOL_OUTPUT_DIRECTORY)
 
 /**
@@ -37,10 +53,18 @@ export const toolOutput = (global: Interface): string => path.join(global.data, 
  */
 export const toolOutputFor = (global: Interface, key: string): string => path.join(toolOutput(global), key)
 
-/** `<data>/toolgate.db`. */
+/**
+ * `<data>/toolgate.db`.
+ *
+ * @since 0.1.0
+ */
 export const database = (global: Interface): string => path.join(global.data, "toolgate.db")
 
-/** Resolves the directories from an environment (defaults to `process.env`). */
+/**
+ * Resolves the directories from an environment (defaults to `process.env`).
+ *
+ * @since 0.1.0
+ */
 export const fromEnvironment = (env: NodeJS.ProcessEnv = process.env): Interface => {
   const home = env.HOME !== undefined && env.HOME !== "" ? env.HOME : os.homedir()
   const dataHome =
@@ -55,9 +79,17 @@ export const fromEnvironment = (env: NodeJS.ProcessEnv = process.env): Interface
   }
 }
 
-/** The directories from the process environment. */
+/**
+ * The directories from the process environment.
+ *
+ * @since 0.1.0
+ */
 export const layer: Layer.Layer<Service> = Layer.sync(Service, () => fromEnvironment())
 
-/** Explicit directories, for tests and embedders; anything not given comes from the environment. */
+/**
+ * Explicit directories, for tests and embedders; anything not given comes from the environment.
+ *
+ * @since 0.1.0
+ */
 export const layerWith = (paths: Partial<Interface>): Layer.Layer<Service> =>
   Layer.sync(Service, () => ({ ...fromEnvironment(), ...paths }))

@@ -15,14 +15,27 @@ import * as PermissionV2 from "../policy/permission.js"
 import * as QuestionV2 from "../policy/question.js"
 import { layerLocation, layerProcess } from "../assembly/core.js"
 
+/**
+ * Everything `Core` exports, so `Core.layerTest` sits beside `Core.layerProcess` and `Core.layer`.
+ *
+ * @since 0.2.0
+ */
 export * from "../assembly/core.js"
 
-/** How `layerTest` answers permission asks: a fixed reply, or a function of the request. */
+/**
+ * How `layerTest` answers permission asks: a fixed reply, or a function of the request.
+ *
+ * @since 0.2.0
+ */
 export type PermissionScript =
   | PermissionV2.Reply
   | ((request: PermissionV2.Request) => { readonly reply: PermissionV2.Reply; readonly message?: string })
 
-/** Options of `layerTest`. */
+/**
+ * Options of `layerTest`.
+ *
+ * @since 0.2.0
+ */
 export interface TestOptions {
   /** The Location directory (default: a fresh temp directory). */
   readonly directory?: string
@@ -74,6 +87,8 @@ const responders = (options: TestOptions) =>
 /**
  * A complete Location for tests: a temp data directory (removed afterwards), an in-memory database, configuration
  * only from `options.config`, and optional scripted permission and question replies.
+ *
+ * @since 0.2.0
  */
 export const layerTest = (options: TestOptions = {}) =>
   Layer.unwrapScoped(

@@ -7,7 +7,11 @@
 import { Context, Effect, Layer, type Scope } from "effect"
 import type * as Tool from "./tool.js"
 
-/** Narrow registration-only Location capability. */
+/**
+ * Narrow registration-only Location capability.
+ *
+ * @since 0.1.0
+ */
 export interface Interface {
   /** Registers tools in the Location until the caller's Scope closes. */
   readonly register: (
@@ -15,12 +19,18 @@ export interface Interface {
   ) => Effect.Effect<void, Tool.RegistrationError, Scope.Scope>
 }
 
-/** The Tools service. */
+/**
+ * The Tools service.
+ *
+ * @since 0.1.0
+ */
 export class Service extends Context.Tag("@toolgate/v2/Tools")<Service, Interface>() {}
 
 /**
  * A layer that builds one tool (capturing its services) and registers it as `name` for the layer's lifetime.
  * Registration errors are programming errors and become defects.
+ *
+ * @since 0.1.0
  */
 export const layer = <R>(
   name: string,

@@ -7,12 +7,24 @@
 import { createTwoFilesPatch, diffLines } from "diff"
 import { Schema } from "effect"
 
-/** How a file changed. */
+/**
+ * How a file changed.
+ *
+ * @since 0.1.0
+ */
 export const Status = Schema.Literal("added", "deleted", "modified")
-/** @see Status */
+/**
+ * @see Status
+ *
+ * @since 0.1.0
+ */
 export type Status = typeof Status.Type
 
-/** One file's change summary. */
+/**
+ * One file's change summary.
+ *
+ * @since 0.1.0
+ */
 export const Info = Schema.Struct({
   file: Schema.optional(Schema.String),
   patch: Schema.optional(Schema.String),
@@ -20,10 +32,18 @@ export const Info = Schema.Struct({
   deletions: Schema.Number,
   status: Schema.optional(Status),
 })
-/** @see Info */
+/**
+ * @see Info
+ *
+ * @since 0.1.0
+ */
 export type Info = typeof Info.Type
 
-/** Added and removed line counts of a line diff of `before` against `after`. */
+/**
+ * Added and removed line counts of a line diff of `before` against `after`.
+ *
+ * @since 0.1.0
+ */
 export const counts = (before: string, after: string): { readonly additions: number; readonly deletions: number } => {
   let additions = 0
   let deletions = 0
@@ -34,11 +54,19 @@ export const counts = (before: string, after: string): { readonly additions: num
   return { additions, deletions }
 }
 
-/** The unified patch of `before` → `after`, with `file` as both the old and the new file name. */
+/**
+ * The unified patch of `before` → `after`, with `file` as both the old and the new file name.
+ *
+ * @since 0.1.0
+ */
 export const patch = (file: string, before: string, after: string): string =>
   createTwoFilesPatch(file, file, before, after)
 
-/** Builds the full `Info` of one file: `file`, its patch, its status and its line counts. */
+/**
+ * Builds the full `Info` of one file: `file`, its patch, its status and its line counts.
+ *
+ * @since 0.1.0
+ */
 export const make = (input: {
   readonly file: string
   readonly before: string

@@ -25,7 +25,11 @@ const take = (count: number): Uint8Array => {
   return bytes
 }
 
-/** Returns a 26-character ascending identifier; ids created later in the same process sort later. */
+/**
+ * Returns a 26-character ascending identifier; ids created later in the same process sort later.
+ *
+ * @since 0.1.0
+ */
 export const ascending = (): string => {
   const now = Date.now()
   if (now !== lastMillis) {
@@ -41,5 +45,9 @@ export const ascending = (): string => {
   return time + random
 }
 
-/** Returns `prefix + "_" + ascending()`. */
+/**
+ * Returns `prefix + "_" + ascending()`.
+ *
+ * @since 0.1.0
+ */
 export const create = (prefix: string): string => `${prefix}_${ascending()}`

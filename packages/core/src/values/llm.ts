@@ -5,10 +5,18 @@
  */
 import { Cause, Chunk, Schema } from "effect"
 
-/** A JSON Schema document as produced by `JSONSchema.make`. */
+/**
+ * A JSON Schema document as produced by `JSONSchema.make`.
+ *
+ * @since 0.1.0
+ */
 export type JsonSchema = Record<string, unknown>
 
-/** A tool call streamed by the provider; `id` is the provider's call id. */
+/**
+ * A tool call streamed by the provider; `id` is the provider's call id.
+ *
+ * @since 0.1.0
+ */
 export const ToolCall = Schema.Struct({
   type: Schema.optional(Schema.Literal("tool-call")),
   id: Schema.String,
@@ -18,10 +26,18 @@ export const ToolCall = Schema.Struct({
   metadata: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   providerMetadata: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
 })
-/** @see ToolCall */
+/**
+ * @see ToolCall
+ *
+ * @since 0.1.0
+ */
 export type ToolCall = typeof ToolCall.Type
 
-/** What the model is told about one tool. */
+/**
+ * What the model is told about one tool.
+ *
+ * @since 0.1.0
+ */
 export interface ToolDefinition {
   readonly name: string
   readonly description: string
@@ -53,30 +69,58 @@ export interface ToolAnnotations {
   readonly openWorldHint?: boolean
 }
 
-/** A text part of tool content. */
+/**
+ * A text part of tool content.
+ *
+ * @since 0.1.0
+ */
 export const ToolTextContent = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String })
-/** A media part of tool content, carried as a `data:<mime>;base64,<data>` URI. */
+/**
+ * A media part of tool content, carried as a `data:<mime>;base64,<data>` URI.
+ *
+ * @since 0.1.0
+ */
 export const ToolFileContent = Schema.Struct({
   type: Schema.Literal("file"),
   uri: Schema.String,
   mime: Schema.String,
   name: Schema.optionalWith(Schema.String, { exact: true }),
 })
-/** Tool content: a text or a file part, tagged on `type`. */
+/**
+ * Tool content: a text or a file part, tagged on `type`.
+ *
+ * @since 0.1.0
+ */
 export const ToolContent = Schema.Union(ToolTextContent, ToolFileContent)
-/** @see ToolTextContent */
+/**
+ * @see ToolTextContent
+ *
+ * @since 0.1.0
+ */
 export type ToolTextContent = { readonly type: "text"; readonly text: string }
-/** @see ToolFileContent */
+/**
+ * @see ToolFileContent
+ *
+ * @since 0.1.0
+ */
 export type ToolFileContent = {
   readonly type: "file"
   readonly uri: string
   readonly mime: string
   readonly name?: string
 }
-/** @see ToolContent */
+/**
+ * @see ToolContent
+ *
+ * @since 0.1.0
+ */
 export type ToolContent = ToolTextContent | ToolFileContent
 
-/** A settled tool output: the structured value plus the content the model reads. */
+/**
+ * A settled tool output: the structured value plus the content the model reads.
+ *
+ * @since 0.1.0
+ */
 export interface ToolOutput {
   readonly structured: unknown
   readonly content: ReadonlyArray<ToolContent>
@@ -92,7 +136,11 @@ export const ToolOutput: Schema.Schema<ToolOutput> = Schema.Struct({
   content: Schema.Array(ToolContent),
 })
 
-/** The value a provider receives as the tool result. */
+/**
+ * The value a provider receives as the tool result.
+ *
+ * @since 0.1.0
+ */
 export type ToolResultValue =
   | { readonly type: "json"; readonly value: unknown }
   | { readonly type: "text"; readonly value: unknown }
@@ -112,6 +160,8 @@ export const ToolResultValue: Schema.Schema<ToolResultValue> = Schema.Union(
 /**
  * Chooses the provider-facing result: empty content gives `json` of `structured`, exactly one text part gives
  * `text`, anything else gives `content`.
+ *
+ * @since 0.1.0
  */
 export const toResultValue = (output: ToolOutput): ToolResultValue => {
   if (output.content.length === 0) return { type: "json", value: output.structured }
@@ -121,7 +171,11 @@ export const toResultValue = (output: ToolOutput): ToolResultValue => {
   return { type: "content", value: output.content }
 }
 
-/** The reverse of `toResultValue`; `error` results have no output. */
+/**
+ * The reverse of `toResultValue`; `error` results have no output.
+ *
+ * @since 0.1.0
+ */
 export const fromResultValue = (value: ToolResultValue): ToolOutput | undefined => {
   switch (value.type) {
     case "json":
@@ -146,7 +200,11 @@ const textOf = (value: unknown): string => {
   return String(value)
 }
 
-/** An expected, model-visible tool failure. `error` keeps a cause for diagnostics and is never shown to the model. */
+/**
+ * An expected, model-visible tool failure. `error` keeps a cause for diagnostics and is never shown to the model.
+ *
+ * @since 0.1.0
+ */
 export class ToolFailure extends Schema.TaggedError<ToolFailure>()("LLM.ToolFailure", {
   message: Schema.String,
   metadata: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
@@ -156,6 +214,8 @@ export class ToolFailure extends Schema.TaggedError<ToolFailure>()("LLM.ToolFail
 /**
  * True iff `cause` carries a defect whose `_tag` is `tag`. User stops travel as defects and are recognised by
  * tag string, so modules need not import each other.
+ *
+ * @since 0.1.0
  */
 export const hasDefectTag = (cause: Cause.Cause<unknown>, tag: string): boolean =>
   Chunk.some(

@@ -7,15 +7,27 @@
  */
 import { Effect, FiberRef, Scope } from "effect"
 
-/** A transform edits the draft; a returned Effect runs as part of the rebuild and its failures become defects. */
+/**
+ * A transform edits the draft; a returned Effect runs as part of the rebuild and its failures become defects.
+ *
+ * @since 0.1.0
+ */
 export type Transform<D> = (draft: D) => void | Effect.Effect<void, unknown>
 
-/** Handle returned by `transform`; `dispose` is idempotent and uninterruptible. */
+/**
+ * Handle returned by `transform`; `dispose` is idempotent and uninterruptible.
+ *
+ * @since 0.1.0
+ */
 export interface Registration {
   readonly dispose: Effect.Effect<void>
 }
 
-/** A state container. */
+/**
+ * A state container.
+ *
+ * @since 0.1.0
+ */
 export interface State<A, D> {
   /** The last committed value. */
   readonly get: () => A
@@ -25,7 +37,11 @@ export interface State<A, D> {
   readonly reload: Effect.Effect<void>
 }
 
-/** Options of `create`. */
+/**
+ * Options of `create`.
+ *
+ * @since 0.1.0
+ */
 export interface Options<A, D> {
   readonly initial: () => A
   readonly draft: (value: A) => D
@@ -36,6 +52,8 @@ const pending = FiberRef.unsafeMake<Set<Effect.Effect<void>> | undefined>(undefi
 
 /**
  * Defers every rebuild requested inside `effect` until the outermost batch ends; each affected state rebuilds once.
+ *
+ * @since 0.1.0
  */
 export const batch = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.flatMap(FiberRef.get(pending), (outer) => {
@@ -46,7 +64,11 @@ export const batch = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A,
     )
   })
 
-/** Creates a state container. */
+/**
+ * Creates a state container.
+ *
+ * @since 0.1.0
+ */
 export const create = <A, D>(options: Options<A, D>): Effect.Effect<State<A, D>> =>
   Effect.gen(function* () {
     const semaphore = yield* Effect.makeSemaphore(1)

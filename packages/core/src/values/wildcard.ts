@@ -57,7 +57,11 @@ export interface Pattern {
   readonly compiled: Compiled
 }
 
-/** A matcher for one platform's case rules, with its own compiled-pattern cache. */
+/**
+ * A matcher for one platform's case rules, with its own compiled-pattern cache.
+ *
+ * @since 0.1.0
+ */
 export interface Matcher {
   readonly match: (input: string, pattern: string) => boolean
   /**
@@ -84,6 +88,8 @@ export interface Matcher {
  * How many compiled patterns a matcher's `match` cache holds per generation. The cache keeps two generations: a
  * pattern used in the current or the previous one stays compiled, so a working set of up to this many patterns
  * never recompiles, and a larger one degrades gradually instead of all at once.
+ *
+ * @since 0.1.0
  */
 export const CACHE_SIZE = 4096
 
@@ -345,7 +351,11 @@ const slashes = (input: string): string => {
   return out
 }
 
-/** Builds a matcher; `caseInsensitive` selects the win32 rules. */
+/**
+ * Builds a matcher; `caseInsensitive` selects the win32 rules.
+ *
+ * @since 0.1.0
+ */
 export const make = (options: { readonly caseInsensitive: boolean }): Matcher => {
   const caseInsensitive = options.caseInsensitive
   let young = new Map<string, Compiled>()
@@ -377,5 +387,9 @@ export const make = (options: { readonly caseInsensitive: boolean }): Matcher =>
  */
 export const platform: Matcher = make({ caseInsensitive: process.platform === "win32" })
 
-/** Matches `input` against a permission `pattern` with this platform's rules. */
+/**
+ * Matches `input` against a permission `pattern` with this platform's rules.
+ *
+ * @since 0.1.0
+ */
 export const match = (input: string, pattern: string): boolean => platform.match(input, pattern)

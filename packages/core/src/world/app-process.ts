@@ -11,10 +11,18 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import { Context, Duration, Effect, Exit, Layer, Schema } from "effect"
 
-/** The time a killed process group gets between SIGTERM and SIGKILL. */
+/**
+ * The time a killed process group gets between SIGTERM and SIGKILL.
+ *
+ * @since 0.1.0
+ */
 export const KILL_GRACE_MS = 3000
 
-/** A command to run. With `shell`, `command` is a command string handed to that shell (`true` = the platform shell). */
+/**
+ * A command to run. With `shell`, `command` is a command string handed to that shell (`true` = the platform shell).
+ *
+ * @since 0.1.0
+ */
 export interface Command {
   readonly command: string
   readonly args?: ReadonlyArray<string>
@@ -24,7 +32,11 @@ export interface Command {
   readonly env?: Readonly<Record<string, string | undefined>>
 }
 
-/** Options of `run`. */
+/**
+ * Options of `run`.
+ *
+ * @since 0.1.0
+ */
 export interface RunOptions {
   /**
    * Interleave stdout and stderr into one buffer in the order their chunks arrive. The two pipes are read
@@ -48,7 +60,11 @@ export interface RunOptions {
   readonly onOutput?: (chunk: Uint8Array) => void
 }
 
-/** The outcome of a finished run. */
+/**
+ * The outcome of a finished run.
+ *
+ * @since 0.1.0
+ */
 export interface RunResult {
   readonly command: string
   readonly exitCode: number
@@ -62,7 +78,11 @@ export interface RunResult {
   readonly stderrTruncated: boolean
 }
 
-/** A spawn failure, a non-zero exit under `requireSuccess`, a timeout or an abort. */
+/**
+ * A spawn failure, a non-zero exit under `requireSuccess`, a timeout or an abort.
+ *
+ * @since 0.1.0
+ */
 export class AppProcessError extends Schema.TaggedError<AppProcessError>()("AppProcessError", {
   command: Schema.String,
   exitCode: Schema.optional(Schema.Number),
@@ -80,16 +100,28 @@ export class AppProcessError extends Schema.TaggedError<AppProcessError>()("AppP
   }
 }
 
-/** The AppProcess service shape. */
+/**
+ * The AppProcess service shape.
+ *
+ * @since 0.1.0
+ */
 export interface Interface {
   /** Spawns `command`, waits for it to exit and its output to close, and returns the captured output. */
   readonly run: (command: Command, options?: RunOptions) => Effect.Effect<RunResult, AppProcessError>
 }
 
-/** The process-wide AppProcess service. */
+/**
+ * The process-wide AppProcess service.
+ *
+ * @since 0.1.0
+ */
 export class Service extends Context.Tag("@toolgate/v2/AppProcess")<Service, Interface>() {}
 
-/** Fails with `AppProcessError{ command, exitCode, stderr }` unless the exit code is 0. */
+/**
+ * Fails with `AppProcessError{ command, exitCode, stderr }` unless the exit code is 0.
+ *
+ * @since 0.1.0
+ */
 export const requireSuccess = (result: RunResult): Effect.Effect<RunResult, AppProcessError> =>
   result.exitCode === 0
     ? Effect.succeed(result)
@@ -101,13 +133,21 @@ export const requireSuccess = (result: RunResult): Effect.Effect<RunResult, AppP
         }),
       )
 
-/** The human-readable form of a command: the string itself, followed by its arguments. */
+/**
+ * The human-readable form of a command: the string itself, followed by its arguments.
+ *
+ * @since 0.1.0
+ */
 export const describe = (command: Command): string =>
   command.args !== undefined && command.args.length > 0
     ? `${command.command} ${command.args.join(" ")}`
     : command.command
 
-/** A byte collector with an optional cap: keeps bytes up to `max`, counts everything, never stops draining. */
+/**
+ * A byte collector with an optional cap: keeps bytes up to `max`, counts everything, never stops draining.
+ *
+ * @since 0.1.0
+ */
 export interface Collector {
   readonly push: (chunk: Uint8Array) => void
   readonly result: () => { readonly buffer: Buffer; readonly truncated: boolean; readonly total: number }
@@ -116,6 +156,8 @@ export interface Collector {
 /**
  * Creates a collector. The chunk that crosses `max` is sliced; `truncated` becomes true only once the total exceeds
  * `max` (exactly `max` bytes is not truncated).
+ *
+ * @since 0.1.0
  */
 export const collector = (max?: number): Collector => {
   const chunks: Array<Uint8Array> = []
@@ -358,12 +400,20 @@ const runCommand = (command: Command, options: RunOptions | undefined): Effect.E
   return Effect.raceFirst(timed, aborted)
 }
 
-/** Builds the service. */
+/**
+ * Builds the service.
+ *
+ * @since 0.1.0
+ */
 export const make: Interface = {
   run: Effect.fn("AppProcess.run")(function* (command: Command, options?: RunOptions) {
     return yield* runCommand(command, options)
   }),
 }
 
-/** The process-wide layer. */
+/**
+ * The process-wide layer.
+ *
+ * @since 0.1.0
+ */
 export const layer: Layer.Layer<Service> = Layer.succeed(Service, Service.of(make))

@@ -19,20 +19,39 @@ import { Context, Effect, Layer, Schema } from "effect"
 import type * as LocationMutation from "./location-mutation.js"
 import * as VerifiedFile from "./verified-file.js"
 
-export { PathChangedError } from "./verified-file.js"
+export {
+  /**
+   * The path (or one of its directories) changed between approval and the I/O; nothing was read or written.
+   *
+   * @since 0.1.0
+   */
+  PathChangedError,
+} from "./verified-file.js"
 type PathChangedError = VerifiedFile.PathChangedError
 
-/** `create` found the target already present. */
+/**
+ * `create` found the target already present.
+ *
+ * @since 0.1.0
+ */
 export class TargetExistsError extends Schema.TaggedError<TargetExistsError>()("FileMutation.TargetExistsError", {
   path: Schema.String,
 }) {}
 
-/** `writeIfUnchanged` found different bytes than expected. */
+/**
+ * `writeIfUnchanged` found different bytes than expected.
+ *
+ * @since 0.1.0
+ */
 export class StaleContentError extends Schema.TaggedError<StaleContentError>()("FileMutation.StaleContentError", {
   path: Schema.String,
 }) {}
 
-/** The result of a write-like operation. */
+/**
+ * The result of a write-like operation.
+ *
+ * @since 0.1.0
+ */
 export interface WriteResult {
   readonly operation: "write"
   readonly target: string
@@ -40,7 +59,11 @@ export interface WriteResult {
   readonly existed: boolean
 }
 
-/** The result of `remove`. */
+/**
+ * The result of `remove`.
+ *
+ * @since 0.1.0
+ */
 export interface RemoveResult {
   readonly operation: "remove"
   readonly target: string
@@ -50,7 +73,11 @@ export interface RemoveResult {
 
 type Target = Pick<LocationMutation.Target, "canonical" | "resource">
 
-/** The FileMutation operations. */
+/**
+ * The FileMutation operations.
+ *
+ * @since 0.1.0
+ */
 export interface Interface {
   readonly write: (input: {
     readonly target: Target
@@ -83,7 +110,11 @@ export interface Interface {
   readonly read: (input: { readonly target: Target }) => Effect.Effect<Uint8Array, PlatformError | PathChangedError>
 }
 
-/** The FileMutation service. */
+/**
+ * The FileMutation service.
+ *
+ * @since 0.1.0
+ */
 export class Service extends Context.Tag("@toolgate/v2/FileMutation")<Service, Interface>() {}
 
 /**
@@ -104,7 +135,11 @@ export const io: Io = VerifiedFile
 const BOM = new Uint8Array([0xef, 0xbb, 0xbf])
 const encoder = new TextEncoder()
 
-/** True iff `bytes` start with a UTF-8 BOM. */
+/**
+ * True iff `bytes` start with a UTF-8 BOM.
+ *
+ * @since 0.1.0
+ */
 export const hasBom = (bytes: Uint8Array): boolean => bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf
 
 const bytesOf = (content: string | Uint8Array): Uint8Array =>
@@ -134,7 +169,11 @@ const withLock = <A, E, R>(key: string, effect: Effect.Effect<A, E, R>): Effect.
 
 type Existing = { readonly handle: VerifiedFile.Handle; readonly links: number; readonly mode: number }
 
-/** Builds the service on `operations` (the node:fs implementation by default). */
+/**
+ * Builds the service on `operations` (the node:fs implementation by default).
+ *
+ * @since 0.1.0
+ */
 export const makeWith = (operations: Io): Effect.Effect<Interface> =>
   Effect.sync(() => {
     const { flags } = operations
@@ -389,10 +428,18 @@ export const makeWith = (operations: Io): Effect.Effect<Interface> =>
     return Service.of({ write, writeTextPreservingBom, create, writeIfUnchanged, remove, read })
   })
 
-/** Builds the service on the node:fs operations. */
+/**
+ * Builds the service on the node:fs operations.
+ *
+ * @since 0.1.0
+ */
 export const make: Effect.Effect<Interface> = makeWith(io)
 
-/** The Location-scoped layer. */
+/**
+ * The Location-scoped layer.
+ *
+ * @since 0.1.0
+ */
 export const layer: Layer.Layer<Service> = Layer.effect(Service, make)
 
 /**

@@ -8,13 +8,21 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import * as Config from "../place/config.js"
 
-/** No codec is available. */
+/**
+ * No codec is available.
+ *
+ * @since 0.1.0
+ */
 export class ResizerUnavailableError extends Schema.TaggedError<ResizerUnavailableError>()(
   "Image.ResizerUnavailableError",
   {},
 ) {}
 
-/** The bytes are not a decodable image. */
+/**
+ * The bytes are not a decodable image.
+ *
+ * @since 0.1.0
+ */
 export class DecodeError extends Schema.TaggedError<DecodeError>()("Image.DecodeError", {
   resource: Schema.String,
 }) {
@@ -23,7 +31,11 @@ export class DecodeError extends Schema.TaggedError<DecodeError>()("Image.Decode
   }
 }
 
-/** The image exceeds the limits and could not (or may not) be shrunk to fit. Dimensions are the original ones. */
+/**
+ * The image exceeds the limits and could not (or may not) be shrunk to fit. Dimensions are the original ones.
+ *
+ * @since 0.1.0
+ */
 export class SizeError extends Schema.TaggedError<SizeError>()("Image.SizeError", {
   resource: Schema.String,
   width: Schema.Number,
@@ -38,10 +50,18 @@ export class SizeError extends Schema.TaggedError<SizeError>()("Image.SizeError"
   }
 }
 
-/** The failures of `normalize`. */
+/**
+ * The failures of `normalize`.
+ *
+ * @since 0.1.0
+ */
 export type Error = ResizerUnavailableError | DecodeError | SizeError
 
-/** A decoded image held by an adapter. `free` releases it; every method may be called until then. */
+/**
+ * A decoded image held by an adapter. `free` releases it; every method may be called until then.
+ *
+ * @since 0.1.0
+ */
 export interface Bitmap {
   readonly width: number
   readonly height: number
@@ -52,12 +72,20 @@ export interface Bitmap {
   readonly free: () => void
 }
 
-/** An image codec. `decode` throws when the bytes are not an image. */
+/**
+ * An image codec. `decode` throws when the bytes are not an image.
+ *
+ * @since 0.1.0
+ */
 export interface Adapter {
   readonly decode: (bytes: Uint8Array) => Bitmap
 }
 
-/** Effective limits (from `attachments.image`, merged over every config document). */
+/**
+ * Effective limits (from `attachments.image`, merged over every config document).
+ *
+ * @since 0.1.0
+ */
 export interface Limits {
   readonly autoResize: boolean
   readonly maxWidth: number
@@ -65,7 +93,11 @@ export interface Limits {
   readonly maxBase64Bytes: number
 }
 
-/** Default limits. */
+/**
+ * Default limits.
+ *
+ * @since 0.1.0
+ */
 export const DEFAULT_LIMITS: Limits = {
   autoResize: true,
   maxWidth: 2000,
@@ -73,25 +105,45 @@ export const DEFAULT_LIMITS: Limits = {
   maxBase64Bytes: 5 * 1024 * 1024,
 }
 
-/** JPEG qualities tried after PNG, in order. */
+/**
+ * JPEG qualities tried after PNG, in order.
+ *
+ * @since 0.1.0
+ */
 export const JPEG_QUALITIES = [80, 85, 70, 55, 40] as const
 
-/** Base64 media: `content` is base64 and `mime` names its type. */
+/**
+ * Base64 media: `content` is base64 and `mime` names its type.
+ *
+ * @since 0.1.0
+ */
 export interface Media {
   readonly content: string
   readonly mime: string
 }
 
-/** The Image operations. */
+/**
+ * The Image operations.
+ *
+ * @since 0.1.0
+ */
 export interface Interface {
   /** Returns `media` unchanged when it fits, else a smaller re-encoding (new `content` and `mime`). */
   readonly normalize: <A extends Media>(resource: string, media: A) => Effect.Effect<A, Error>
 }
 
-/** The Image service (Location-scoped: limits come from the Location's config). */
+/**
+ * The Image service (Location-scoped: limits come from the Location's config).
+ *
+ * @since 0.1.0
+ */
 export class Service extends Context.Tag("@toolgate/Image")<Service, Interface>() {}
 
-/** Merges `attachments.image` of every document, later keys winning, over the defaults. */
+/**
+ * Merges `attachments.image` of every document, later keys winning, over the defaults.
+ *
+ * @since 0.1.0
+ */
 export const limits = (entries: ReadonlyArray<Config.Entry>): Limits => {
   const image: {
     -readonly [K in keyof typeof Config.ImageAttachments.Type]?: (typeof Config.ImageAttachments.Type)[K]
@@ -105,7 +157,11 @@ export const limits = (entries: ReadonlyArray<Config.Entry>): Limits => {
   }
 }
 
-/** Up to 32 distinct candidate sizes: the scaled size, then repeatedly three quarters per side (minimum 1). */
+/**
+ * Up to 32 distinct candidate sizes: the scaled size, then repeatedly three quarters per side (minimum 1).
+ *
+ * @since 0.1.0
+ */
 export const candidateSizes = (
   width: number,
   height: number,
@@ -126,7 +182,11 @@ export const candidateSizes = (
 
 const base64Bytes = (content: string): number => Buffer.byteLength(content, "utf8")
 
-/** The normalisation algorithm on a given adapter and limits. */
+/**
+ * The normalisation algorithm on a given adapter and limits.
+ *
+ * @since 0.1.0
+ */
 export const normalizeWith = <A extends Media>(
   adapter: Adapter,
   limit: Limits,
@@ -174,7 +234,11 @@ export const normalizeWith = <A extends Media>(
     (bitmap) => Effect.sync(() => bitmap.free()),
   )
 
-/** The default adapter on `@silvia-odwyer/photon-node`, loaded on first use; a load failure is `ResizerUnavailableError`. */
+/**
+ * The default adapter on `@silvia-odwyer/photon-node`, loaded on first use; a load failure is `ResizerUnavailableError`.
+ *
+ * @since 0.1.0
+ */
 export const photonAdapter: Effect.Effect<Adapter, ResizerUnavailableError> = Effect.tryPromise({
   try: () => import("@silvia-odwyer/photon-node"),
   catch: () => new ResizerUnavailableError(),
@@ -194,7 +258,11 @@ export const photonAdapter: Effect.Effect<Adapter, ResizerUnavailableError> = Ef
   }),
 )
 
-/** Builds the service from an adapter (or an effect loading one, cached after its first success). */
+/**
+ * Builds the service from an adapter (or an effect loading one, cached after its first success).
+ *
+ * @since 0.1.0
+ */
 export const makeWith = (
   adapter: Adapter | Effect.Effect<Adapter, ResizerUnavailableError>,
 ): Effect.Effect<Interface, never, Config.Service> =>
@@ -215,15 +283,27 @@ export const makeWith = (
     return Service.of({ normalize })
   })
 
-/** The service on the given adapter. */
+/**
+ * The service on the given adapter.
+ *
+ * @since 0.1.0
+ */
 export const layerWithAdapter = (
   adapter: Adapter | Effect.Effect<Adapter, ResizerUnavailableError>,
 ): Layer.Layer<Service, never, Config.Service> => Layer.effect(Service, makeWith(adapter))
 
-/** The service on the default photon adapter. */
+/**
+ * The service on the default photon adapter.
+ *
+ * @since 0.1.0
+ */
 export const layer: Layer.Layer<Service, never, Config.Service> = layerWithAdapter(photonAdapter)
 
-/** A service with no codec: every `normalize` fails with `ResizerUnavailableError`. */
+/**
+ * A service with no codec: every `normalize` fails with `ResizerUnavailableError`.
+ *
+ * @since 0.1.0
+ */
 export const layerWithoutAdapter: Layer.Layer<Service> = Layer.succeed(
   Service,
   Service.of({ normalize: () => Effect.fail(new ResizerUnavailableError()) }),

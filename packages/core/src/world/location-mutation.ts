@@ -17,14 +17,29 @@ import * as Location from "../place/location.js"
 import * as Wildcard from "../values/wildcard.js"
 import { PathChangedError } from "./verified-file.js"
 
-export { PathChangedError } from "./verified-file.js"
+export {
+  /**
+   * The path (or one of its directories) changed between approval and the I/O; nothing was read or written.
+   *
+   * @since 0.1.0
+   */
+  PathChangedError,
+} from "./verified-file.js"
 
-/** What to resolve. Unknown fields (such as `reference`) are dropped on decode. */
+/**
+ * What to resolve. Unknown fields (such as `reference`) are dropped on decode.
+ *
+ * @since 0.1.0
+ */
 export const ResolveInput = Schema.Struct({
   path: Schema.String,
   kind: Schema.optional(Schema.Literal("file", "directory")),
 })
-/** @see ResolveInput */
+/**
+ * @see ResolveInput
+ *
+ * @since 0.1.0
+ */
 export type ResolveInput = typeof ResolveInput.Type
 
 const REASONS = {
@@ -38,6 +53,8 @@ const REASONS = {
  * The path cannot be used. `invalid_path` (our addition) covers paths the OS cannot represent faithfully: a NUL
  * byte, an unpaired UTF-16 surrogate (it would reach the disk as U+FFFD, another name than the one checked), a
  * name longer than `MAX_NAME_BYTES` or a path longer than `MAX_PATH_BYTES`; `detail` says which.
+ *
+ * @since 0.1.0
  */
 export class PathError extends Schema.TaggedError<PathError>()("LocationMutation.PathError", {
   path: Schema.String,
@@ -81,7 +98,11 @@ export const invalidPath = (value: string): string | undefined => {
   return undefined
 }
 
-/** The external-directory authority a caller must assert before its own action. */
+/**
+ * The external-directory authority a caller must assert before its own action.
+ *
+ * @since 0.1.0
+ */
 export interface ExternalDirectoryAuthorization {
   readonly action: "external_directory"
   readonly directory: string
@@ -89,21 +110,33 @@ export interface ExternalDirectoryAuthorization {
   readonly save: string
 }
 
-/** A resolved target: the canonical path, the permission resource, and external authority when needed. */
+/**
+ * A resolved target: the canonical path, the permission resource, and external authority when needed.
+ *
+ * @since 0.1.0
+ */
 export interface Target {
   readonly canonical: string
   readonly resource: string
   readonly externalDirectory?: ExternalDirectoryAuthorization
 }
 
-/** The fields to spread into `PermissionV2.assert` for an external directory. */
+/**
+ * The fields to spread into `PermissionV2.assert` for an external directory.
+ *
+ * @since 0.1.0
+ */
 export const externalDirectoryPermission = (auth: ExternalDirectoryAuthorization) => ({
   action: auth.action,
   resources: [auth.resource],
   save: [auth.save],
 })
 
-/** The LocationMutation operations. */
+/**
+ * The LocationMutation operations.
+ *
+ * @since 0.1.0
+ */
 export interface Interface {
   /** The realpath of the Location directory. */
   readonly root: string
@@ -119,12 +152,20 @@ export interface Interface {
   readonly contains: (canonical: string) => boolean
 }
 
-/** The LocationMutation service. */
+/**
+ * The LocationMutation service.
+ *
+ * @since 0.1.0
+ */
 export class Service extends Context.Tag("@toolgate/v2/LocationMutation")<Service, Interface>() {}
 
 const slashes = (value: string): string => value.replaceAll("\\", "/")
 
-/** True iff `child` is `parent` or lexically below it. */
+/**
+ * True iff `child` is `parent` or lexically below it.
+ *
+ * @since 0.1.0
+ */
 export const isWithin = (parent: string, child: string): boolean => {
   const relative = path.relative(parent, child)
   return relative === "" || (!path.isAbsolute(relative) && relative !== ".." && !relative.startsWith(`..${path.sep}`))
@@ -148,7 +189,11 @@ const isMissing = (error: PlatformError | PathError): boolean => {
   return code === "ENOTDIR" || code === "ENOENT"
 }
 
-/** Builds the service for the current Location. */
+/**
+ * Builds the service for the current Location.
+ *
+ * @since 0.1.0
+ */
 export const make: Effect.Effect<Interface, never, Location.Service | FileSystem.FileSystem> = Effect.gen(function* () {
   const location = yield* Location.Service
   const fs = yield* FileSystem.FileSystem
@@ -254,5 +299,9 @@ export const make: Effect.Effect<Interface, never, Location.Service | FileSystem
   return Service.of({ root, resolve, recheck, contains })
 })
 
-/** The Location-scoped layer. */
+/**
+ * The Location-scoped layer.
+ *
+ * @since 0.1.0
+ */
 export const layer: Layer.Layer<Service, never, Location.Service | FileSystem.FileSystem> = Layer.effect(Service, make)

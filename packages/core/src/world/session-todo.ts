@@ -8,7 +8,11 @@ import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
 import * as EventV2 from "../place/event.js"
 
-/** One todo item. Status and priority are free strings (conventionally pending/in_progress/completed/cancelled and high/medium/low). */
+/**
+ * One todo item. Status and priority are free strings (conventionally pending/in_progress/completed/cancelled and high/medium/low).
+ *
+ * @since 0.1.0
+ */
 export const Todo = Schema.Struct({
   content: Schema.String.annotations({ description: "A short statement of the task" }),
   status: Schema.String.annotations({
@@ -16,21 +20,37 @@ export const Todo = Schema.Struct({
   }),
   priority: Schema.String.annotations({ description: "How important the task is: high, medium or low" }),
 })
-/** @see Todo */
+/**
+ * @see Todo
+ *
+ * @since 0.1.0
+ */
 export type Todo = typeof Todo.Type
 
-/** Events (live only). */
+/**
+ * Events (live only).
+ *
+ * @since 0.1.0
+ */
 export const Event = {
   Updated: EventV2.define("todo.updated", Schema.Struct({ sessionID: Schema.String, todos: Schema.Array(Todo) })),
 } as const
 
-/** The input of `update`. */
+/**
+ * The input of `update`.
+ *
+ * @since 0.1.0
+ */
 export interface UpdateInput {
   readonly sessionID: string
   readonly todos: ReadonlyArray<Todo>
 }
 
-/** The todo store, one per Location. */
+/**
+ * The todo store, one per Location.
+ *
+ * @since 0.1.0
+ */
 export interface Interface {
   /** Replaces the session's list (positions follow array order), then publishes `todo.updated`. */
   readonly update: (input: UpdateInput) => Effect.Effect<void>
@@ -38,10 +58,18 @@ export interface Interface {
   readonly get: (sessionID: string) => Effect.Effect<ReadonlyArray<Todo>>
 }
 
-/** The SessionTodo service tag. */
+/**
+ * The SessionTodo service tag.
+ *
+ * @since 0.1.0
+ */
 export class Service extends Context.Tag("@toolgate/v2/SessionTodo")<Service, Interface>() {}
 
-/** Builds the store over the current SQL client and bus. */
+/**
+ * Builds the store over the current SQL client and bus.
+ *
+ * @since 0.1.0
+ */
 export const make: Effect.Effect<Interface, never, SqlClient.SqlClient | EventV2.Service> = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const events = yield* EventV2.Service
@@ -77,5 +105,9 @@ export const make: Effect.Effect<Interface, never, SqlClient.SqlClient | EventV2
   return Service.of({ update, get })
 })
 
-/** The Location-scoped layer. */
+/**
+ * The Location-scoped layer.
+ *
+ * @since 0.1.0
+ */
 export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventV2.Service> = Layer.effect(Service, make)

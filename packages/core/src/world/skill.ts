@@ -17,7 +17,11 @@ import * as Location from "../place/location.js"
 import * as ProtectedPath from "../place/protected-path.js"
 import * as PermissionV2 from "../policy/permission.js"
 
-/** A loaded skill. `location` is the absolute path of its file; `content` is the markdown body. */
+/**
+ * A loaded skill. `location` is the absolute path of its file; `content` is the markdown body.
+ *
+ * @since 0.1.0
+ */
 export const Info = Schema.Struct({
   name: Schema.String,
   description: Schema.optional(Schema.String),
@@ -25,16 +29,28 @@ export const Info = Schema.Struct({
   location: Schema.String,
   content: Schema.String,
 })
-/** @see Info */
+/**
+ * @see Info
+ *
+ * @since 0.1.0
+ */
 export type Info = typeof Info.Type
 
-/** A directory scanned for `**\/SKILL.md`. */
+/**
+ * A directory scanned for `**\/SKILL.md`.
+ *
+ * @since 0.1.0
+ */
 export interface Source {
   readonly type: "directory"
   readonly path: string
 }
 
-/** The skill service, one per Location. */
+/**
+ * The skill service, one per Location.
+ *
+ * @since 0.1.0
+ */
 export interface Interface {
   /** Every skill, later sources winning on equal names. */
   readonly list: () => Effect.Effect<ReadonlyArray<Info>>
@@ -42,16 +58,32 @@ export interface Interface {
   readonly sources: () => Effect.Effect<ReadonlyArray<Source>>
 }
 
-/** The SkillV2 service tag. */
+/**
+ * The SkillV2 service tag.
+ *
+ * @since 0.1.0
+ */
 export class Service extends Context.Tag("@toolgate/v2/Skill")<Service, Interface>() {}
 
-/** The skill file name inside a skill directory. */
+/**
+ * The skill file name inside a skill directory.
+ *
+ * @since 0.1.0
+ */
 export const SKILL_FILE = "SKILL.md"
 
-/** The folders, in priority order, that hold a `skills` directory in each directory from the project root down. */
+/**
+ * The folders, in priority order, that hold a `skills` directory in each directory from the project root down.
+ *
+ * @since 0.1.0
+ */
 export const PROJECT_FOLDERS = [".claude", ".agents", ".toolgate"] as const
 
-/** The skills an agent may see: those whose `skill` permission does not evaluate to deny. */
+/**
+ * The skills an agent may see: those whose `skill` permission does not evaluate to deny.
+ *
+ * @since 0.1.0
+ */
 export const available = (
   skills: ReadonlyArray<Info>,
   agent: { readonly permissions: PermissionV2.Ruleset },
@@ -68,6 +100,8 @@ const decodeFrontmatter = Schema.decodeUnknownOption(Frontmatter)
 /**
  * Splits `---` front matter from the markdown body. A file without front matter has empty data; an unterminated
  * block or invalid YAML gives `None`.
+ *
+ * @since 0.1.0
  */
 export const splitFrontmatter = (text: string): Option.Option<{ readonly data: unknown; readonly content: string }> => {
   const fence = /^---[ \t]*(?:\r?\n|$)/gm
@@ -86,6 +120,8 @@ export const splitFrontmatter = (text: string): Option.Option<{ readonly data: u
 /**
  * Parses one skill file found in `source`. Without a front-matter `name`, the file's basename (minus `.md`) names it,
  * but only when the file sits directly in `source`. Empty, unparsable or undecodable files give `None`.
+ *
+ * @since 0.1.0
  */
 export const parse = (file: string, text: string, source: string): Option.Option<Info> => {
   if (text.trim() === "") return Option.none()
@@ -109,6 +145,8 @@ export const parse = (file: string, text: string, source: string): Option.Option
  * `read`: a file or folder whose real path lies outside the real path of `directory` is skipped with a warning
  * naming it, so neither its content nor its name is ever returned. A directory that cannot be read fails the walk
  * unless `lenient`; entries that vanish or cannot be stat'ed are skipped.
+ *
+ * @since 0.1.0
  */
 export const walk = (
   directory: string,
@@ -189,6 +227,8 @@ const merge = (groups: ReadonlyArray<ReadonlyArray<Info>>): ReadonlyArray<Info> 
 /**
  * Our skill sources for a Location, lowest priority first: the user's configuration directory, then each directory
  * from the project root down to the Location (only the Location outside git; never above the project).
+ *
+ * @since 0.1.0
  */
 export const locations = (global: Global.Interface, location: Location.Interface): ReadonlyArray<Source> => [
   { type: "directory", path: path.join(global.config, "skills") },
@@ -200,6 +240,8 @@ export const locations = (global: Global.Interface, location: Location.Interface
 /**
  * Builds the service over `sources`; each source is scanned at most once (on first `list`). With `protectedRoots`, a
  * source whose real path is not a protected path is skipped with a warning (our own locations use this).
+ *
+ * @since 0.1.0
  */
 export const make = (
   sources: ReadonlyArray<Source>,
@@ -226,7 +268,11 @@ export const make = (
     return Service.of({ list, sources: listSources })
   })
 
-/** The Location-scoped layer over our skill locations. */
+/**
+ * The Location-scoped layer over our skill locations.
+ *
+ * @since 0.1.0
+ */
 export const layer: Layer.Layer<Service, never, FileSystem.FileSystem | Global.Service | Location.Service> =
   Layer.effect(
     Service,
@@ -237,10 +283,18 @@ export const layer: Layer.Layer<Service, never, FileSystem.FileSystem | Global.S
     }),
   )
 
-/** A layer over explicit source directories, for embedders and tests. */
+/**
+ * A layer over explicit source directories, for embedders and tests.
+ *
+ * @since 0.1.0
+ */
 export const layerFromSources = (sources: ReadonlyArray<Source>): Layer.Layer<Service, never, FileSystem.FileSystem> =>
   Layer.effect(Service, make(sources))
 
-/** A fixed skill list, for embedders and tests. */
+/**
+ * A fixed skill list, for embedders and tests.
+ *
+ * @since 0.1.0
+ */
 export const layerWith = (skills: ReadonlyArray<Info>): Layer.Layer<Service> =>
   Layer.succeed(Service, Service.of({ list: () => Effect.succeed(skills), sources: () => Effect.succeed([]) }))

@@ -34,7 +34,11 @@ export class PathChangedError extends Schema.TaggedError<PathChangedError>()("Fi
 }
 
 const C = nfs.constants
-/** Open flags, with the ones a platform lacks set to 0. */
+/**
+ * Open flags, with the ones a platform lacks set to 0.
+ *
+ * @since 0.2.0
+ */
 export const flags = {
   read: C.O_RDONLY | (C.O_NOFOLLOW ?? 0) | (C.O_NONBLOCK ?? 0),
   readWrite: C.O_RDWR | (C.O_NOFOLLOW ?? 0),
@@ -54,7 +58,11 @@ const REASONS: Record<string, SystemErrorReason> = {
   ELOOP: "BadResource",
 }
 
-/** The platform error for a failed node:fs call, shaped like the ones `NodeFileSystem` produces. */
+/**
+ * The platform error for a failed node:fs call, shaped like the ones `NodeFileSystem` produces.
+ *
+ * @since 0.2.0
+ */
 export const systemError = (method: string, target: string | number, error: NodeJS.ErrnoException): PlatformError =>
   new SystemError({
     reason: REASONS[error.code ?? ""] ?? "Unknown",
@@ -69,11 +77,19 @@ export const systemError = (method: string, target: string | number, error: Node
 /** True for the error `O_NOFOLLOW` gives when the final component is a symlink. */
 const isSymlinkRefusal = (error: NodeJS.ErrnoException): boolean => error.code === "ELOOP" || error.code === "EMLINK"
 
-/** True iff the error is the platform's NotFound. */
+/**
+ * True iff the error is the platform's NotFound.
+ *
+ * @since 0.2.0
+ */
 export const isNotFound = (error: { readonly _tag: string }): boolean =>
   error._tag === "SystemError" && (error as SystemError).reason === "NotFound"
 
-/** True iff the error is the platform's AlreadyExists. */
+/**
+ * True iff the error is the platform's AlreadyExists.
+ *
+ * @since 0.2.0
+ */
 export const isAlreadyExists = (error: { readonly _tag: string }): boolean =>
   error._tag === "SystemError" && (error as SystemError).reason === "AlreadyExists"
 
@@ -87,7 +103,11 @@ const call = <A>(
   })
 
 let procChecked: boolean | undefined
-/** True iff `/proc/self/fd/N` names the real path of descriptor N on this system (checked once). */
+/**
+ * True iff `/proc/self/fd/N` names the real path of descriptor N on this system (checked once).
+ *
+ * @since 0.2.0
+ */
 export const hasProcFd = (): boolean => {
   if (procChecked !== undefined) return procChecked
   try {
@@ -104,7 +124,11 @@ export const hasProcFd = (): boolean => {
   return procChecked
 }
 
-/** The path the kernel reports for `fd`, or undefined where it cannot tell. */
+/**
+ * The path the kernel reports for `fd`, or undefined where it cannot tell.
+ *
+ * @since 0.2.0
+ */
 export const locate = (fd: number): string | undefined => {
   if (!hasProcFd()) return undefined
   try {
@@ -114,7 +138,11 @@ export const locate = (fd: number): string | undefined => {
   }
 }
 
-/** True iff the descriptor `fd` is the file (or directory) at `expected`, which must be a canonical path. */
+/**
+ * True iff the descriptor `fd` is the file (or directory) at `expected`, which must be a canonical path.
+ *
+ * @since 0.2.0
+ */
 export const isAt = (fd: number, expected: string): boolean => {
   const actual = locate(fd)
   if (actual !== undefined) return actual === expected
@@ -129,19 +157,31 @@ export const isAt = (fd: number, expected: string): boolean => {
   }
 }
 
-/** An open, verified file descriptor. */
+/**
+ * An open, verified file descriptor.
+ *
+ * @since 0.2.0
+ */
 export interface Handle {
   readonly fd: number
   /** The canonical path it was verified at. */
   readonly path: string
 }
 
-/** An open, verified directory; `via` is the prefix to look names up in it without walking the path again. */
+/**
+ * An open, verified directory; `via` is the prefix to look names up in it without walking the path again.
+ *
+ * @since 0.2.0
+ */
 export interface Directory extends Handle {
   readonly via: string
 }
 
-/** Closes a descriptor, ignoring errors (the descriptor is gone either way). */
+/**
+ * Closes a descriptor, ignoring errors (the descriptor is gone either way).
+ *
+ * @since 0.2.0
+ */
 export const close = (handle: Handle): Effect.Effect<void> =>
   Effect.async<void>((resume) => nfs.close(handle.fd, () => resume(Effect.void)))
 
@@ -166,6 +206,8 @@ const verified = (fd: number, expected: string) =>
 /**
  * Opens the file at the canonical path `canonical` (`flag` should carry `O_NOFOLLOW`, see `flags`) and verifies the
  * descriptor lies exactly there. The caller closes the handle.
+ *
+ * @since 0.2.0
  */
 export const openFile = (canonical: string, flag: number): Effect.Effect<Handle, PlatformError | PathChangedError> =>
   openRaw("open", canonical, flag).pipe(
@@ -175,7 +217,11 @@ export const openFile = (canonical: string, flag: number): Effect.Effect<Handle,
 
 const viaOf = (fd: number, canonical: string): string => (hasProcFd() ? `/proc/self/fd/${fd}` : canonical)
 
-/** Opens and verifies the directory at the canonical path `canonical`; `method` names it in errors. */
+/**
+ * Opens and verifies the directory at the canonical path `canonical`; `method` names it in errors.
+ *
+ * @since 0.2.0
+ */
 export const openDirectory = (
   canonical: string,
   method = "open",
@@ -185,12 +231,18 @@ export const openDirectory = (
     Effect.map((fd) => ({ fd, path: canonical, via: viaOf(fd, canonical) })),
   )
 
-/** The path naming `name` inside `directory`, looked up from the verified descriptor. */
+/**
+ * The path naming `name` inside `directory`, looked up from the verified descriptor.
+ *
+ * @since 0.2.0
+ */
 export const child = (directory: Directory, name: string): string => `${directory.via}/${name}`
 
 /**
  * Opens `name` inside `directory` (never following a final symlink) and verifies the descriptor. With
  * `flags.createExclusive`, a file created somewhere else in a lost race is removed before the failure.
+ *
+ * @since 0.2.0
  */
 export const openIn = (
   directory: Directory,
@@ -219,7 +271,11 @@ export const openIn = (
   })
 }
 
-/** Opens the subdirectory `name` of `directory` without following a symlink, verified. */
+/**
+ * Opens the subdirectory `name` of `directory` without following a symlink, verified.
+ *
+ * @since 0.2.0
+ */
 export const openDirectoryIn = (
   directory: Directory,
   name: string,
@@ -234,6 +290,8 @@ export const openDirectoryIn = (
 /**
  * Opens the directory `canonical`, creating missing directories on the way. Each created directory is made inside
  * an already-verified parent, so none can land outside.
+ *
+ * @since 0.2.0
  */
 export const ensureDirectory = (canonical: string): Effect.Effect<Directory, PlatformError | PathChangedError> =>
   openDirectory(canonical).pipe(
@@ -255,17 +313,29 @@ export const ensureDirectory = (canonical: string): Effect.Effect<Directory, Pla
     }),
   )
 
-/** fstat of a handle. */
+/**
+ * fstat of a handle.
+ *
+ * @since 0.2.0
+ */
 export const stat = (handle: Handle): Effect.Effect<nfs.Stats, PlatformError> =>
   call("stat", handle.path, (done) => nfs.fstat(handle.fd, done))
 
-/** lstat of `name` inside `directory`, or undefined when it does not exist. */
+/**
+ * lstat of `name` inside `directory`, or undefined when it does not exist.
+ *
+ * @since 0.2.0
+ */
 export const lstatIn = (directory: Directory, name: string): Effect.Effect<nfs.Stats | undefined, PlatformError> =>
   call<nfs.Stats | undefined>("stat", path.join(directory.path, name), (done) =>
     nfs.lstat(child(directory, name), done),
   ).pipe(Effect.catchIf(isNotFound, () => Effect.succeed(undefined)))
 
-/** Reads up to `length` bytes at `position` (the current offset when null); undefined at the end of the file. */
+/**
+ * Reads up to `length` bytes at `position` (the current offset when null); undefined at the end of the file.
+ *
+ * @since 0.2.0
+ */
 export const readAt = (
   handle: Handle,
   length: number,
@@ -278,7 +348,11 @@ export const readAt = (
     )
   })
 
-/** Reads the whole file from the start. */
+/**
+ * Reads the whole file from the start.
+ *
+ * @since 0.2.0
+ */
 export const readAll = (handle: Handle): Effect.Effect<Uint8Array, PlatformError> =>
   Effect.gen(function* () {
     const chunks: Array<Uint8Array> = []
@@ -292,7 +366,11 @@ export const readAll = (handle: Handle): Effect.Effect<Uint8Array, PlatformError
     return Buffer.concat(chunks, total)
   })
 
-/** Writes all of `bytes` at the start of the file and cuts it to that length. */
+/**
+ * Writes all of `bytes` at the start of the file and cuts it to that length.
+ *
+ * @since 0.2.0
+ */
 export const replaceContent = (handle: Handle, bytes: Uint8Array): Effect.Effect<void, PlatformError> =>
   Effect.gen(function* () {
     yield* call<void>("truncate", handle.path, (done) => nfs.ftruncate(handle.fd, 0, (error) => done(error, undefined)))
@@ -304,22 +382,38 @@ export const replaceContent = (handle: Handle, bytes: Uint8Array): Effect.Effect
     }
   })
 
-/** Sets the permission bits of a handle. */
+/**
+ * Sets the permission bits of a handle.
+ *
+ * @since 0.2.0
+ */
 export const chmod = (handle: Handle, mode: number): Effect.Effect<void, PlatformError> =>
   call<void>("chmod", handle.path, (done) => nfs.fchmod(handle.fd, mode, (error) => done(error, undefined)))
 
-/** Renames `from` to `to`, both inside `directory`. */
+/**
+ * Renames `from` to `to`, both inside `directory`.
+ *
+ * @since 0.2.0
+ */
 export const renameIn = (directory: Directory, from: string, to: string): Effect.Effect<void, PlatformError> =>
   call<void>("rename", path.join(directory.path, to), (done) =>
     nfs.rename(child(directory, from), child(directory, to), (error) => done(error, undefined)),
   )
 
-/** Removes the name `name` inside `directory` (not a directory). */
+/**
+ * Removes the name `name` inside `directory` (not a directory).
+ *
+ * @since 0.2.0
+ */
 export const unlinkIn = (directory: Directory, name: string): Effect.Effect<void, PlatformError> =>
   call<void>("remove", path.join(directory.path, name), (done) =>
     nfs.unlink(child(directory, name), (error) => done(error, undefined)),
   )
 
-/** Lists the names inside `directory`. */
+/**
+ * Lists the names inside `directory`.
+ *
+ * @since 0.2.0
+ */
 export const readDirectory = (directory: Directory): Effect.Effect<Array<string>, PlatformError> =>
   call<Array<string>>("readDirectory", directory.path, (done) => nfs.readdir(directory.via, done))

@@ -19,7 +19,11 @@ import ipaddr from "ipaddr.js"
  * @since 0.2.0
  */
 export const InvalidReason = Schema.Literal("syntax", "scheme", "credentials", "host", "dot_segment")
-/** @see InvalidReason */
+/**
+ * @see InvalidReason
+ *
+ * @since 0.2.0
+ */
 export type InvalidReason = typeof InvalidReason.Type
 
 /**

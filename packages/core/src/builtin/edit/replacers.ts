@@ -7,7 +7,11 @@
  * @since 0.1.0
  */
 
-/** A candidate generator: `(content, find)` → candidate search strings, in preference order. */
+/**
+ * A candidate generator: `(content, find)` → candidate search strings, in preference order.
+ *
+ * @since 0.1.0
+ */
 export type Replacer = (content: string, find: string) => Iterable<string>
 
 const lines = (text: string): Array<string> => text.split("\n")
@@ -28,7 +32,11 @@ function* windows(content: ReadonlyArray<string>, count: number): Generator<stri
   for (let i = 0; i + count <= content.length; i++) yield block(content, i, count)
 }
 
-/** Levenshtein edit distance (two-row dynamic programme). */
+/**
+ * Levenshtein edit distance (two-row dynamic programme).
+ *
+ * @since 0.1.0
+ */
 export const levenshtein = (a: string, b: string): number => {
   if (a === b) return 0
   if (a.length === 0) return b.length
@@ -46,7 +54,11 @@ export const levenshtein = (a: string, b: string): number => {
   return previous[b.length]!
 }
 
-/** 1. Blocks whose lines equal `find`'s lines after `trim()`. */
+/**
+ * 1. Blocks whose lines equal `find`'s lines after `trim()`.
+ *
+ * @since 0.1.0
+ */
 export function* lineTrimmed(content: string, find: string): Generator<string> {
   const all = lines(content)
   const search = withoutTrailingEmpty(find)
@@ -55,7 +67,11 @@ export function* lineTrimmed(content: string, find: string): Generator<string> {
   }
 }
 
-/** 2. Blocks anchored by `find`'s first and last trimmed lines; the most similar of several must reach 0.3. */
+/**
+ * 2. Blocks anchored by `find`'s first and last trimmed lines; the most similar of several must reach 0.3.
+ *
+ * @since 0.1.0
+ */
 export function* blockAnchor(content: string, find: string): Generator<string> {
   if (lines(find).length < 3) return
   const all = lines(content)
@@ -106,7 +122,11 @@ export function* blockAnchor(content: string, find: string): Generator<string> {
 const normalizeWhitespace = (text: string): string => text.replace(/\s+/g, " ").trim()
 const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
-/** 3. Lines, in-line matches or line windows equal to `find` once whitespace runs collapse to one space. */
+/**
+ * 3. Lines, in-line matches or line windows equal to `find` once whitespace runs collapse to one space.
+ *
+ * @since 0.1.0
+ */
 export function* whitespaceNormalized(content: string, find: string): Generator<string> {
   const target = normalizeWhitespace(find)
   const all = lines(content)
@@ -134,7 +154,11 @@ const dedent = (text: string): string => {
   return all.map((line) => (line.trim().length === 0 ? line : line.slice(minimum))).join("\n")
 }
 
-/** 4. Line windows equal to `find` once both lose their common leading indentation. */
+/**
+ * 4. Line windows equal to `find` once both lose their common leading indentation.
+ *
+ * @since 0.1.0
+ */
 export function* indentationFlexible(content: string, find: string): Generator<string> {
   const target = dedent(find)
   for (const window of windows(lines(content), lines(find).length)) if (dedent(window) === target) yield window
@@ -155,14 +179,22 @@ const ESCAPES: Readonly<Record<string, string>> = {
 const unescape = (text: string): string =>
   text.replace(/\\(n|t|r|'|"|`|\\|\n|\$)/g, (_, char: string) => ESCAPES[char]!)
 
-/** 5. `find` with its backslash escapes decoded, then line windows that decode to the same text. */
+/**
+ * 5. `find` with its backslash escapes decoded, then line windows that decode to the same text.
+ *
+ * @since 0.1.0
+ */
 export function* escapeNormalized(content: string, find: string): Generator<string> {
   const target = unescape(find)
   if (content.includes(target)) yield target
   for (const window of windows(lines(content), lines(target).length)) if (unescape(window) === target) yield window
 }
 
-/** 6. `find` without its surrounding whitespace, then line windows equal to it once trimmed. */
+/**
+ * 6. `find` without its surrounding whitespace, then line windows equal to it once trimmed.
+ *
+ * @since 0.1.0
+ */
 export function* trimmedBoundary(content: string, find: string): Generator<string> {
   const target = find.trim()
   if (target === find) return
@@ -170,7 +202,11 @@ export function* trimmedBoundary(content: string, find: string): Generator<strin
   for (const window of windows(lines(content), lines(find).length)) if (window.trim() === target) yield window
 }
 
-/** 7. Same-length blocks anchored by the first and last trimmed lines with at least half the middle lines equal. */
+/**
+ * 7. Same-length blocks anchored by the first and last trimmed lines with at least half the middle lines equal.
+ *
+ * @since 0.1.0
+ */
 export function* contextAware(content: string, find: string): Generator<string> {
   if (lines(find).length < 3) return
   const all = lines(content)
@@ -199,7 +235,11 @@ export function* contextAware(content: string, find: string): Generator<string> 
   }
 }
 
-/** The fuzzy replacers by name; the key order is the order they are tried in. */
+/**
+ * The fuzzy replacers by name; the key order is the order they are tried in.
+ *
+ * @since 0.1.0
+ */
 export const replacers = {
   lineTrimmed,
   blockAnchor,
@@ -210,10 +250,18 @@ export const replacers = {
   contextAware,
 } as const satisfies Readonly<Record<string, Replacer>>
 
-/** The fuzzy replacers in the order they are tried. */
+/**
+ * The fuzzy replacers in the order they are tried.
+ *
+ * @since 0.1.0
+ */
 export const ordered: ReadonlyArray<Replacer> = Object.values(replacers)
 
-/** The non-overlapping occurrences of `search` in `content` (scanning with `indexOf`). `search` must be non-empty. */
+/**
+ * The non-overlapping occurrences of `search` in `content` (scanning with `indexOf`). `search` must be non-empty.
+ *
+ * @since 0.1.0
+ */
 export const countOccurrences = (content: string, search: string): number => {
   let count = 0
   for (let offset = content.indexOf(search); offset !== -1; offset = content.indexOf(search, offset + search.length))
@@ -221,7 +269,11 @@ export const countOccurrences = (content: string, search: string): number => {
   return count
 }
 
-/** The outcome of `replace`. */
+/**
+ * The outcome of `replace`.
+ *
+ * @since 0.1.0
+ */
 export type Outcome =
   | { readonly _tag: "Replaced"; readonly text: string; readonly replacements: number; readonly fuzzy: boolean }
   /** Neither exact nor fuzzy matching found anything. */
@@ -234,6 +286,8 @@ export type Outcome =
 /**
  * Replaces `find` with `replacement` in `content`: exact matching (JavaScript `replace` / `replaceAll` semantics,
  * so `$&` and friends are interpreted), else the fuzzy replacers (a single replacement is plain concatenation).
+ *
+ * @since 0.1.0
  */
 export const replace = (content: string, find: string, replacement: string, replaceAll = false): Outcome => {
   const exact = countOccurrences(content, find)

@@ -37,13 +37,25 @@ export const Withheld = Schema.Struct({
   files: Schema.Int.pipe(Schema.positive()),
   reason: Schema.Literal("denied", "changed"),
 })
-/** @see Withheld */
+/**
+ * @see Withheld
+ *
+ * @since 0.2.0
+ */
 export type Withheld = typeof Withheld.Type
 
-/** The caller fields of a permission request (`PermissionV2.fromToolCall`). */
+/**
+ * The caller fields of a permission request (`PermissionV2.fromToolCall`).
+ *
+ * @since 0.2.0
+ */
 export type Caller = ReturnType<typeof PermissionV2.fromToolCall>
 
-/** The failures of `confineRoot`. */
+/**
+ * The failures of `confineRoot`.
+ *
+ * @since 0.2.0
+ */
 export type RootError =
   | InvalidInputError
   | LocationMutation.PathError
@@ -142,7 +154,11 @@ export const rootFailureMessage = (path: string, error: { readonly _tag: string 
   }
 }
 
-/** The `read` resource of an absolute file path: relative to the Location root inside it, else absolute. */
+/**
+ * The `read` resource of an absolute file path: relative to the Location root inside it, else absolute.
+ *
+ * @since 0.2.0
+ */
 export const readResource = (root: string, absolute: string): string => {
   const inside = LocationMutation.isWithin(root, absolute)
   return (inside ? nodePath.relative(root, absolute) : absolute).replaceAll("\\", "/")
@@ -175,7 +191,11 @@ const isItself = (absolute: string, directories: Map<string, boolean>): boolean 
   }
 }
 
-/** What `readable` returns: the matches that may be shown, and the files left out. */
+/**
+ * What `readable` returns: the matches that may be shown, and the files left out.
+ *
+ * @since 0.2.0
+ */
 export interface Readable {
   readonly matches: ReadonlyArray<Match>
   readonly withheld: ReadonlyArray<Withheld>

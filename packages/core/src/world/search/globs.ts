@@ -6,7 +6,11 @@
  */
 import picomatch from "picomatch"
 
-/** A glob ripgrep would refuse; `message` has ripgrep's wording. */
+/**
+ * A glob ripgrep would refuse; `message` has ripgrep's wording.
+ *
+ * @since 0.1.0
+ */
 export class GlobSyntaxError extends globalThis.Error {
   constructor(
     readonly glob: string,
@@ -16,7 +20,11 @@ export class GlobSyntaxError extends globalThis.Error {
   }
 }
 
-/** Throws `GlobSyntaxError` for the glob syntax errors ripgrep's glob parser reports. */
+/**
+ * Throws `GlobSyntaxError` for the glob syntax errors ripgrep's glob parser reports.
+ *
+ * @since 0.1.0
+ */
 export const validate = (glob: string): void => {
   let inAlternates = false
   for (let i = 0; i < glob.length; i++) {
@@ -58,7 +66,11 @@ const classEnd = (glob: string, open: number): number => {
   throw new GlobSyntaxError(glob, "unclosed character class; missing ']'")
 }
 
-/** One parsed gitignore-style line. */
+/**
+ * One parsed gitignore-style line.
+ *
+ * @since 0.1.0
+ */
 export interface Line {
   /** The line started with `!`. */
   readonly negated: boolean
@@ -72,6 +84,8 @@ export interface Line {
  * Parses one gitignore-style line as ripgrep does: `#` starts a comment, trailing blanks are dropped, a leading
  * `!` negates, a leading `/` anchors, a trailing `/` restricts to directories, a slash-less glob gets `**\/` so it
  * matches the basename at any depth, and a trailing `/**` matches the contents but not the directory itself.
+ *
+ * @since 0.1.0
  */
 export const parseLine = (raw: string): Line | undefined => {
   if (raw.startsWith("#")) return undefined
@@ -102,16 +116,28 @@ export const parseLine = (raw: string): Line | undefined => {
 const compile = (glob: string): ((path: string) => boolean) =>
   picomatch(glob, { dot: true, noextglob: true, nonegate: true, strictSlashes: true })
 
-/** The decision of the override list for one entry. */
+/**
+ * The decision of the override list for one entry.
+ *
+ * @since 0.1.0
+ */
 export type Decision = "include" | "exclude" | undefined
 
-/** Compiled override globs, in command-line order. */
+/**
+ * Compiled override globs, in command-line order.
+ *
+ * @since 0.1.0
+ */
 export interface Overrides {
   /** `include`: whitelisted (skip every later check); `exclude`; `undefined`: fall through. */
   readonly decide: (path: string, isDirectory: boolean) => Decision
 }
 
-/** Compiles override globs (throws `GlobSyntaxError`). An empty list decides nothing. */
+/**
+ * Compiles override globs (throws `GlobSyntaxError`). An empty list decides nothing.
+ *
+ * @since 0.1.0
+ */
 export const overrides = (globs: ReadonlyArray<string>): Overrides => {
   const compiled: Array<{ readonly line: Line; readonly test: (path: string) => boolean }> = []
   for (const glob of globs) {

@@ -209,7 +209,11 @@ const grepRun = async (input: GrepInput, signal: AbortSignal): Promise<ReadonlyA
   return matches.slice(0, input.limit)
 }
 
-/** The Node engine. */
+/**
+ * The Node engine.
+ *
+ * @since 0.1.0
+ */
 export const make = (): Interface => ({
   glob: (input) =>
     Effect.tryPromise({ try: (signal) => globRun(input, signal), catch: toError }) as Effect.Effect<

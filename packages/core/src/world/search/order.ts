@@ -4,7 +4,11 @@
  * @since 0.1.0
  */
 
-/** Strips leading `./` (repeatedly) and leading slashes, then turns `\` into `/`. */
+/**
+ * Strips leading `./` (repeatedly) and leading slashes, then turns `\` into `/`.
+ *
+ * @since 0.1.0
+ */
 export const normalizePath = (text: string): string =>
   text
     .replace(/^(?:\.[\\/])+/, "")
@@ -14,6 +18,8 @@ export const normalizePath = (text: string): string =>
 /**
  * Compares two names by UTF-8 byte order. UTF-8 byte order equals code point order, which differs from
  * JavaScript's UTF-16 order only when a surrogate pair meets a code unit at or above U+E000.
+ *
+ * @since 0.1.0
  */
 export const compareNames = (a: string, b: string): number => {
   const length = Math.min(a.length, b.length)
@@ -29,7 +35,11 @@ export const compareNames = (a: string, b: string): number => {
   return a.length - b.length
 }
 
-/** Path order: component by component, each by UTF-8 byte order; a prefix sorts first. */
+/**
+ * Path order: component by component, each by UTF-8 byte order; a prefix sorts first.
+ *
+ * @since 0.1.0
+ */
 export const comparePaths = (a: string, b: string): number => {
   const left = a.split("/")
   const right = b.split("/")

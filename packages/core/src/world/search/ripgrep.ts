@@ -24,7 +24,11 @@ import {
 /** Stderr kept for error messages. */
 const STDERR_BYTES = 8 * 1024
 
-/** The arguments of a glob search. */
+/**
+ * The arguments of a glob search.
+ *
+ * @since 0.1.0
+ */
 export const globArgs = (pattern: string): ReadonlyArray<string> => [
   "--no-config",
   "--files",
@@ -34,7 +38,11 @@ export const globArgs = (pattern: string): ReadonlyArray<string> => [
   ".",
 ]
 
-/** The arguments of a grep search. */
+/**
+ * The arguments of a grep search.
+ *
+ * @since 0.1.0
+ */
 export const grepArgs = (
   pattern: string,
   include: string | undefined,
@@ -193,7 +201,11 @@ const parseGrep: Parse<Match> = (line) => {
   })
 }
 
-/** The ripgrep engine for the binary at `rgPath`. */
+/**
+ * The ripgrep engine for the binary at `rgPath`.
+ *
+ * @since 0.1.0
+ */
 export const make = (rgPath: string): Interface => ({
   glob: (input: GlobInput) =>
     run({
@@ -220,7 +232,11 @@ export const make = (rgPath: string): Interface => ({
     }),
 })
 
-/** Resolves when `rgPath --version` exits 0. */
+/**
+ * Resolves when `rgPath --version` exits 0.
+ *
+ * @since 0.1.0
+ */
 export const available = (rgPath: string): Effect.Effect<boolean> =>
   Effect.async<boolean>((resume) => {
     let settled = false

@@ -7,14 +7,22 @@
  */
 import ignore from "ignore"
 
-/** The outcome of one matcher for one path. */
+/**
+ * The outcome of one matcher for one path.
+ *
+ * @since 0.1.0
+ */
 export const enum Verdict {
   None = 0,
   Ignore = 1,
   Whitelist = 2,
 }
 
-/** Tests a path relative to the ignore file's directory; directories end with `/`. */
+/**
+ * Tests a path relative to the ignore file's directory; directories end with `/`.
+ *
+ * @since 0.1.0
+ */
 export type Matcher = (path: string) => Verdict
 
 interface TestResult {
@@ -29,7 +37,11 @@ interface RuleList {
 const verdict = (result: TestResult): Verdict =>
   result.ignored ? Verdict.Ignore : result.unignored ? Verdict.Whitelist : Verdict.None
 
-/** Compiles the text of one ignore file; `undefined` when it holds no rule. */
+/**
+ * Compiles the text of one ignore file; `undefined` when it holds no rule.
+ *
+ * @since 0.1.0
+ */
 export const compile = (content: string): Matcher | undefined => {
   const instance = ignore({ ignorecase: false, allowRelativePaths: true }).add(content)
   // `ignore` tests parents first through its public API; its rule list tests the path alone, as ripgrep does.

@@ -5,26 +5,44 @@
  */
 import { type Effect, Schema } from "effect"
 
-/** A listed file: `path` is relative to the search `cwd`, with `/` separators. */
+/**
+ * A listed file: `path` is relative to the search `cwd`, with `/` separators.
+ *
+ * @since 0.1.0
+ */
 export const Entry = Schema.Struct({
   path: Schema.String,
   type: Schema.Literal("file"),
 })
-/** @see Entry */
+/**
+ * @see Entry
+ *
+ * @since 0.1.0
+ */
 export type Entry = typeof Entry.Type
 
-/** One matched span inside a line; `start` and `end` are UTF-8 byte offsets within the line. */
+/**
+ * One matched span inside a line; `start` and `end` are UTF-8 byte offsets within the line.
+ *
+ * @since 0.1.0
+ */
 export const Submatch = Schema.Struct({
   text: Schema.String,
   start: Schema.Int,
   end: Schema.Int,
 })
-/** @see Submatch */
+/**
+ * @see Submatch
+ *
+ * @since 0.1.0
+ */
 export type Submatch = typeof Submatch.Type
 
 /**
  * One matching line. `line` is 1-based, `offset` is the UTF-8 byte offset of the line start in its file, and
  * `text` is the line including its terminator (bounded to 2000 code units plus `...`).
+ *
+ * @since 0.1.0
  */
 export const Match = Schema.Struct({
   entry: Entry,
@@ -33,16 +51,28 @@ export const Match = Schema.Struct({
   text: Schema.String,
   submatches: Schema.Array(Submatch),
 })
-/** @see Match */
+/**
+ * @see Match
+ *
+ * @since 0.1.0
+ */
 export type Match = typeof Match.Type
 
-/** A search could not run, or its engine produced unusable output. */
+/**
+ * A search could not run, or its engine produced unusable output.
+ *
+ * @since 0.1.0
+ */
 export class SearchError extends Schema.TaggedError<SearchError>()("Search.Error", {
   message: Schema.String,
   cause: Schema.optional(Schema.Unknown),
 }) {}
 
-/** The grep pattern is not a valid regular expression for the engine. */
+/**
+ * The grep pattern is not a valid regular expression for the engine.
+ *
+ * @since 0.1.0
+ */
 export class InvalidPatternError extends Schema.TaggedError<InvalidPatternError>()("Search.InvalidPatternError", {
   pattern: Schema.String,
   message: Schema.String,
@@ -78,14 +108,22 @@ export const invalidInput = (field: InvalidInputError["field"], value: string): 
       ? new InvalidInputError({ field, value, reason: "malformed_unicode" })
       : undefined
 
-/** The input of `glob`. `limit` bounds the rows returned; the search stops once `limit + 1` rows were seen. */
+/**
+ * The input of `glob`. `limit` bounds the rows returned; the search stops once `limit + 1` rows were seen.
+ *
+ * @since 0.1.0
+ */
 export interface GlobInput {
   readonly cwd: string
   readonly pattern: string
   readonly limit: number
 }
 
-/** The input of `grep`. `file` names one path (relative to `cwd`) to search instead of `.`. */
+/**
+ * The input of `grep`. `file` names one path (relative to `cwd`) to search instead of `.`.
+ *
+ * @since 0.1.0
+ */
 export interface GrepInput {
   readonly cwd: string
   readonly pattern: string
@@ -94,7 +132,11 @@ export interface GrepInput {
   readonly limit: number
 }
 
-/** What an engine (and the service) offers. */
+/**
+ * What an engine (and the service) offers.
+ *
+ * @since 0.1.0
+ */
 export interface Interface {
   readonly glob: (input: GlobInput) => Effect.Effect<ReadonlyArray<Entry>, SearchError | InvalidInputError>
   readonly grep: (
@@ -102,15 +144,35 @@ export interface Interface {
   ) => Effect.Effect<ReadonlyArray<Match>, SearchError | InvalidPatternError | InvalidInputError>
 }
 
-/** Longest `Match.text`, in UTF-16 code units, before it is cut and `...` appended. */
+/**
+ * Longest `Match.text`, in UTF-16 code units, before it is cut and `...` appended.
+ *
+ * @since 0.1.0
+ */
 export const MAX_LINE_TEXT = 2000
-/** Longest JSON record (UTF-8 bytes) a grep match may produce. */
+/**
+ * Longest JSON record (UTF-8 bytes) a grep match may produce.
+ *
+ * @since 0.1.0
+ */
 export const MAX_RECORD_BYTES = 65536
-/** Submatches kept per line. */
+/**
+ * Submatches kept per line.
+ *
+ * @since 0.1.0
+ */
 export const MAX_SUBMATCHES = 100
-/** The message when a match record is too large. */
+/**
+ * The message when a match record is too large.
+ *
+ * @since 0.1.0
+ */
 export const RECORD_LIMIT_MESSAGE = `Ripgrep JSON record exceeded ${MAX_RECORD_BYTES} bytes`
 
-/** Bounds a line text as both engines do. */
+/**
+ * Bounds a line text as both engines do.
+ *
+ * @since 0.1.0
+ */
 export const boundText = (text: string): string =>
   text.length > MAX_LINE_TEXT ? `${text.slice(0, MAX_LINE_TEXT)}...` : text

@@ -13,41 +13,200 @@ import * as Ripgrep from "./ripgrep.js"
 import * as Schema from "./schema.js"
 
 export {
-  /** A search could not run, or its engine produced unusable output (tag `Search.Error`). */
+  /**
+   * A search could not run, or its engine produced unusable output (tag `Search.Error`).
+   *
+   * @since 0.1.0
+   */
   SearchError as Error,
+  /**
+   * A listed file.
+   *
+   * @since 0.1.0
+   */
   Entry,
+  /**
+   * The input of `glob`.
+   *
+   * @since 0.1.0
+   */
   type GlobInput,
+  /**
+   * The input of `grep`.
+   *
+   * @since 0.1.0
+   */
   type GrepInput,
+  /**
+   * What an engine (and the service) offers.
+   *
+   * @since 0.1.0
+   */
   type Interface,
+  /**
+   * A search input the operating system cannot take.
+   *
+   * @since 0.2.0
+   */
   InvalidInputError,
+  /**
+   * Checks one search input.
+   *
+   * @since 0.2.0
+   */
   invalidInput,
+  /**
+   * The grep pattern is not a valid regular expression for the engine.
+   *
+   * @since 0.1.0
+   */
   InvalidPatternError,
+  /**
+   * One matching line.
+   *
+   * @since 0.1.0
+   */
   Match,
+  /**
+   * Longest `Match.text`, in UTF-16 code units, before it is cut and `...` appended.
+   *
+   * @since 0.1.0
+   */
   MAX_LINE_TEXT,
+  /**
+   * Longest JSON record (UTF-8 bytes) a grep match may produce.
+   *
+   * @since 0.1.0
+   */
   MAX_RECORD_BYTES,
+  /**
+   * Submatches kept per line.
+   *
+   * @since 0.1.0
+   */
   MAX_SUBMATCHES,
+  /**
+   * One matched span inside a line.
+   *
+   * @since 0.1.0
+   */
   Submatch,
 } from "./schema.js"
 export {
+  /**
+   * The caller fields of a permission request (`PermissionV2.fromToolCall`).
+   *
+   * @since 0.2.0
+   */
   type Caller,
+  /**
+   * Resolves the directory (or file) a search runs in.
+   *
+   * @since 0.2.0
+   */
   confineRoot,
+  /**
+   * True for the failures of `confineRoot` that concern the path itself (not a permission or session failure).
+   *
+   * @since 0.2.0
+   */
   isRootFailure,
+  /**
+   * What `readable` returns.
+   *
+   * @since 0.2.0
+   */
   type Readable,
+  /**
+   * Holds grep matches to the `read` rules.
+   *
+   * @since 0.2.0
+   */
   readable,
+  /**
+   * The `read` resource of an absolute file path.
+   *
+   * @since 0.2.0
+   */
   readResource,
+  /**
+   * The search root resolved to another place after a permission was asked than before it.
+   *
+   * @since 0.2.0
+   */
   RootChangedError,
+  /**
+   * The failures of `confineRoot`.
+   *
+   * @since 0.2.0
+   */
   type RootError,
+  /**
+   * The model-visible message for a failure of `confineRoot` other than a permission error.
+   *
+   * @since 0.2.0
+   */
   rootFailureMessage,
+  /**
+   * Files whose grep matches were left out of a result, and why.
+   *
+   * @since 0.2.0
+   */
   Withheld,
+  /**
+   * The sentence the model reads about withheld files, or `undefined` when none were.
+   *
+   * @since 0.2.0
+   */
   withheldText,
 } from "./confine.js"
-export { compareNames, comparePaths, normalizePath } from "./order.js"
-export { globArgs, grepArgs } from "./ripgrep.js"
+export {
+  /**
+   * Compares two names by UTF-8 byte order (code point order).
+   *
+   * @since 0.1.0
+   */
+  compareNames,
+  /**
+   * Path order: component by component, each by UTF-8 byte order; a prefix sorts first.
+   *
+   * @since 0.1.0
+   */
+  comparePaths,
+  /**
+   * Strips leading `./` and slashes and turns `\` into `/`.
+   *
+   * @since 0.1.0
+   */
+  normalizePath,
+} from "./order.js"
+export {
+  /**
+   * The ripgrep arguments of a glob search.
+   *
+   * @since 0.1.0
+   */
+  globArgs,
+  /**
+   * The ripgrep arguments of a grep search.
+   *
+   * @since 0.1.0
+   */
+  grepArgs,
+} from "./ripgrep.js"
 
-/** The Search service (process-wide). */
+/**
+ * The Search service (process-wide).
+ *
+ * @since 0.1.0
+ */
 export class Service extends Context.Tag("@toolgate/v2/Search")<Service, Schema.Interface>() {}
 
-/** Which engine a layer chose. */
+/**
+ * Which engine a layer chose.
+ *
+ * @since 0.1.0
+ */
 export type EngineKind = { readonly _tag: "ripgrep"; readonly rgPath: string } | { readonly _tag: "node" }
 
 const firstInvalid = (
@@ -83,11 +242,19 @@ const wrap = (engine: Schema.Interface): Schema.Interface =>
     }),
   })
 
-/** Builds the service for one engine. */
+/**
+ * Builds the service for one engine.
+ *
+ * @since 0.1.0
+ */
 export const make = (kind: EngineKind): Schema.Interface =>
   wrap(kind._tag === "ripgrep" ? Ripgrep.make(kind.rgPath) : Node.make())
 
-/** The engine a layer picks: the configured `rgPath`, else `rg` on PATH when `rg --version` exits 0, else Node. */
+/**
+ * The engine a layer picks: the configured `rgPath`, else `rg` on PATH when `rg --version` exits 0, else Node.
+ *
+ * @since 0.1.0
+ */
 export const detect = (options: { readonly rgPath?: string | undefined } = {}): Effect.Effect<EngineKind> =>
   Effect.gen(function* () {
     if (options.rgPath !== undefined) return { _tag: "ripgrep", rgPath: options.rgPath } as const
@@ -97,6 +264,8 @@ export const detect = (options: { readonly rgPath?: string | undefined } = {}): 
 /**
  * Chooses the engine once, on the first search: an explicit `rgPath`, else `rg` on PATH, else the Node engine.
  * Detection runs `rg --version`, so it waits for the first call rather than slow down every start.
+ *
+ * @since 0.1.0
  */
 export const layerWith = (options: { readonly rgPath?: string | undefined }): Layer.Layer<Service> =>
   Layer.effect(
@@ -109,12 +278,24 @@ export const layerWith = (options: { readonly rgPath?: string | undefined }): La
     ),
   )
 
-/** `rg` on PATH when it runs, else the Node engine. */
+/**
+ * `rg` on PATH when it runs, else the Node engine.
+ *
+ * @since 0.1.0
+ */
 export const layer: Layer.Layer<Service> = layerWith({})
 
-/** Forces the ripgrep engine with the binary at `path`. */
+/**
+ * Forces the ripgrep engine with the binary at `path`.
+ *
+ * @since 0.1.0
+ */
 export const layerRipgrep = (path: string): Layer.Layer<Service> =>
   Layer.sync(Service, () => make({ _tag: "ripgrep", rgPath: path }))
 
-/** Forces the built-in Node engine. */
+/**
+ * Forces the built-in Node engine.
+ *
+ * @since 0.1.0
+ */
 export const layerNode: Layer.Layer<Service> = Layer.sync(Service, () => make({ _tag: "node" }))

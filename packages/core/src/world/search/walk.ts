@@ -30,7 +30,11 @@ interface Scope {
 
 const emptyScope: Scope = { custom: [], ignore: [], git: [], exclude: [], anyGit: false }
 
-/** What a walk needs; `stopped` ends it at the next entry. */
+/**
+ * What a walk needs; `stopped` ends it at the next entry.
+ *
+ * @since 0.1.0
+ */
 export interface Walk {
   /** Directory the printed paths are relative to. */
   readonly cwd: string
@@ -43,7 +47,11 @@ export interface Walk {
   stopped: boolean
 }
 
-/** Receives each accepted regular file: its printed path (normalized) and absolute path. */
+/**
+ * Receives each accepted regular file: its printed path (normalized) and absolute path.
+ *
+ * @since 0.1.0
+ */
 export type Visit = (path: string, absolute: string) => void | Promise<void>
 
 const readText = (file: string): Promise<string | undefined> =>
@@ -176,6 +184,8 @@ const kindOf = async (entry: fs.Dirent, absolute: string): Promise<"file" | "dir
 /**
  * Walks `walk.root` (a directory) under `walk.cwd`, calling `visit` for each accepted file in path order and
  * awaiting it before going on. Fails only when the root itself cannot be read.
+ *
+ * @since 0.1.0
  */
 export const run = async (walk: Walk, visit: Visit): Promise<void> => {
   const rootAbsolute = nodePath.resolve(walk.cwd, walk.root)
