@@ -1,7 +1,8 @@
 /**
  * PermissionV2: allow / deny / ask rules where the last match wins and no match means ask. Tools assert their own
  * permissions; asks suspend on a Deferred until a client replies once, always or reject. "always" approvals are
- * saved per project and read on every evaluation, but never lift a configured deny.
+ * saved per project and consulted on every evaluation (through a view re-read whenever the database changed), but
+ * never lift a configured deny.
  *
  * @since 0.1.0
  */
@@ -462,7 +463,7 @@ interface Pending {
 const settle = (entry: Pending, exit: () => Exit.Exit<void, CorrectedError>): void => {
   if (entry.deferred !== undefined) Deferred.unsafeDone(entry.deferred, exit())
 }
-const released = () => Exit.void
+const releasedExit = () => Exit.void
 
 type Decision =
   | { readonly effect: "deny"; readonly rules: Ruleset; readonly denied: ReadonlyArray<string> }
@@ -588,7 +589,10 @@ export const make = Fx.gen(function* () {
     if (pending.get(entry.request.id) === entry) pending.delete(entry.request.id)
   }
 
-  /** Inserts a pending entry (with a Deferred when the caller waits) and publishes Asked; a failed publish removes the entry again (as a defect). */
+  /**
+   * Inserts a pending entry (with a Deferred when the caller waits) and publishes Asked; a failed publish removes the
+   * entry again (as a defect).
+   */
   const create = (request: Request, agent: string | undefined, waits: boolean): Fx.Effect<Pending> =>
     Fx.uninterruptible(
       Fx.suspend(() => {
@@ -610,7 +614,7 @@ export const make = Fx.gen(function* () {
   const publishReplied = (entry: Pending, reply: Reply) =>
     Fx.orDie(events.publish(Event.Replied, { sessionID: entry.request.sessionID, requestID: entry.request.id, reply }))
 
-  const succeedEntry = (entry: Pending) => settle(entry, released)
+  const succeedEntry = (entry: Pending) => settle(entry, releasedExit)
   const declineEntry = (entry: Pending) => settle(entry, () => Exit.die(declined()))
 
   /**
@@ -619,7 +623,7 @@ export const make = Fx.gen(function* () {
    * publish per entry) and settled once the batch is over. A listener failure stops the batch there: the entries
    * before it are removed and settled, that one and the later ones stay pending, and the failure is a defect.
    */
-  const releaseAll = (entries: ReadonlyArray<Pending>, reply: Reply, settle: (entry: Pending) => void) =>
+  const releaseAll = (entries: ReadonlyArray<Pending>, reply: Reply, finish: (entry: Pending) => void) =>
     Fx.suspend(() => {
       let delivered = 0
       const data = entries.map((entry) => ({ sessionID: entry.request.sessionID, requestID: entry.request.id, reply }))
@@ -631,7 +635,7 @@ export const make = Fx.gen(function* () {
         .pipe(
           Fx.ensuring(
             Fx.sync(() => {
-              for (let i = 0; i < delivered; i++) settle(entries[i]!)
+              for (let i = 0; i < delivered; i++) finish(entries[i]!)
             }),
           ),
           Fx.orDie,
