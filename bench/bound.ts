@@ -1,45 +1,75 @@
 /**
- * Bounding cost: `ToolOutputStore.bound` on 1 MB, 10 MB and 100 MB texts against one plain pass over the same text
- * (`Buffer.byteLength` + a newline count), measured in the same run, plus the peak RSS growth during `bound`
- * relative to the input size. Targets: bound ≤ 2× the pass, memory growth ≤ 2× the input. Also the cost of a
- * within-limit call, which must return the output untouched.
+ * Bounding cost over the limit: `ToolOutputStore.bound` on 1 MB, 10 MB and 100 MB texts (each size in a fresh child
+ * process) against a baseline measured in the same process: one scan pass over the text (`Buffer.byteLength` + a
+ * newline count) plus one bare `fs.promises.writeFile` of the same text. Also the peak growth of RSS and of
+ * `arrayBuffers` during `bound` (and, for reference, during the bare write) relative to the input size.
+ * Targets at 100 MB: bound ≤ 1.1× (pass + write), peak RSS growth ≤ 0.1× the input.
+ * Then, in this process, the cost of a within-limit call, which must return the output untouched.
  *
- * Run: npx tsx bench/bound.ts
+ * Run: npx tsx --conditions=@toolgate/source bench/bound.ts     (one size only: ... bench/bound.ts child 100)
  */
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import * as v8 from "node:v8"
 import * as vm from "node:vm"
 import { Worker } from "node:worker_threads"
+import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { Global, type LLM, ToolOutputStore } from "@toolgate/core"
 
-v8.setFlagsFromString("--expose-gc")
-const gc = vm.runInNewContext("gc") as () => void
-
 const MB = 1024 * 1024
 const { MAX_BYTES, MAX_LINES } = ToolOutputStore
-const data = fs.mkdtempSync(path.join(os.tmpdir(), "toolgate-bench-"))
 const SIZES = [1, 10, 100] as const
-const ROUNDS: Record<(typeof SIZES)[number], number> = { 1: 15, 10: 5, 100: 3 }
+const ROUNDS: Record<number, number> = { 1: 21, 10: 9, 100: 5 }
 
 /** ASCII lines of 100 bytes (99 characters + newline), `megabytes` in all. */
 const makeText = (megabytes: number): string => {
   const line = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefghijklmnopqrstuvwxyz!?\n"
-  const buffer = Buffer.alloc(megabytes * MB, line, "latin1")
-  return buffer.toString("latin1")
+  return Buffer.alloc(megabytes * MB, line, "latin1").toString("latin1")
 }
 
-/** The baseline: one pass computing what any bounding must know, the byte length and the line count. */
+/** The scan any bounding must make at least once: the byte length and the line count. */
 const pass = (text: string): number => {
   let lines = 1
   for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) lines++
   return Buffer.byteLength(text, "utf8") + lines
 }
 
-/** Samples the process RSS from another thread (the main thread is busy inside `bound`) and keeps the maximum. */
+const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+
+const storeLayer = (data: string) =>
+  ToolOutputStore.layerWithoutConfig.pipe(
+    Layer.provide(Layer.mergeAll(NodeFileSystem.layer, Global.layerWith({ data, tmp: data }))),
+  )
+
+// ---------------------------------------------------------------------------------------------------------------
+// Child: one size, fresh process.
+
+/** What a child reports. */
+interface SizeResult {
+  readonly size: number
+  readonly passMs: number
+  readonly writeMs: number
+  readonly previousMs: number
+  readonly boundMs: number
+  /** Median over rounds of bound / (pass + write) within each round. */
+  readonly ratio: number
+  /** Median over rounds of bound / previous within each round. */
+  readonly previousRatio: number
+  readonly boundRss: number
+  readonly boundArrayBuffers: number
+  readonly writeRss: number
+  readonly writeArrayBuffers: number
+}
+
+/**
+ * Samples the peak RSS from another thread (the main thread may be busy encoding) and the peak `arrayBuffers` of
+ * the main isolate from a 1 ms timer (the spill yields between chunks). Started before the baseline is read.
+ */
 const startSampler = async () => {
   const shared = new SharedArrayBuffer(16)
   const worker = new Worker(
@@ -54,125 +84,234 @@ const startSampler = async () => {
     { eval: true, workerData: shared },
   )
   await new Promise((resolve) => worker.once("message", resolve))
+  // Let the worker's own start-up settle before the baseline is taken.
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  const rssBefore = process.memoryUsage.rss()
+  const maxRss = new Float64Array(shared, 0, 1)
+  maxRss[0] = rssBefore
+  const buffersBefore = process.memoryUsage().arrayBuffers
+  let buffersPeak = buffersBefore
+  const timer = setInterval(() => {
+    const now = process.memoryUsage().arrayBuffers
+    if (now > buffersPeak) buffersPeak = now
+  }, 1)
   return async () => {
+    clearInterval(timer)
+    const buffersEnd = process.memoryUsage().arrayBuffers
+    if (buffersEnd > buffersPeak) buffersPeak = buffersEnd
     Atomics.store(new Int32Array(shared, 8, 1), 0, 1)
     Atomics.notify(new Int32Array(shared, 8, 1), 0)
     await worker.terminate()
-    return new Float64Array(shared, 0, 1)[0]!
+    return { rss: maxRss[0]! - rssBefore, arrayBuffers: buffersPeak - buffersBefore }
   }
 }
 
-const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+const child = (size: number) =>
+  Effect.gen(function* () {
+    v8.setFlagsFromString("--expose-gc")
+    const gc = vm.runInNewContext("gc") as () => void
+    const data = fs.mkdtempSync(path.join(os.tmpdir(), "toolgate-bench-"))
+    try {
+      const store = yield* Effect.provide(ToolOutputStore.Service, storeLayer(data))
+      // Each step leaves its file behind; `clean` removes it outside the timed part.
+      let left: string | undefined
+      const clean = () => {
+        if (left !== undefined) fs.rmSync(left)
+        left = undefined
+      }
+      const bound = (text: string) =>
+        Effect.map(
+          store.bound({
+            sessionID: "ses_bench",
+            toolCallID: "call_bench",
+            output: { structured: {}, content: [{ type: "text", text }] },
+          }),
+          (result) => {
+            if (result.outputPaths.length !== 1) throw new Error("expected a spill")
+            left = result.outputPaths[0]!
+          },
+        )
+      // The spill as it was before chunking, for reference: the preview, then the whole text encoded at once.
+      const files = yield* Effect.provide(FileSystem.FileSystem, NodeFileSystem.layer)
+      const previous = (text: string) =>
+        Effect.gen(function* () {
+          const file = path.join(data, "tool-output", "previous")
+          ToolOutputStore.boundedPreview(text, ToolOutputStore.marker(file), MAX_LINES, MAX_BYTES)
+          yield* files.makeDirectory(path.dirname(file), { recursive: true })
+          yield* files.writeFileString(file, text, { flag: "wx" })
+          left = file
+        })
+      const bare = path.join(data, "bare")
+      const bareWrite = (text: string) =>
+        Effect.promise(async () => {
+          await fs.promises.writeFile(bare, text, { flag: "wx" })
+          left = bare
+        })
+      const timed = <A, E>(effect: Effect.Effect<A, E>) =>
+        Effect.gen(function* () {
+          const start = performance.now()
+          yield* effect
+          const elapsed = performance.now() - start
+          clean()
+          return elapsed
+        })
 
-const time = async (run: () => unknown) => {
-  const start = performance.now()
-  await run()
-  return performance.now() - start
-}
+      // Warm both paths up on a small over-limit text.
+      const small = makeText(1).slice(0, 200_000)
+      for (let i = 0; i < 5; i++) {
+        yield* timed(bound(small))
+        yield* timed(bareWrite(small))
+        yield* timed(previous(small))
+      }
+      const text = makeText(size)
+      pass(text)
 
-/** Mean time of a synchronous step, repeated until at least 20 ms have passed. */
-const timeSync = (run: () => unknown) => {
-  let runs = 0
-  const start = performance.now()
-  do {
-    run()
-    runs++
-  } while (performance.now() - start < 20)
-  return (performance.now() - start) / runs
-}
+      // Memory first, on a quiet heap: bound, then the bare write for reference.
+      const memory = function* (effect: Effect.Effect<unknown, unknown>) {
+        gc()
+        const stop = yield* Effect.promise(startSampler)
+        yield* Effect.orDie(effect)
+        const growth = yield* Effect.promise(stop)
+        clean()
+        return growth
+      }
+      const boundMemory = yield* memory(bound(text))
+      const writeMemory = yield* memory(bareWrite(text))
 
-const main = Effect.gen(function* () {
-  const store = yield* ToolOutputStore.Service
-  const bound = (output: LLM.ToolOutput) => store.bound({ sessionID: "ses_bench", toolCallID: "call_bench", output })
-  const scratch = fs.mkdtempSync(path.join(data, "bare-"))
-  console.log("Over the limit (medians; pass = Buffer.byteLength + newline count; write = bare fs.promises.writeFile):")
-  console.log(
-    "  size   pass ms   write ms   bound ms  bound/pass  bound/(pass+write)  compute/pass  peak RSS growth/input",
-  )
-  for (const size of SIZES) {
-    const text = makeText(size)
-    const output: LLM.ToolOutput = { structured: {}, content: [{ type: "text", text }] }
-    const marker = ToolOutputStore.marker(path.join(data, "tool-output", "tool_" + "x".repeat(26)))
-    const passTimes: Array<number> = []
-    const writeTimes: Array<number> = []
-    const boundTimes: Array<number> = []
-    const computeTimes: Array<number> = []
-    let growth = 0
-    for (let round = 0; round < ROUNDS[size]; round++) {
-      passTimes.push(timeSync(() => pass(text)))
-      const bare = path.join(scratch, `bare_${round}`)
-      writeTimes.push(yield* Effect.promise(() => time(() => fs.promises.writeFile(bare, text, { flag: "wx" }))))
-      fs.rmSync(bare)
-      // The in-memory part of bounding: the limit check and the preview.
-      computeTimes.push(
-        timeSync(
-          () =>
-            ToolOutputStore.withinLimits(text, MAX_LINES, MAX_BYTES) ||
-            ToolOutputStore.boundedPreview(text, marker, MAX_LINES, MAX_BYTES),
-        ),
-      )
-
-      gc()
-      const stop = yield* Effect.promise(startSampler)
-      const before = process.memoryUsage.rss()
-      const start = performance.now()
-      const result = yield* bound(output)
-      boundTimes.push(performance.now() - start)
-      const peak = yield* Effect.promise(stop)
-      growth = Math.max(growth, peak - before)
-      if (result.outputPaths.length !== 1) throw new Error("expected a spill")
-      fs.rmSync(result.outputPaths[0]!)
+      const passTimes: Array<number> = []
+      const writeTimes: Array<number> = []
+      const boundTimes: Array<number> = []
+      const ratios: Array<number> = []
+      const previousTimes: Array<number> = []
+      const previousRatios: Array<number> = []
+      for (let round = 0; round < ROUNDS[size]!; round++) {
+        gc()
+        // Alternate the order so neither side always runs on a warmer page cache.
+        let p = 0
+        let w = 0
+        let b = 0
+        let o = 0
+        if (round % 2 === 0) {
+          b = yield* timed(bound(text))
+          p = yield* timed(Effect.sync(() => pass(text)))
+          w = yield* timed(bareWrite(text))
+          o = yield* timed(previous(text))
+        } else {
+          o = yield* timed(previous(text))
+          p = yield* timed(Effect.sync(() => pass(text)))
+          w = yield* timed(bareWrite(text))
+          b = yield* timed(bound(text))
+        }
+        previousTimes.push(o)
+        previousRatios.push(b / o)
+        passTimes.push(p)
+        writeTimes.push(w)
+        boundTimes.push(b)
+        ratios.push(b / (p + w))
+      }
+      const result: SizeResult = {
+        size,
+        passMs: median(passTimes),
+        writeMs: median(writeTimes),
+        boundMs: median(boundTimes),
+        ratio: median(ratios),
+        previousMs: median(previousTimes),
+        previousRatio: median(previousRatios),
+        boundRss: boundMemory.rss,
+        boundArrayBuffers: boundMemory.arrayBuffers,
+        writeRss: writeMemory.rss,
+        writeArrayBuffers: writeMemory.arrayBuffers,
+      }
+      console.log(JSON.stringify(result))
+    } finally {
+      fs.rmSync(data, { recursive: true, force: true })
     }
-    const [p, w, b, c] = [passTimes, writeTimes, boundTimes, computeTimes].map(median) as [
-      number,
-      number,
-      number,
-      number,
-    ]
+  })
+
+// ---------------------------------------------------------------------------------------------------------------
+// Parent: one child per size, then the within-limit figures.
+
+const parent = Effect.gen(function* () {
+  const self = fileURLToPath(import.meta.url)
+  const results: Array<SizeResult> = []
+  for (const size of SIZES) {
+    const run = spawnSync(process.execPath, [...process.execArgv, self, "child", String(size)], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "inherit"],
+      maxBuffer: 16 * MB,
+    })
+    if (run.status !== 0) throw new Error(`child for ${size} MB failed (${run.status})`)
+    results.push(JSON.parse(run.stdout.trim().split("\n").at(-1)!) as SizeResult)
+  }
+  const x = (value: number, digits = 2) => `${value.toFixed(digits)}×`
+  console.log(
+    "Over the limit (fresh process per size; medians; pass = Buffer.byteLength + newline count; write = bare" +
+      " fs.promises.writeFile of the text; previous = the spill before chunking: preview + one writeFileString):",
+  )
+  console.log(
+    "  size   pass ms  write ms  bound ms  bound/(pass+write)  previous ms  bound/previous   peak growth / input during bound: RSS  arrayBuffers" +
+      "   | bare write: RSS  arrayBuffers",
+  )
+  for (const r of results) {
+    const input = r.size * MB
     console.log(
-      `${String(size).padStart(4)} MB ${p.toFixed(2).padStart(9)} ${w.toFixed(2).padStart(10)} ${b.toFixed(2).padStart(10)}` +
-        ` ${(b / p).toFixed(2).padStart(10)}× ${(b / (p + w)).toFixed(2).padStart(18)}× ${(c / p).toFixed(3).padStart(12)}×` +
-        ` ${(growth / (size * MB)).toFixed(2).padStart(20)}×`,
+      `${String(r.size).padStart(4)} MB ${r.passMs.toFixed(1).padStart(9)} ${r.writeMs.toFixed(1).padStart(9)}` +
+        ` ${r.boundMs.toFixed(1).padStart(9)} ${x(r.ratio).padStart(19)}` +
+        ` ${r.previousMs.toFixed(1).padStart(12)} ${x(r.previousRatio).padStart(15)}` +
+        ` ${x(r.boundRss / input, 3).padStart(39)} ${x(r.boundArrayBuffers / input, 3).padStart(13)}` +
+        `   | ${x(r.writeRss / input, 3).padStart(15)} ${x(r.writeArrayBuffers / input, 3).padStart(13)}`,
     )
   }
+  const big = results.find((r) => r.size === 100)!
+  console.log(
+    `Targets at 100 MB: time ${x(big.ratio)} (≤ 1.10×: ${big.ratio <= 1.1 ? "met" : "NOT met"}),` +
+      ` peak RSS growth ${x(big.boundRss / (100 * MB), 3)} (≤ 0.100×: ${big.boundRss <= 0.1 * 100 * MB ? "met" : "NOT met"})`,
+  )
 
   // Within limits: returned as the same object. The baseline is an empty traced `Effect.fn` call, the span every
   // public service method carries.
-  const empty = Effect.fn("Bench.empty")(function* () {})
-  const calls = 5_000
-  console.log("Within the limit (per call):")
-  for (const [label, text] of [
-    ["200 B", "x".repeat(199) + "\n"],
-    ["50 000 B", makeText(1).slice(0, 50_000)],
-  ] as const) {
-    const output: LLM.ToolOutput = { structured: {}, content: [{ type: "text", text }] }
-    const perCall = function* (step: () => Effect.Effect<unknown, ToolOutputStore.StorageError>) {
-      const start = performance.now()
-      for (let i = 0; i < calls; i++) yield* step()
-      return (performance.now() - start) / calls
-    }
-    let [passPer, emptyPer, boundPer] = [Infinity, Infinity, Infinity]
-    for (let round = 0; round < 3; round++) {
-      passPer = Math.min(passPer, yield* perCall(() => Effect.sync(() => pass(text))))
-      emptyPer = Math.min(emptyPer, yield* perCall(() => empty()))
-      boundPer = Math.min(
-        boundPer,
-        yield* perCall(() =>
-          Effect.map(bound(output), (result) => {
-            if (result.output !== output || result.outputPaths.length !== 0)
-              throw new Error("within-limit output was not returned as is")
-          }),
-        ),
+  const data = fs.mkdtempSync(path.join(os.tmpdir(), "toolgate-bench-"))
+  try {
+    const store = yield* Effect.provide(ToolOutputStore.Service, storeLayer(data))
+    const empty = Effect.fn("Bench.empty")(function* () {})
+    const calls = 5_000
+    console.log("Within the limit (per call):")
+    for (const [label, text] of [
+      ["200 B", "x".repeat(199) + "\n"],
+      ["50 000 B", makeText(1).slice(0, 50_000)],
+    ] as const) {
+      const output: LLM.ToolOutput = { structured: {}, content: [{ type: "text", text }] }
+      const perCall = function* (step: () => Effect.Effect<unknown, ToolOutputStore.StorageError>) {
+        const start = performance.now()
+        for (let i = 0; i < calls; i++) yield* step()
+        return (performance.now() - start) / calls
+      }
+      let [passPer, emptyPer, boundPer] = [Infinity, Infinity, Infinity]
+      for (let round = 0; round < 3; round++) {
+        passPer = Math.min(passPer, yield* perCall(() => Effect.sync(() => pass(text))))
+        emptyPer = Math.min(emptyPer, yield* perCall(() => empty()))
+        boundPer = Math.min(
+          boundPer,
+          yield* perCall(() =>
+            Effect.map(store.bound({ sessionID: "ses_bench", toolCallID: "call_bench", output }), (result) => {
+              if (result.output !== output || result.outputPaths.length !== 0)
+                throw new Error("within-limit output was not returned as is")
+            }),
+          ),
+        )
+      }
+      console.log(
+        `  ${label.padStart(8)}: bound ${(boundPer * 1000).toFixed(2)} µs, empty traced call ${(emptyPer * 1000).toFixed(2)} µs` +
+          ` (ratio ${(boundPer / emptyPer).toFixed(2)}×), pass ${(passPer * 1000).toFixed(2)} µs`,
       )
     }
-    console.log(
-      `  ${label.padStart(8)}: bound ${(boundPer * 1000).toFixed(2)} µs, empty traced call ${(emptyPer * 1000).toFixed(2)} µs` +
-        ` (ratio ${(boundPer / emptyPer).toFixed(2)}×), pass ${(passPer * 1000).toFixed(2)} µs`,
-    )
+  } finally {
+    fs.rmSync(data, { recursive: true, force: true })
   }
 })
 
-const StoreLayer = ToolOutputStore.layerWithoutConfig.pipe(
-  Layer.provide(Layer.mergeAll(NodeFileSystem.layer, Global.layerWith({ data, tmp: data }))),
-)
-Effect.runPromise(Effect.provide(main, StoreLayer)).finally(() => fs.rmSync(data, { recursive: true, force: true }))
+const [mode, size] = process.argv.slice(2)
+Effect.runPromise(mode === "child" ? child(Number(size)) : parent).catch((error) => {
+  console.error(error)
+  process.exitCode = 1
+})

@@ -276,8 +276,17 @@ export const preview = (
 /** The marker line naming the managed file that keeps the complete text. */
 export const marker = (file: string): string => `... output truncated; full content saved to ${file} ...`
 
-/** The most UTF-8 bytes a spill holds in memory at once. */
-const SPILL_CHUNK_BYTES = 1024 * 1024
+/** The most and the fewest UTF-8 bytes a spill encodes per write. */
+const SPILL_CHUNK_MAX = 1024 * 1024
+const SPILL_CHUNK_MIN = 64 * 1024
+
+/** The spill's chunk for a text of `units` UTF-16 units: a power of two near 1/16 of the text, 64 KiB to 1 MiB. */
+const spillChunk = (units: number): number => {
+  let size = SPILL_CHUNK_MIN
+  while (size < SPILL_CHUNK_MAX && size * 32 <= units) size *= 2
+  // Never more than the whole text can take (at most 3 bytes per unit): a small text is encoded in one go.
+  return Math.min(size, units * 3)
+}
 
 /**
  * Creates `file` (`wx`: never an existing file) and writes `text` into it as UTF-8 through that one handle, a chunk
@@ -289,9 +298,8 @@ const writeChunked = (fs: FileSystem.FileSystem, file: string, text: string): Ef
   Effect.scoped(
     Effect.gen(function* () {
       const handle = yield* fs.open(file, { flag: "wx" })
-      // Three bytes per UTF-16 unit at most: a small text gets a buffer it fills in one go, never one of a chunk.
       // `allocUnsafeSlow`: no zero fill and no pool, so only the pages actually written become resident.
-      const buffer = Buffer.allocUnsafeSlow(Math.min(SPILL_CHUNK_BYTES, text.length * 3))
+      const buffer = Buffer.allocUnsafeSlow(spillChunk(text.length))
       const encoder = new TextEncoder()
       let at = 0
       while (at < text.length) {
