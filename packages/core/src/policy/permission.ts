@@ -536,8 +536,10 @@ export const make = Fx.gen(function* () {
   const sessionOf = (sessionID: string): Fx.Effect<SessionV2.Info | undefined> => {
     const hit = sessionView.get(sessionID)
     if (hit !== undefined) return Fx.succeed(hit)
+    const readUnder = stamp
     return Fx.map(sessions.get(sessionID), (session) => {
-      if (session !== undefined) {
+      // Kept only if no refresh moved the stamp while it was read (the row may predate that change).
+      if (session !== undefined && stamp === readUnder) {
         if (sessionView.size >= MAX_SESSION_VIEW) sessionView.clear()
         sessionView.set(sessionID, session)
       }
