@@ -11,15 +11,31 @@ import { Context, Effect, Layer, Schema } from "effect"
 import * as Database from "../system/database.js"
 import * as Identifier from "../values/identifier.js"
 
-/** A saved-approval id: `"psv_" + ascending()` (no prefix check). */
+/**
+ * A saved-approval id: `"psv_" + ascending()` (no prefix check).
+ *
+ * @since 0.1.0
+ */
 export const ID = Schema.String
-/** @see ID */
+/**
+ * @see ID
+ *
+ * @since 0.1.0
+ */
 export type ID = typeof ID.Type
 
-/** Returns a fresh `psv_…` id. */
+/**
+ * Returns a fresh `psv_…` id.
+ *
+ * @since 0.1.0
+ */
 export const createID = (): ID => Identifier.create("psv")
 
-/** A saved approval. */
+/**
+ * A saved approval.
+ *
+ * @since 0.1.0
+ */
 export const Info = Schema.Struct({
   id: Schema.String,
   projectID: Schema.String,
@@ -30,10 +46,18 @@ export const Info = Schema.Struct({
   /** When it was saved (epoch milliseconds). */
   timeCreated: Schema.Number,
 })
-/** @see Info */
+/**
+ * @see Info
+ *
+ * @since 0.1.0
+ */
 export type Info = typeof Info.Type
 
-/** The saved-approval store. */
+/**
+ * The saved-approval store.
+ *
+ * @since 0.1.0
+ */
 export interface Interface {
   /**
    * The rows of one project (with `directory`: only the rows filed under exactly that directory, `""` meaning the
@@ -66,7 +90,11 @@ export interface Interface {
   readonly changeStamp: Effect.Effect<string>
 }
 
-/** The PermissionSaved service. */
+/**
+ * The PermissionSaved service.
+ *
+ * @since 0.1.0
+ */
 export class Service extends Context.Tag("@toolgate/v2/PermissionSaved")<Service, Interface>() {}
 
 interface Row {
@@ -96,6 +124,8 @@ const ROWS_PER_STATEMENT = 1000
 /**
  * The process-wide store on the `permission` table. `add` writes one multi-row `INSERT … ON CONFLICT DO NOTHING`
  * (batches beyond 1000 rows are split inside one transaction). Database errors are defects.
+ *
+ * @since 0.1.0
  */
 export const layer: Layer.Layer<Service, never, SqlClient.SqlClient> = Layer.effect(
   Service,

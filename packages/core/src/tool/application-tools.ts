@@ -9,13 +9,21 @@ import { Context, Effect, Layer, PubSub, type Scope, Stream } from "effect"
 import * as State from "../values/state.js"
 import * as Tool from "./tool.js"
 
-/** One effective registration: a fresh identity per (name, registration) plus the tool. */
+/**
+ * One effective registration: a fresh identity per (name, registration) plus the tool.
+ *
+ * @since 0.1.0
+ */
 export interface Entry {
   readonly identity: object
   readonly tool: Tool.AnyTool
 }
 
-/** The ApplicationTools operations. */
+/**
+ * The ApplicationTools operations.
+ *
+ * @since 0.1.0
+ */
 export interface Interface {
   /** Registers every tool of the record until the caller's Scope closes; the latest active registration wins. */
   readonly register: (
@@ -32,10 +40,18 @@ export interface Interface {
   readonly changes: Stream.Stream<void>
 }
 
-/** The ApplicationTools service. */
+/**
+ * The ApplicationTools service.
+ *
+ * @since 0.1.0
+ */
 export class Service extends Context.Tag("@toolgate/ApplicationTools")<Service, Interface>() {}
 
-/** Builds a fresh registration set. */
+/**
+ * Builds a fresh registration set.
+ *
+ * @since 0.1.0
+ */
 export const make: Effect.Effect<Interface> = Effect.gen(function* () {
   const state = yield* State.create<Map<string, Entry>, Map<string, Entry>>({
     initial: () => new Map(),
@@ -61,5 +77,9 @@ export const make: Effect.Effect<Interface> = Effect.gen(function* () {
   return Service.of({ register, entries: () => state.get(), changes: Stream.fromPubSub(hub) })
 })
 
-/** The process-wide layer; build it once per process. */
+/**
+ * The process-wide layer; build it once per process.
+ *
+ * @since 0.1.0
+ */
 export const layer: Layer.Layer<Service> = Layer.effect(Service, make)
