@@ -236,6 +236,72 @@ describe("PermissionV2 pending asks", () => {
   )
 })
 
+/** A small deterministic PRNG (mulberry32), so a failing mix can be replayed from its seed. */
+const random = (seed: number) => () => {
+  seed = (seed + 0x6d2b79f5) | 0
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+}
+
+describe("PermissionV2 release against a model", () => {
+  it.scoped("random mixes: released = the queued entries the model allows, in queue order; the rest stay", () =>
+    Effect.gen(function* () {
+      for (let seed = 1; seed <= 25; seed++) {
+        const next = random(seed)
+        const pick = <A>(values: ReadonlyArray<A>): A => values[Math.floor(next() * values.length)]!
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const dir = yield* tempDir()
+            yield* withMemoryStack(
+              dir,
+              Effect.gen(function* () {
+                const f = yield* fixture
+                yield* f.setAgentRules("strict", [{ action: "read", resource: "lib/*", effect: "deny" }])
+                for (const id of ["ses_b", "ses_gone"]) yield* f.sessions.create({ id, agent: "test" })
+                yield* f.permission.ask({ ...base, id: "per_trigger", resources: ["src/t.ts"], save: ["src/*"] })
+                const queued: Array<{ id: string; sessionID: string; releasable: boolean }> = []
+                for (let i = 0; i < 40; i++) {
+                  const id = `per_${i}`
+                  const sessionID = pick(["ses_test", "ses_b", "ses_gone"])
+                  const agent = pick([undefined, "strict"])
+                  const action = pick(["read", "read", "edit"])
+                  const resources = Array.from({ length: 1 + Math.floor(next() * 2) }, () =>
+                    pick(["src/a.ts", "src/b/c.ts", "lib/d.ts", "doc/e.md"]),
+                  )
+                  const result = yield* f.permission.ask({
+                    id,
+                    sessionID,
+                    action,
+                    resources,
+                    ...(agent === undefined ? {} : { agent }),
+                  })
+                  const denied = agent === "strict" && action === "read" && resources.some((r) => r.startsWith("lib/"))
+                  expect(result.effect).toBe(denied ? "deny" : "ask")
+                  if (denied) continue
+                  const releasable =
+                    sessionID !== "ses_gone" && action === "read" && resources.every((r) => r.startsWith("src/"))
+                  queued.push({ id, sessionID, releasable })
+                }
+                const sql = yield* SqlClient.SqlClient
+                yield* sql`DELETE FROM session WHERE id = 'ses_gone'`
+                yield* f.permission.reply({ requestID: "per_trigger", reply: "always" })
+                expect(f.replied().map((data) => data.requestID)).toEqual([
+                  "per_trigger",
+                  ...queued.filter((entry) => entry.releasable).map((entry) => entry.id),
+                ])
+                expect((yield* f.permission.list()).map((request) => request.id)).toEqual(
+                  queued.filter((entry) => !entry.releasable).map((entry) => entry.id),
+                )
+              }),
+            )
+          }),
+        )
+      }
+    }),
+  )
+})
+
 describe("EventV2.publishAll", () => {
   it.scoped("delivers like one publish per element and stops at the first listener failure", () =>
     Effect.gen(function* () {
