@@ -25,6 +25,26 @@ export const isObjectSchema = (schema: LLM.JsonSchema | undefined): schema is LL
  * A definition as an MCP tool: name, title, description, input schema, the output schema when the structured
  * output is an object, and the tool's annotations.
  *
+ * @example
+ * ```ts
+ * import { McpTools } from "@toolgate/mcp"
+ * import { deepStrictEqual } from "node:assert"
+ *
+ * const tool = McpTools.toMcpTool({
+ *   name: "read",
+ *   description: "Reads a file",
+ *   inputSchema: { properties: { path: { type: "string" } }, required: ["path"] },
+ *   annotations: { title: "Read", readOnlyHint: true },
+ * })
+ * deepStrictEqual(tool, {
+ *   name: "read",
+ *   title: "Read",
+ *   description: "Reads a file",
+ *   inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+ *   annotations: { title: "Read", readOnlyHint: true },
+ * })
+ * ```
+ *
  * @since 0.1.0
  */
 export const toMcpTool = (definition: LLM.ToolDefinition): McpTool => {

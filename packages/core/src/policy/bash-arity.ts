@@ -174,6 +174,18 @@ export const prefix = (
  * The pattern saved for `argv` on an `always` reply: the literal prefix followed by ` *` (which also matches the
  * prefix alone), or the literal command when the prefix is the whole command because of an option.
  *
+ * @example
+ * ```ts
+ * import { BashArity } from "@toolgate/core"
+ * import { strictEqual } from "node:assert"
+ *
+ * strictEqual(BashArity.pattern(["git", "commit", "-m", "fix"]), "git commit *")
+ * strictEqual(BashArity.pattern(["npm", "run", "test", "--", "--watch"]), "npm run test *")
+ * strictEqual(BashArity.pattern(["ls", "-la"]), "ls *")
+ * // An option inside the prefix: the whole command is saved, not `git -C *`.
+ * strictEqual(BashArity.pattern(["git", "-C", "dir", "push"]), "git -C dir push")
+ * ```
+ *
  * @since 0.2.0
  */
 export const pattern = (argv: ReadonlyArray<string>, table: Table = DEFAULT): string => {

@@ -161,6 +161,18 @@ export const ToolResultValue: Schema.Schema<ToolResultValue> = Schema.Union(
  * Chooses the provider-facing result: empty content gives `json` of `structured`, exactly one text part gives
  * `text`, anything else gives `content`.
  *
+ * @example
+ * ```ts
+ * import { LLM } from "@toolgate/core"
+ * import { deepStrictEqual } from "node:assert"
+ *
+ * deepStrictEqual(LLM.toResultValue({ structured: { n: 1 }, content: [] }), { type: "json", value: { n: 1 } })
+ * deepStrictEqual(LLM.toResultValue({ structured: null, content: [{ type: "text", text: "ok" }] }), {
+ *   type: "text",
+ *   value: "ok",
+ * })
+ * ```
+ *
  * @since 0.1.0
  */
 export const toResultValue = (output: ToolOutput): ToolResultValue => {

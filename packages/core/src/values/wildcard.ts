@@ -390,6 +390,20 @@ export const platform: Matcher = make({ caseInsensitive: process.platform === "w
 /**
  * Matches `input` against a permission `pattern` with this platform's rules.
  *
+ * @example
+ * ```ts
+ * import { Wildcard } from "@toolgate/core"
+ * import { strictEqual } from "node:assert"
+ *
+ * strictEqual(Wildcard.match("git commit -m fix", "git commit *"), true)
+ * // The optional trailing " *" also matches the command alone.
+ * strictEqual(Wildcard.match("git commit", "git commit *"), true)
+ * strictEqual(Wildcard.match("git push", "git commit *"), false)
+ * // An escaped star is a literal star.
+ * strictEqual(Wildcard.match("rm a*", Wildcard.literal("rm a*")), true)
+ * strictEqual(Wildcard.match("rm ab", Wildcard.literal("rm a*")), false)
+ * ```
+ *
  * @since 0.1.0
  */
 export const match = (input: string, pattern: string): boolean => platform.match(input, pattern)
