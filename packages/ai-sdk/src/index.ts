@@ -1,5 +1,5 @@
 /**
- * @toolgate/ai-sdk — toolgate tools for the Vercel AI SDK. Every module is a namespace.
+ * `@toolgate/ai-sdk` — toolgate tools for the Vercel AI SDK. Every module is a namespace.
  *
  * @since 0.1.0
  */

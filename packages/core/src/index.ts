@@ -1,5 +1,5 @@
 /**
- * @toolgate/core — the tool layer and permission gate of an agent runner. Every module is a namespace.
+ * `@toolgate/core` — the tool layer and permission gate of an agent runner. Every module is a namespace.
  *
  * @since 0.1.0
  */

@@ -1,5 +1,5 @@
 /**
- * @toolgate/effect-ai — toolgate for `@effect/ai`: a Runner `Model` on any Effect AI provider, and a
+ * `@toolgate/effect-ai` — toolgate for `@effect/ai`: a Runner `Model` on any Effect AI provider, and a
  * materialization as an `@effect/ai` Toolkit. Every module is a namespace.
  *
  * @since 0.1.0

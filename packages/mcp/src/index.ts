@@ -1,5 +1,5 @@
 /**
- * @toolgate/mcp — one toolgate Location's tools as an MCP server. Every module is a namespace.
+ * `@toolgate/mcp` — one toolgate Location's tools as an MCP server. Every module is a namespace.
  *
  * @since 0.1.0
  */
