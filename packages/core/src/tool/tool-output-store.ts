@@ -105,6 +105,17 @@ export interface Interface {
 /** The ToolOutputStore service. */
 export class Service extends Context.Tag("@toolgate/v2/ToolOutputStore")<Service, Interface>() {}
 
+const settlementBounds = new WeakMap<Interface, Interface["bound"]>()
+
+/**
+ * The `bound` a settlement calls: for a store built by `make`, the same bounding as its `bound` without the span
+ * (settlement is the per-call hot path; only an over-limit spill is traced, as `ToolOutputStore.spill`); for any
+ * other store, its own `bound`.
+ *
+ * @since 0.2.0
+ */
+export const settlementBound = (store: Interface): Interface["bound"] => settlementBounds.get(store) ?? store.bound
+
 /**
  * A `capture` that keeps nothing (`path` undefined): for stores that do not retain output.
  *
@@ -331,19 +342,22 @@ export const boundedPreview = (text: string, markerLine: string, maxLines: numbe
 }
 
 /** The text the model reads: the text parts joined, or the pretty JSON of `structured` when content is empty. */
-const contextualText = (output: LLM.ToolOutput): Effect.Effect<string, StorageError> => {
+const contextualText = (output: LLM.ToolOutput): string | StorageError => {
   if (output.content.length === 0) {
-    return Effect.try({
-      try: () => JSON.stringify(output.structured, null, 2) ?? String(output.structured),
-      catch: (cause) => new StorageError({ operation: "encode", cause }),
-    })
+    try {
+      return JSON.stringify(output.structured, null, 2) ?? String(output.structured)
+    } catch (cause) {
+      return new StorageError({ operation: "encode", cause })
+    }
   }
   // A lone text part is measured and written as is, never copied.
-  const texts = output.content.filter((part): part is LLM.ToolTextContent => part.type === "text")
-  if (texts.length === 1) return Effect.succeed(texts[0]!.text)
+  const content = output.content
+  if (content.length === 1 && content[0]!.type === "text") return content[0]!.text
+  const texts = content.filter((part): part is LLM.ToolTextContent => part.type === "text")
+  if (texts.length === 1) return texts[0]!.text
   let text = ""
   for (const part of texts) text += part.text
-  return Effect.succeed(text)
+  return text
 }
 
 const defaults: Limits = { maxLines: MAX_LINES, maxBytes: MAX_BYTES }
@@ -369,18 +383,15 @@ export const make = (
     const root = Global.toolOutput(yield* Global.Service)
     const directory = path.join(root, folder)
 
-    // Untraced so `bound` pays for one span, not two.
+    const limitsOf = (entries: ReadonlyArray<Config.Entry>): Limits => {
+      const merged: { max_lines?: number | undefined; max_bytes?: number | undefined } = {}
+      for (const document of Config.documents(entries)) Object.assign(merged, document.info.tool_output ?? {})
+      return { maxLines: merged.max_lines ?? MAX_LINES, maxBytes: merged.max_bytes ?? MAX_BYTES }
+    }
+
     const readLimits: Effect.Effect<Limits> = Option.match(config, {
       onNone: () => Effect.succeed(defaults),
-      onSome: (service) =>
-        Effect.map(
-          Effect.suspend(() => service.entries()),
-          (entries): Limits => {
-            const merged: { max_lines?: number | undefined; max_bytes?: number | undefined } = {}
-            for (const document of Config.documents(entries)) Object.assign(merged, document.info.tool_output ?? {})
-            return { maxLines: merged.max_lines ?? MAX_LINES, maxBytes: merged.max_bytes ?? MAX_BYTES }
-          },
-        ),
+      onSome: (service) => Effect.map(Effect.suspend(() => service.entries()), limitsOf),
     })
 
     const limits = Effect.fn("ToolOutputStore.limits")(function* () {
@@ -395,10 +406,23 @@ export const make = (
         return file
       }).pipe(Effect.mapError((cause) => new StorageError({ operation: "write", cause })))
 
-    const bound = Effect.fn("ToolOutputStore.bound")(function* (input: BoundInput) {
-      const { maxLines, maxBytes } = yield* readLimits
-      const text = yield* contextualText(input.output)
-      if (withinLimits(text, maxLines, maxBytes)) return { output: input.output, outputPaths: [] } satisfies BoundResult
+    // The per-settlement path: untraced, and within limits no Effect but the config read and the result.
+    const boundUntraced = (input: BoundInput): Effect.Effect<BoundResult, StorageError> =>
+      Option.isNone(config)
+        ? boundWith(input, defaults)
+        : Effect.flatMap(config.value.entries(), (entries) => boundWith(input, limitsOf(entries)))
+
+    const boundWith = (input: BoundInput, limits: Limits): Effect.Effect<BoundResult, StorageError> => {
+      const text = contextualText(input.output)
+      if (typeof text !== "string") return Effect.fail(text)
+      if (withinLimits(text, limits.maxLines, limits.maxBytes))
+        return Effect.succeed({ output: input.output, outputPaths: [] } satisfies BoundResult)
+      return spill(input, text, limits)
+    }
+
+    // Over a limit: keep the complete text and build the preview. The only traced step of a settlement.
+    const spill = Effect.fn("ToolOutputStore.spill")(function* (input: BoundInput, text: string, limits: Limits) {
+      const { maxLines, maxBytes } = limits
       const file = yield* retain(text)
       const content: Array<LLM.ToolContent> = [
         { type: "text", text: boundedPreview(text, marker(file), maxLines, maxBytes) },
@@ -465,15 +489,24 @@ export const make = (
 
     // Within limits and with nothing captured, the very result of `bound` is returned (the hot path is untouched).
     const boundWithCaptures = (input: BoundInput): Effect.Effect<BoundResult, StorageError> => {
-      if (captured.size === 0) return bound(input)
+      if (captured.size === 0) return boundUntraced(input)
       const key = callKey(input.sessionID, input.toolCallID)
       const files = captured.get(key)
-      if (files === undefined) return bound(input)
+      if (files === undefined) return boundUntraced(input)
       captured.delete(key)
-      return Effect.map(bound(input), (result) => ({ ...result, outputPaths: [...files, ...result.outputPaths] }))
+      return Effect.map(boundUntraced(input), (result) => ({
+        ...result,
+        outputPaths: [...files, ...result.outputPaths],
+      }))
     }
 
-    return Service.of({ limits, bound: boundWithCaptures, cleanup, capture })
+    const bound = Effect.fn("ToolOutputStore.bound")(function* (input: BoundInput) {
+      return yield* boundWithCaptures(input)
+    })
+
+    const service = Service.of({ limits, bound, cleanup, capture })
+    settlementBounds.set(service, boundWithCaptures)
+    return service
   })
 
 /** The Location's folder when a Location is in context, else `UNSCOPED_FOLDER`. */

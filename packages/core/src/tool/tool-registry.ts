@@ -135,6 +135,25 @@ export const make: Effect.Effect<Interface, never, ApplicationTools.Service | To
       )
     })
 
+    // Settlement runs untraced (the store traces only an over-limit spill) with no intermediate Effect beyond the
+    // one suspend, the executor's continuation and bounding.
+    const bound = ToolOutputStore.settlementBound(store)
+    const toolFailed = (failure: LLM.ToolFailure): Effect.Effect<Settlement> =>
+      Effect.succeed(rejected(failure.message))
+    const toSettlement = (bounded: ToolOutputStore.BoundResult): Settlement => {
+      const result = LLMValues.toResultValue(bounded.output)
+      if (result.type === "error") return { result }
+      return bounded.outputPaths.length > 0
+        ? { result, output: bounded.output, outputPaths: bounded.outputPaths }
+        : { result, output: bounded.output }
+    }
+
+    // Returns an anonymous closure: a named per-call closure costs a `defineProperty` under tsx (`keepNames`).
+    const boundFor =
+      (input: ExecuteInput) =>
+      (output: LLM.ToolOutput): Effect.Effect<Settlement, ToolOutputStore.Error> =>
+        Effect.map(bound({ sessionID: input.sessionID, toolCallID: input.call.id, output }), toSettlement)
+
     const settleWith = (input: ExecuteInput, advertised?: object): Effect.Effect<Settlement, ToolOutputStore.Error> =>
       Effect.suspend(() => {
         const name = input.call.name
@@ -143,29 +162,22 @@ export const make: Effect.Effect<Interface, never, ApplicationTools.Service | To
           return Effect.succeed(rejected(advertised ? `Stale tool call: ${name}` : `Unknown tool: ${name}`))
         if (advertised !== undefined && current.identity !== advertised)
           return Effect.succeed(rejected(`Stale tool call: ${name}`))
-        const context: Tool.Context = {
-          sessionID: input.sessionID,
-          agent: input.agent,
-          assistantMessageID: input.assistantMessageID,
-          toolCallID: input.call.id,
-          ...(input.progress === undefined ? {} : { progress: input.progress }),
-        }
-        return Tool.settle(current.tool, input.call, context).pipe(
-          Effect.matchEffect({
-            onFailure: (failure) => Effect.succeed(rejected(failure.message)),
-            onSuccess: (output) =>
-              Effect.map(
-                store.bound({ sessionID: input.sessionID, toolCallID: input.call.id, output }),
-                (bounded): Settlement => {
-                  const result = LLMValues.toResultValue(bounded.output)
-                  if (result.type === "error") return { result }
-                  return bounded.outputPaths.length > 0
-                    ? { result, output: bounded.output, outputPaths: bounded.outputPaths }
-                    : { result, output: bounded.output }
-                },
-              ),
-          }),
-        )
+        const context: Tool.Context =
+          input.progress === undefined
+            ? {
+                sessionID: input.sessionID,
+                agent: input.agent,
+                assistantMessageID: input.assistantMessageID,
+                toolCallID: input.call.id,
+              }
+            : {
+                sessionID: input.sessionID,
+                agent: input.agent,
+                assistantMessageID: input.assistantMessageID,
+                toolCallID: input.call.id,
+                progress: input.progress,
+              }
+        return Tool.settleThen(current.tool, input.call, context, { onFailure: toolFailed, onSuccess: boundFor(input) })
       })
 
     const materialize = Effect.fn("ToolRegistry.materialize")(function* (

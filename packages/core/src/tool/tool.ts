@@ -84,7 +84,13 @@ export interface Config<I extends SchemaType<any>, O extends SchemaType<any>, S 
 interface Runtime {
   readonly permission?: string
   readonly definition: (name: string) => LLM.ToolDefinition
-  readonly settle: (call: LLM.ToolCall, context: Context) => Effect.Effect<LLM.ToolOutput, LLM.ToolFailure>
+  /** Runs synchronously up to the executor; call it inside a suspended effect. */
+  readonly settle: <B, E>(
+    call: LLM.ToolCall,
+    context: Context,
+    next: (output: LLM.ToolOutput) => Effect.Effect<B, E>,
+    fail: (failure: LLM.ToolFailure) => Effect.Effect<B, E>,
+  ) => Effect.Effect<B, E>
 }
 
 const runtimes = new WeakMap<object, Runtime>()
@@ -110,7 +116,7 @@ const invalidOutput = (error: ParseResult.ParseError) =>
 /**
  * A codec step in continuation style. It takes the synchronous parser's success as is (most schemas are synchronous
  * and this is far cheaper) and otherwise lets the Effect parser decide, so effectful transformations and failures
- * behave exactly as `Schema.decodeUnknown` / `Schema.encode` specify.
+ * behave exactly as `Schema.decodeUnknown` / `Schema.encode` specify. A parse failure continues with `fail`.
  */
 const codec =
   <A>(
@@ -118,9 +124,15 @@ const codec =
     effect: (value: any) => Effect.Effect<A, ParseResult.ParseError>,
     onError: (error: ParseResult.ParseError) => LLM.ToolFailure,
   ) =>
-  <B>(value: unknown, next: (parsed: A) => Effect.Effect<B, LLM.ToolFailure>): Effect.Effect<B, LLM.ToolFailure> => {
+  <B, E>(
+    value: unknown,
+    next: (parsed: A) => Effect.Effect<B, E>,
+    fail: (failure: LLM.ToolFailure) => Effect.Effect<B, E>,
+  ): Effect.Effect<B, E> => {
     const result = sync(value)
-    return Either.isRight(result) ? next(result.right) : Effect.flatMap(Effect.mapError(effect(value), onError), next)
+    return Either.isRight(result)
+      ? next(result.right)
+      : Effect.matchEffect(effect(value), { onFailure: (error) => fail(onError(error)), onSuccess: next })
   }
 
 const project = (part: Content): LLM.ToolContent => {
@@ -162,21 +174,49 @@ export const make = <I extends SchemaType<any>, O extends SchemaType<any>, S ext
     return built
   }
 
-  // Always called inside a flatMap continuation, where a throw from the projections becomes a defect.
-  const finish = (input: I["Type"], output: O["Encoded"]): Effect.Effect<LLM.ToolOutput, LLM.ToolFailure> => {
-    const complete = (value: unknown): LLM.ToolOutput => {
-      let content: ReadonlyArray<LLM.ToolContent>
-      if (toModelOutput !== undefined) content = toModelOutput({ input, output }).map(project)
-      else content = typeof output === "string" ? [{ type: "text", text: output }] : []
-      return { structured: value, content }
-    }
-    if (encodeStructured === undefined) return Effect.succeed(complete(output))
-    return encodeStructured(toStructuredOutput!({ input, output }), (value) => Effect.succeed(complete(value)))
+  // Per-call closures below are anonymous on purpose: a named one (`const f = …`, `{ key: () => … }`) costs a
+  // `defineProperty` per call under transpilers that keep function names (tsx, esbuild `keepNames`).
+  const complete = (input: I["Type"], output: O["Encoded"], value: unknown): LLM.ToolOutput => {
+    let content: ReadonlyArray<LLM.ToolContent>
+    if (toModelOutput !== undefined) content = toModelOutput({ input, output }).map(project)
+    else content = typeof output === "string" ? [{ type: "text", text: output }] : []
+    return { structured: value, content }
   }
 
-  const settle = (call: LLM.ToolCall, context: Context): Effect.Effect<LLM.ToolOutput, LLM.ToolFailure> =>
-    decodeInput(call.input, (input) =>
-      Effect.flatMap(config.execute(input, context), (value) => encodeOutput(value, (output) => finish(input, output))),
+  // Always called inside a continuation, where a throw from the projections becomes a defect.
+  const finish = <B, E>(
+    input: I["Type"],
+    output: O["Encoded"],
+    next: (output: LLM.ToolOutput) => Effect.Effect<B, E>,
+    fail: (failure: LLM.ToolFailure) => Effect.Effect<B, E>,
+  ): Effect.Effect<B, E> => {
+    if (encodeStructured === undefined) return next(complete(input, output, output))
+    return encodeStructured(
+      toStructuredOutput!({ input, output }),
+      (value) => next(complete(input, output, value)),
+      fail,
+    )
+  }
+
+  const afterExecute =
+    <B, E>(
+      input: I["Type"],
+      next: (output: LLM.ToolOutput) => Effect.Effect<B, E>,
+      fail: (failure: LLM.ToolFailure) => Effect.Effect<B, E>,
+    ) =>
+    (value: O["Type"]): Effect.Effect<B, E> =>
+      encodeOutput(value, (output) => finish(input, output, next, fail), fail)
+
+  // One continuation frame per call (the executor's match); the synchronous codec steps add none.
+  const settle: Runtime["settle"] = (call, context, next, fail) =>
+    decodeInput(
+      call.input,
+      (input) =>
+        Effect.matchEffect(config.execute(input, context), {
+          onFailure: fail,
+          onSuccess: afterExecute(input, next, fail),
+        }),
+      fail,
     )
 
   const tool = Object.freeze({}) as Definition<I["Type"], S["Type"]>
@@ -205,8 +245,31 @@ export const settle = (
   context: Context,
 ): Effect.Effect<LLM.ToolOutput, LLM.ToolFailure> => {
   const runtime = runtimeOf(tool)
-  return Effect.suspend(() => runtime.settle(call, context))
+  return Effect.suspend(() =>
+    runtime.settle<LLM.ToolOutput, LLM.ToolFailure>(call, context, Effect.succeed, Effect.fail),
+  )
 }
+
+/**
+ * Settles one call like `settle` and continues in the same step: with `onSuccess` on the tool's output, with
+ * `onFailure` on its model-visible failure (invalid input, the executor's failure, an invalid output). This costs
+ * one continuation frame instead of `settle`'s chain plus a `matchEffect`. Failures and defects of the continuations
+ * themselves propagate; defects and interruption of the tool propagate untouched.
+ *
+ * Unlike `settle`, it runs input decoding (and an executor that does its work before returning its Effect) when it
+ * is called, so call it inside `Effect.suspend` or a continuation.
+ *
+ * @since 0.2.0
+ */
+export const settleThen = <B, E>(
+  tool: AnyTool,
+  call: LLM.ToolCall,
+  context: Context,
+  continuations: {
+    readonly onSuccess: (output: LLM.ToolOutput) => Effect.Effect<B, E>
+    readonly onFailure: (failure: LLM.ToolFailure) => Effect.Effect<B, E>
+  },
+): Effect.Effect<B, E> => runtimeOf(tool).settle(call, context, continuations.onSuccess, continuations.onFailure)
 
 const NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/
 
