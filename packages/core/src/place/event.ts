@@ -9,19 +9,31 @@ import { Context, Effect, Layer, Queue, type Schema, type Scope, Stream } from "
 import * as Identifier from "../values/identifier.js"
 import * as Location from "./location.js"
 
-/** An event type and the schema of its data. */
+/**
+ * An event type and the schema of its data.
+ *
+ * @since 0.1.0
+ */
 export interface Definition<Type extends string = string, Data = unknown> {
   readonly type: Type
   readonly schema: Schema.Schema<Data, any, never>
 }
 
-/** Declares an event type. */
+/**
+ * Declares an event type.
+ *
+ * @since 0.1.0
+ */
 export const define = <const Type extends string, Data>(
   type: Type,
   schema: Schema.Schema<Data, any, never>,
 ): Definition<Type, Data> => ({ type, schema })
 
-/** What subscribers receive; `Type` and `Data` are narrowed when the subscription names definitions. */
+/**
+ * What subscribers receive; `Type` and `Data` are narrowed when the subscription names definitions.
+ *
+ * @since 0.1.0
+ */
 export interface Envelope<Data = unknown, Type extends string = string> {
   readonly id: string
   readonly type: Type
@@ -47,14 +59,22 @@ export const is =
   (envelope: Envelope): envelope is Envelope<Data, Type> =>
     envelope.type === definition.type
 
-/** A synchronous listener; throwing fails the publish. */
+/**
+ * A synchronous listener; throwing fails the publish.
+ *
+ * @since 0.1.0
+ */
 export type Listener<E extends Envelope = Envelope> = (envelope: E) => void
 
 type Selected<Ds extends ReadonlyArray<Definition<any, any>>> = Ds extends readonly []
   ? Envelope
   : EnvelopeOf<Ds[number]>
 
-/** The bus operations. Naming definitions narrows what a subscription receives and types it; none means all. */
+/**
+ * The bus operations. Naming definitions narrows what a subscription receives and types it; none means all.
+ *
+ * @since 0.1.0
+ */
 export interface Interface {
   readonly publish: <Type extends string, Data>(
     definition: Definition<Type, Data>,
@@ -90,12 +110,18 @@ export interface Interface {
   ) => Effect.Effect<void, never, Scope.Scope>
 }
 
-/** The EventV2 service (Location-scoped). */
+/**
+ * The EventV2 service (Location-scoped).
+ *
+ * @since 0.1.0
+ */
 export class Service extends Context.Tag("@toolgate/v2/Event")<Service, Interface>() {}
 
 /**
  * Builds a bus stamped with the current Location. Every subscriber is a synchronous listener, so queues and
  * streams see events in publish order and a publish returns only after every subscriber has it.
+ *
+ * @since 0.1.0
  */
 export const make: Effect.Effect<Interface, never, Location.Service | Scope.Scope> = Effect.gen(function* () {
   const location = yield* Location.Service
@@ -174,5 +200,9 @@ export const make: Effect.Effect<Interface, never, Location.Service | Scope.Scop
   return Service.of({ publish, publishAll, subscribe, queue, listen })
 })
 
-/** The Location-scoped layer. */
+/**
+ * The Location-scoped layer.
+ *
+ * @since 0.1.0
+ */
 export const layer: Layer.Layer<Service, never, Location.Service> = Layer.scoped(Service, make)
