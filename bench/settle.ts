@@ -1,14 +1,30 @@
 /**
- * Settlement overhead: materialize once, settle 100k calls of a small echo tool, and compare with running the same
- * `execute` Effect directly in the same run. Target: settle ≤ 2× the bare call.
+ * Settlement overhead, with the real output store (`ToolOutputStore.layer` over a temp data directory, as `Core`
+ * builds it), against three baselines timed in the same process and the same run, all on one echo tool:
  *
- * Run: npx tsx bench/settle.ts
+ * 1. the bare `execute` Effect;
+ * 2. the AI SDK path: zod `safeParse` + `execute` of an AI SDK `tool()` (also reported: `await safeParseAsync` +
+ *    `await execute`, which is what the AI SDK's loop really does per call);
+ * 3. `@effect/ai`'s `Toolkit.handle` (schema decode + handler + result encode).
+ *
+ * Targets: toolgate settle ≤ 2× the AI SDK zod path, and ≥ 8× faster than `Toolkit.handle`. Every figure is the
+ * minimum over several rounds, after a warm-up round.
+ *
+ * Run: npx tsx --conditions=@toolgate/source bench/settle.ts
  */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Tool as AiTool, Toolkit } from "@effect/ai"
+import { NodeFileSystem } from "@effect/platform-node"
+import { ApplicationTools, Config, Global, Tool, ToolOutputStore, ToolRegistry } from "@toolgate/core"
+import { tool as aiSdkTool } from "ai"
 import { Effect, Layer, Schema } from "effect"
-import { ApplicationTools, Tool, ToolOutputStore, ToolRegistry } from "@toolgate/core"
+import { z } from "zod"
 
 const CALLS = 100_000
-const ROUNDS = 5
+const HANDLE_CALLS = 20_000
+const ROUNDS = 7
 
 const Echo = Schema.Struct({ text: Schema.String })
 const execute = (input: { readonly text: string }) => Effect.succeed({ text: input.text })
@@ -20,43 +36,131 @@ const echo = Tool.make({
   toModelOutput: ({ output }) => [{ type: "text", text: output.text }],
 })
 
+// The AI SDK version of the same tool: a zod input schema and a plain (or async) execute.
+const zodInput = z.object({ text: z.string() })
+const syncExecute = (input: { readonly text: string }) => ({ text: input.text })
+const aiEcho = aiSdkTool({
+  description: "Echo",
+  inputSchema: zodInput,
+  execute: async (input: { text: string }) => ({ text: input.text }),
+})
+const aiOptions = { toolCallId: "call_bench", messages: [] } as unknown as Parameters<
+  NonNullable<typeof aiEcho.execute>
+>[1]
+
+// The @effect/ai version: same schema, a handler that runs the same `execute`.
+const EffectAiEcho = AiTool.make("echo", { description: "Echo", parameters: { text: Schema.String }, success: Echo })
+const EffectAiToolkit = Toolkit.make(EffectAiEcho)
+const effectAiHandlers = EffectAiToolkit.toLayer({ echo: (params) => execute(params) })
+
 const identity = { sessionID: "ses_bench", agent: "build", assistantMessageID: "msg_bench" }
 const input = { text: "hello" }
 
-const time = (effect: Effect.Effect<void>) => {
+const perCall = (ms: number, calls: number) => (ms * 1000) / calls
+
+const timeSync = (run: () => void): number => {
   const start = performance.now()
-  Effect.runSync(effect)
+  run()
   return performance.now() - start
 }
 
-const main = Effect.gen(function* () {
-  const registry = yield* ToolRegistry.Service
-  yield* registry.register({ echo })
-  const turn = yield* registry.materialize()
-  const calls = Array.from({ length: CALLS }, (_, i) => ({
-    ...identity,
-    call: { id: `call_${i}`, name: "echo", input },
-  }))
+const timeAsync = async (run: () => Promise<void>): Promise<number> => {
+  const start = performance.now()
+  await run()
+  return performance.now() - start
+}
 
-  const bare = Effect.forEach(calls, () => execute(input), { discard: true })
-  const settled = Effect.forEach(calls, (call) => turn.settle(call), { discard: true }) as Effect.Effect<void>
-
-  const bareTimes: Array<number> = []
-  const settleTimes: Array<number> = []
-  for (let round = 0; round < ROUNDS; round++) {
-    bareTimes.push(time(bare))
-    settleTimes.push(time(settled))
-  }
-  const best = (times: Array<number>) => Math.min(...times)
-  const bareMs = best(bareTimes)
-  const settleMs = best(settleTimes)
-  console.log(`bare execute : ${(CALLS / (bareMs / 1000)).toFixed(0)} calls/s (${bareMs.toFixed(1)} ms for ${CALLS})`)
-  console.log(
-    `settle       : ${(CALLS / (settleMs / 1000)).toFixed(0)} calls/s (${settleMs.toFixed(1)} ms for ${CALLS})`,
+const main = async () => {
+  const data = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "toolgate-bench-settle-")))
+  const layer = ToolRegistry.layer.pipe(
+    Layer.provideMerge(ApplicationTools.layer),
+    Layer.provide(ToolOutputStore.layer),
+    Layer.provide(Layer.mergeAll(NodeFileSystem.layer, Global.layerWith({ data, tmp: data }), Config.layerEmpty)),
   )
-  console.log(`overhead per call: ${(((settleMs - bareMs) * 1000) / CALLS).toFixed(2)} µs`)
-  console.log(`ratio settle/bare: ${(settleMs / bareMs).toFixed(2)}x (target ≤ 2x)`)
-})
+  try {
+    await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const registry = yield* ToolRegistry.Service
+          yield* registry.register({ echo })
+          const turn = yield* registry.materialize()
+          const calls = Array.from({ length: CALLS }, (_, i) => ({
+            ...identity,
+            call: { id: `call_${i}`, name: "echo", input },
+          }))
+          const toolkit = yield* Effect.provide(EffectAiToolkit, effectAiHandlers)
 
-const layer = ToolRegistry.layer.pipe(Layer.provide([ApplicationTools.layer, ToolOutputStore.layerPassthrough]))
-Effect.runSync(Effect.scoped(Effect.provide(main, layer)))
+          // Sanity: every path answers the echo.
+          const settled = yield* turn.settle(calls[0]!)
+          if (settled.result.type !== "text" || settled.result.value !== "hello")
+            throw new Error(`settle answered ${JSON.stringify(settled.result)}`)
+          const handled = yield* toolkit.handle("echo", input)
+          if (handled.result.text !== "hello") throw new Error("Toolkit.handle did not echo")
+
+          const bare = Effect.forEach(calls, () => execute(input), { discard: true })
+          const settle = Effect.forEach(calls, (call) => turn.settle(call), { discard: true }) as Effect.Effect<void>
+          const handleCalls = calls.slice(0, HANDLE_CALLS)
+          const handle = Effect.forEach(handleCalls, () => toolkit.handle("echo", input), {
+            discard: true,
+          }) as Effect.Effect<void>
+          // The results feed a sink so the loop cannot be optimised away.
+          let sink = 0
+          const zodSync = () => {
+            for (let i = 0; i < CALLS; i++) {
+              const parsed = zodInput.safeParse(input)
+              if (!parsed.success) throw parsed.error
+              sink += syncExecute(parsed.data).text.length
+            }
+          }
+          const zodAsync = async () => {
+            for (let i = 0; i < CALLS; i++) {
+              const parsed = await zodInput.safeParseAsync(input)
+              if (!parsed.success) throw parsed.error
+              await aiEcho.execute!(parsed.data, aiOptions)
+            }
+          }
+
+          const times = { bare: [] as number[], settle: [] as number[], zod: [] as number[], zodAsync: [] as number[] }
+          const handleTimes: number[] = []
+          for (let round = 0; round <= ROUNDS; round++) {
+            const bareMs = timeSync(() => Effect.runSync(bare))
+            const settleMs = timeSync(() => Effect.runSync(settle))
+            const zodMs = timeSync(zodSync)
+            const zodAsyncMs = yield* Effect.promise(() => timeAsync(zodAsync))
+            const handleMs = timeSync(() => Effect.runSync(handle))
+            if (round === 0) continue // warm-up
+            times.bare.push(bareMs)
+            times.settle.push(settleMs)
+            times.zod.push(zodMs)
+            times.zodAsync.push(zodAsyncMs)
+            handleTimes.push(handleMs)
+          }
+          if (sink === 0) throw new Error("zod path did not run")
+          const best = (values: number[], calls: number) => perCall(Math.min(...values), calls)
+          const us = {
+            bare: best(times.bare, CALLS),
+            settle: best(times.settle, CALLS),
+            zod: best(times.zod, CALLS),
+            zodAsync: best(times.zodAsync, CALLS),
+            handle: best(handleTimes, HANDLE_CALLS),
+          }
+          const row = (label: string, value: number) => console.log(`${label.padEnd(44)} ${value.toFixed(3)} µs/call`)
+          console.log(`min of ${ROUNDS} rounds (after one warm-up), ${CALLS} calls (${HANDLE_CALLS} for handle)`)
+          row("bare execute (Effect)", us.bare)
+          row("toolgate settle, real ToolOutputStore", us.settle)
+          row("AI SDK: zod safeParse + execute", us.zod)
+          row("AI SDK: await safeParseAsync + await execute", us.zodAsync)
+          row("@effect/ai Toolkit.handle", us.handle)
+          console.log(`settle / bare execute          : ${(us.settle / us.bare).toFixed(2)}x`)
+          console.log(`settle / AI SDK zod path       : ${(us.settle / us.zod).toFixed(2)}x (target ≤ 2x)`)
+          console.log(`settle / AI SDK async path     : ${(us.settle / us.zodAsync).toFixed(2)}x`)
+          console.log(`Toolkit.handle / settle        : ${(us.handle / us.settle).toFixed(1)}x faster (target ≥ 8x)`)
+        }).pipe(Effect.provide(layer)),
+      ),
+    )
+  } finally {
+    fs.rmSync(data, { recursive: true, force: true })
+  }
+}
+
+await main()
