@@ -53,16 +53,20 @@ const terminal = (name: string, command: ReadonlyArray<string>, env: Record<stri
     .join(" ")
   const inner = `env -u NO_COLOR ${assignments} ${[process.execPath, ...BIN, ...command].map(shellQuote).join(" ")}`
   const script = `script -qfec ${shellQuote(inner)} ${shellQuote(log)}; echo $? > ${shellQuote(exit)}; sleep 600`
-  execFileSync("tmux", ["new-session", "-d", "-s", name, "-x", String(width), "-y", "50", "sh", "-c", script])
+  // Each terminal has its own tmux server (`-L`): with one shared server, a session created while the previous
+  // test's last session is being killed can meet a server that is shutting down and fail at once.
+  const tmux = (args: ReadonlyArray<string>, options: { readonly stdio?: "ignore" } = {}) =>
+    execFileSync("tmux", ["-L", name, ...args], options)
+  tmux(["new-session", "-d", "-s", name, "-x", String(width), "-y", "50", "sh", "-c", script])
   const capture = () => (fs.existsSync(log) ? fs.readFileSync(log, "utf8") : "")
-  const keys = (...keys: ReadonlyArray<string>) => execFileSync("tmux", ["send-keys", "-t", name, ...keys])
+  const keys = (...keys: ReadonlyArray<string>) => tmux(["send-keys", "-t", name, ...keys])
   const code = () => {
     const text = fs.existsSync(exit) ? fs.readFileSync(exit, "utf8").trim() : ""
     return text === "" ? undefined : Number(text)
   }
   const close = () => {
     try {
-      execFileSync("tmux", ["kill-session", "-t", name], { stdio: "ignore" })
+      tmux(["kill-server"], { stdio: "ignore" })
     } catch {
       // already gone
     }
