@@ -80,6 +80,16 @@ export const whollyDisabled = (action: string, rules: ReadonlyArray<VisibilityRu
   return false
 }
 
+const sameRules = (a: ReadonlyArray<VisibilityRule>, b: ReadonlyArray<VisibilityRule>): boolean => {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!
+    const y = b[i]!
+    if (x.action !== y.action || x.resource !== y.resource || x.effect !== y.effect) return false
+  }
+  return true
+}
+
 interface Registration {
   readonly identity: object
   readonly tool: Tool.AnyTool
@@ -99,6 +109,34 @@ export const make: Effect.Effect<Interface, never, ApplicationTools.Service | To
     const effective = (name: string): Registration | undefined =>
       local.get(name)?.at(-1)?.registration ?? applications.entries().get(name)
 
+    // The effective catalogue, kept current instead of rebuilt per materialize. Its order is the one a full rebuild
+    // gives: application names in their order (a Location registration of the same name takes that place), then
+    // Location-only names in the order they were first registered. A Location change patches it in place, which
+    // keeps that order; an application change (ApplicationTools rebuilds its entries map) rebuilds it.
+    const catalogue = new Map<string, Registration>()
+    let catalogueApps: ReadonlyMap<string, Registration> | undefined
+    let version = 0
+
+    const current = (): ReadonlyMap<string, Registration> => {
+      const apps = applications.entries()
+      if (apps !== catalogueApps) {
+        catalogue.clear()
+        for (const [name, entry] of apps) catalogue.set(name, entry)
+        for (const [name, stack] of local) catalogue.set(name, stack.at(-1)!.registration)
+        catalogueApps = apps
+        version++
+      }
+      return catalogue
+    }
+
+    /** Sets `name`'s catalogue entry after its Location stack changed. */
+    const patch = (name: string) => {
+      version++
+      const top = local.get(name)?.at(-1)?.registration ?? catalogueApps?.get(name)
+      if (top === undefined) catalogue.delete(name)
+      else catalogue.set(name, top)
+    }
+
     const remove = (token: object, names: ReadonlyArray<string>) => {
       for (const name of names) {
         const stack = local.get(name)
@@ -106,6 +144,7 @@ export const make: Effect.Effect<Interface, never, ApplicationTools.Service | To
         const kept = stack.filter((entry) => entry.token !== token)
         if (kept.length === 0) local.delete(name)
         else local.set(name, kept)
+        patch(name)
       }
     }
 
@@ -122,6 +161,7 @@ export const make: Effect.Effect<Interface, never, ApplicationTools.Service | To
             let stack = local.get(name)
             if (stack === undefined) local.set(name, (stack = []))
             stack.push({ token, registration: { identity: {}, tool } })
+            patch(name)
           }
           const names = entries.map(([name]) => name)
           return Scope.addFinalizer(
@@ -180,25 +220,52 @@ export const make: Effect.Effect<Interface, never, ApplicationTools.Service | To
         return Tool.settleThen(current.tool, input.call, context, { onFailure: toolFailed, onSuccess: boundFor(input) })
       })
 
-    const materialize = Effect.fn("ToolRegistry.materialize")(function* (
-      permissions: ReadonlyArray<VisibilityRule> = [],
-    ) {
-      const captured = new Map<string, Registration>(applications.entries())
-      for (const [name, stack] of local) {
-        const top = stack.at(-1)
-        if (top !== undefined) captured.set(name, top.registration)
+    // The last materialized catalogue: reused while neither the registrations nor the rules changed. `hidden`
+    // remembers, for the rules in `rules`, whether an action is wholly denied.
+    let rules: ReadonlyArray<VisibilityRule> = []
+    let hidden = new Map<string, boolean>()
+    let last:
+      | {
+          readonly version: number
+          readonly definitions: ReadonlyArray<LLM.ToolDefinition>
+          readonly settle: Materialization["settle"]
+        }
+      | undefined
+
+    const capture = (permissions: ReadonlyArray<VisibilityRule>) => {
+      const entries = current()
+      if (!sameRules(rules, permissions)) {
+        rules = permissions.map(({ action, resource, effect }) => ({ action, resource, effect }))
+        hidden = new Map()
+        last = undefined
       }
-      for (const [name, registration] of captured) {
-        if (whollyDisabled(Tool.permission(registration.tool, name), permissions)) captured.delete(name)
+      if (last !== undefined && last.version === version) return last
+      if (hidden.size > 2 * entries.size + 64) hidden = new Map() // names churned away
+      const captured = new Map<string, Registration>()
+      const definitions: Array<LLM.ToolDefinition> = []
+      for (const [name, registration] of entries) {
+        const action = Tool.permission(registration.tool, name)
+        let denied = hidden.get(action)
+        if (denied === undefined) hidden.set(action, (denied = whollyDisabled(action, rules)))
+        if (denied) continue
+        captured.set(name, registration)
+        definitions.push(Tool.definition(name, registration.tool))
       }
-      const definitions = Array.from(captured, ([name, registration]) => Tool.definition(name, registration.tool))
       const settle = (input: ExecuteInput): Effect.Effect<Settlement, ToolOutputStore.Error> => {
         const registration = captured.get(input.call.name)
         return registration === undefined
           ? Effect.succeed(rejected(`Unknown tool: ${input.call.name}`))
           : settleWith(input, registration.identity)
       }
-      return { definitions, settle } satisfies Materialization
+      last = { version, definitions, settle }
+      return last
+    }
+
+    const materialize = Effect.fn("ToolRegistry.materialize")(function* (
+      permissions: ReadonlyArray<VisibilityRule> = [],
+    ) {
+      const { definitions, settle } = capture(permissions)
+      return { definitions: definitions.slice(), settle } satisfies Materialization
     })
 
     return Service.of({ materialize, register, changes })
