@@ -29,7 +29,10 @@ export interface Interface {
   readonly register: (
     tools: Readonly<Record<string, Tool.AnyTool>>,
   ) => Effect.Effect<void, Tool.RegistrationError, Scope.Scope>
-  /** The current effective name → entry map. */
+  /**
+   * The current effective name → entry map. Every change yields a new map (the old one is never edited), so map
+   * identity tells a reader whether anything changed; the registry's catalogue relies on that.
+   */
   readonly entries: () => ReadonlyMap<string, Entry>
   /**
    * One element each time a registration is added or removed, after the change is visible in `entries`. The
