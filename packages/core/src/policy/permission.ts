@@ -20,39 +20,83 @@ import * as ProtectedPath from "../place/protected-path.js"
 import * as SessionV2 from "../place/session.js"
 import * as Wildcard from "../values/wildcard.js"
 
-/** A rule's effect. */
+/**
+ * A rule's effect.
+ *
+ * @since 0.1.0
+ */
 export const Effect = Schema.Literal("allow", "deny", "ask")
-/** @see Effect */
+/**
+ * @see Effect
+ *
+ * @since 0.1.0
+ */
 export type Effect = typeof Effect.Type
 
-/** `{ action, resource, effect }`; both patterns are Wildcard patterns. */
+/**
+ * `{ action, resource, effect }`; both patterns are Wildcard patterns.
+ *
+ * @since 0.1.0
+ */
 export const Rule = Config.PermissionRule
-/** @see Rule */
+/**
+ * @see Rule
+ *
+ * @since 0.1.0
+ */
 export type Rule = typeof Rule.Type
 
-/** An ordered list of rules; the last match wins. */
+/**
+ * An ordered list of rules; the last match wins.
+ *
+ * @since 0.1.0
+ */
 export const Ruleset = Schema.Array(Rule)
-/** @see Ruleset */
+/**
+ * @see Ruleset
+ *
+ * @since 0.1.0
+ */
 export type Ruleset = ReadonlyArray<Rule>
 
-/** A permission request id (`per…`). */
+/**
+ * A permission request id (`per…`).
+ *
+ * @since 0.1.0
+ */
 export const ID = Schema.String.pipe(Schema.startsWith("per"))
-/** @see ID */
+/**
+ * @see ID
+ *
+ * @since 0.1.0
+ */
 export type ID = typeof ID.Type
 
-/** Returns `id` (validated) or a fresh `per_…` id. */
+/**
+ * Returns `id` (validated) or a fresh `per_…` id.
+ *
+ * @since 0.1.0
+ */
 export const createID = (id?: string): ID => {
   if (id === undefined) return Identifier.create("per")
   return Schema.decodeSync(ID)(id)
 }
 
-/** Where a request came from. */
+/**
+ * Where a request came from.
+ *
+ * @since 0.1.0
+ */
 export const Source = Schema.Struct({
   type: Schema.Literal("tool"),
   messageID: Schema.String,
   callID: Schema.String,
 })
-/** @see Source */
+/**
+ * @see Source
+ *
+ * @since 0.1.0
+ */
 export type Source = typeof Source.Type
 
 /**
@@ -66,7 +110,11 @@ export const SaveEntry = Schema.Struct({
   text: Schema.String,
   literal: Schema.Boolean,
 })
-/** @see SaveEntry */
+/**
+ * @see SaveEntry
+ *
+ * @since 0.1.0
+ */
 export type SaveEntry = typeof SaveEntry.Type
 
 /**
@@ -80,7 +128,11 @@ export const SaveScope = Schema.Struct({
   projectID: Schema.String,
   directory: Schema.String,
 })
-/** @see SaveScope */
+/**
+ * @see SaveScope
+ *
+ * @since 0.1.0
+ */
 export type SaveScope = typeof SaveScope.Type
 
 /**
@@ -94,12 +146,18 @@ export const Always = Schema.Struct({
   entries: Schema.Array(SaveEntry),
   scope: SaveScope,
 })
-/** @see Always */
+/**
+ * @see Always
+ *
+ * @since 0.1.0
+ */
 export type Always = typeof Always.Type
 
 /**
  * A pending request as clients see it (there is deliberately no `agent` field). `save` holds Wildcard patterns
  * (build literal ones with `Wildcard.literal`); `always` describes them for display.
+ *
+ * @since 0.1.0
  */
 export const Request = Schema.Struct({
   id: ID,
@@ -111,12 +169,18 @@ export const Request = Schema.Struct({
   metadata: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   source: Schema.optional(Source),
 })
-/** @see Request */
+/**
+ * @see Request
+ *
+ * @since 0.1.0
+ */
 export type Request = typeof Request.Type
 
 /**
  * The input of `ask` and `assert`. `resources` are evaluated now; `save` (Wildcard patterns; a resource that came
  * from a literal path or command must be saved as `Wildcard.literal(resource)`) is persisted on an `always` reply.
+ *
+ * @since 0.1.0
  */
 export const AssertInput = Schema.Struct({
   id: Schema.optional(ID),
@@ -128,21 +192,41 @@ export const AssertInput = Schema.Struct({
   source: Schema.optional(Source),
   agent: Schema.optional(Schema.String),
 })
-/** @see AssertInput */
+/**
+ * @see AssertInput
+ *
+ * @since 0.1.0
+ */
 export type AssertInput = typeof AssertInput.Type
 
-/** A client's answer. */
+/**
+ * A client's answer.
+ *
+ * @since 0.1.0
+ */
 export const Reply = Schema.Literal("once", "always", "reject")
-/** @see Reply */
+/**
+ * @see Reply
+ *
+ * @since 0.1.0
+ */
 export type Reply = typeof Reply.Type
 
-/** The input of `reply`. */
+/**
+ * The input of `reply`.
+ *
+ * @since 0.1.0
+ */
 export const ReplyInput = Schema.Struct({
   requestID: ID,
   reply: Reply,
   message: Schema.optional(Schema.String),
 })
-/** @see ReplyInput */
+/**
+ * @see ReplyInput
+ *
+ * @since 0.1.0
+ */
 export type ReplyInput = typeof ReplyInput.Type
 
 /**
@@ -157,33 +241,57 @@ export interface CheckInput {
   readonly resources: ReadonlyArray<string>
 }
 
-/** What `ask` returns. */
+/**
+ * What `ask` returns.
+ *
+ * @since 0.1.0
+ */
 export interface AskResult {
   readonly id: ID
   readonly effect: Effect
 }
 
-/** The user rejected without a message (or a same-session cascade, or shutdown). Always delivered as a defect. */
+/**
+ * The user rejected without a message (or a same-session cascade, or shutdown). Always delivered as a defect.
+ *
+ * @since 0.1.0
+ */
 export class DeclinedError extends Schema.TaggedError<DeclinedError>()("PermissionV2.DeclinedError", {}) {}
 
-/** The user rejected with a message; the model sees the feedback. */
+/**
+ * The user rejected with a message; the model sees the feedback.
+ *
+ * @since 0.1.0
+ */
 export class CorrectedError extends Schema.TaggedError<CorrectedError>()("PermissionV2.CorrectedError", {
   feedback: Schema.String,
 }) {}
 
-/** Configured rules deny the request; `resources` are the denied ones, in request order. */
+/**
+ * Configured rules deny the request; `resources` are the denied ones, in request order.
+ *
+ * @since 0.1.0
+ */
 export class BlockedError extends Schema.TaggedError<BlockedError>()("PermissionV2.BlockedError", {
   rules: Ruleset,
   action: Schema.String,
   resources: Schema.Array(Schema.String),
 }) {}
 
-/** A reply names no pending request. */
+/**
+ * A reply names no pending request.
+ *
+ * @since 0.1.0
+ */
 export class NotFoundError extends Schema.TaggedError<NotFoundError>()("PermissionV2.NotFoundError", {
   requestID: Schema.String,
 }) {}
 
-/** The typed failures of `assert`. */
+/**
+ * The typed failures of `assert`.
+ *
+ * @since 0.1.0
+ */
 export type Error = BlockedError | CorrectedError
 
 const Asked = EventV2.define("permission.v2.asked", Request)
@@ -192,13 +300,25 @@ const Replied = EventV2.define(
   Schema.Struct({ sessionID: Schema.String, requestID: Schema.String, reply: Reply }),
 )
 
-/** Events (live only); `Event.Definitions` lists both. */
+/**
+ * Events (live only); `Event.Definitions` lists both.
+ *
+ * @since 0.1.0
+ */
 export const Event = { Asked, Replied, Definitions: [Asked, Replied] as const } as const
 
-/** Every event this module publishes (the same list as `Event.Definitions`). */
+/**
+ * Every event this module publishes (the same list as `Event.Definitions`).
+ *
+ * @since 0.1.0
+ */
 export const Definitions = Event.Definitions
 
-/** The permission service, one per Location. */
+/**
+ * The permission service, one per Location.
+ *
+ * @since 0.1.0
+ */
 export interface Interface {
   /** Evaluates and, on ask, queues a prompt without waiting. */
   readonly ask: (input: AssertInput) => Fx.Effect<AskResult, SessionV2.NotFoundError>
@@ -217,7 +337,11 @@ export interface Interface {
   readonly list: () => Fx.Effect<ReadonlyArray<Request>>
 }
 
-/** The PermissionV2 service tag. */
+/**
+ * The PermissionV2 service tag.
+ *
+ * @since 0.1.0
+ */
 export class Service extends Context.Tag("@toolgate/v2/Permission")<Service, Interface>() {}
 
 /**
@@ -338,6 +462,8 @@ const resourcePattern = (compiled: CompiledRuleset, i: number): Wildcard.Pattern
  * resource without regard to letter case; an `EXPLICIT_ACTIONS` action is allowed only by a rule naming it, and a
  * resource with an `EXPLICIT_RESOURCE_PREFIXES` prefix only by a rule whose resource starts with that prefix.
  * The resource is prepared once per call and each ruleset compiled once (see docs/performance.md).
+ *
+ * @since 0.1.0
  */
 export const evaluate = (action: string, resource: string, ...rulesets: ReadonlyArray<Ruleset>): Rule => {
   let normalizedAction: string | undefined
@@ -398,12 +524,18 @@ export const describeAlways = (always: Always | undefined): ReadonlyArray<string
   ]
 }
 
-/** Concatenates rulesets in argument order. */
+/**
+ * Concatenates rulesets in argument order.
+ *
+ * @since 0.1.0
+ */
 export const merge = (...rulesets: ReadonlyArray<Ruleset>): Ruleset => rulesets.flat()
 
 /**
  * The caller fields every leaf passes to `assert`, taken from its call context: session, agent and the tool call as
  * `source`.
+ *
+ * @since 0.1.0
  */
 export const fromToolCall = (context: {
   readonly sessionID: string
@@ -416,7 +548,11 @@ export const fromToolCall = (context: {
   source: { type: "tool" as const, messageID: context.assistantMessageID, callID: context.toolCallID },
 })
 
-/** The model-visible failure for a blocked or corrected permission. */
+/**
+ * The model-visible failure for a blocked or corrected permission.
+ *
+ * @since 0.1.0
+ */
 export const toToolFailure = (error: BlockedError | CorrectedError): LLM.ToolFailure =>
   error._tag === "PermissionV2.CorrectedError"
     ? new LLM.ToolFailure({
@@ -429,6 +565,8 @@ export const toToolFailure = (error: BlockedError | CorrectedError): LLM.ToolFai
 /**
  * The leaf error mapping (permission errors first): a blocked or corrected permission becomes its model-visible failure, a
  * `ToolFailure` passes through, and every other typed error becomes `otherwise(error)`.
+ *
+ * @since 0.1.0
  */
 export const leafFailure =
   (otherwise: (error: unknown) => LLM.ToolFailure) =>
@@ -438,15 +576,27 @@ export const leafFailure =
     return otherwise(error)
   }
 
-/** True iff the cause carries a `DeclinedError` defect. */
+/**
+ * True iff the cause carries a `DeclinedError` defect.
+ *
+ * @since 0.1.0
+ */
 export const isDeclined = (cause: Cause.Cause<unknown>): boolean =>
   LLM.hasDefectTag(cause, "PermissionV2.DeclinedError")
 
-/** All rules, in order, whose action pattern matches `action` (the `rules` payload of `BlockedError`). */
+/**
+ * All rules, in order, whose action pattern matches `action` (the `rules` payload of `BlockedError`).
+ *
+ * @since 0.1.0
+ */
 export const relevant = (action: string, rules: Ruleset): Ruleset =>
   rules.filter((rule) => Wildcard.match(action, rule.action))
 
-/** The configured rules used when no agent resolves: everything is denied. */
+/**
+ * The configured rules used when no agent resolves: everything is denied.
+ *
+ * @since 0.1.0
+ */
 export const denyAll: Ruleset = [{ action: "*", resource: "*", effect: "deny" }]
 
 /**
@@ -490,7 +640,11 @@ const aggregate = (
   return "allow"
 }
 
-/** Builds the permission service of the current Location. */
+/**
+ * Builds the permission service of the current Location.
+ *
+ * @since 0.1.0
+ */
 export const make = Fx.gen(function* () {
   const events = yield* EventV2.Service
   const location = yield* Location.Service
@@ -765,7 +919,11 @@ export const make = Fx.gen(function* () {
   return Service.of({ ask, assert, reply, check, get, forSession, list })
 })
 
-/** The Location-scoped layer; closing the Location declines every pending request (no events). */
+/**
+ * The Location-scoped layer; closing the Location declines every pending request (no events).
+ *
+ * @since 0.1.0
+ */
 export const layer: Layer.Layer<
   Service,
   never,
