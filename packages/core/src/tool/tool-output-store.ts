@@ -391,7 +391,11 @@ export const make = (
 
     const readLimits: Effect.Effect<Limits> = Option.match(config, {
       onNone: () => Effect.succeed(defaults),
-      onSome: (service) => Effect.map(Effect.suspend(() => service.entries()), limitsOf),
+      onSome: (service) =>
+        Effect.map(
+          Effect.suspend(() => service.entries()),
+          limitsOf,
+        ),
     })
 
     const limits = Effect.fn("ToolOutputStore.limits")(function* () {
@@ -481,7 +485,7 @@ export const make = (
             captured.set(key, [...(captured.get(key) ?? []), file])
             if (captured.size > 1024) captured.delete(captured.keys().next().value!)
           }
-          for (let offset = 0; offset < chunk.byteLength; )
+          for (let offset = 0; offset < chunk.byteLength;)
             offset += nodeFs.writeSync(fd, chunk, offset, chunk.byteLength - offset)
         },
       } satisfies Capture
