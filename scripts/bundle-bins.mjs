@@ -10,6 +10,7 @@
 // native addon and web-tree-sitter's WebAssembly runtime. The bundle loads them through `@toolgate/core`'s own
 // dependency tree (see packages/core/src/system/core-package.ts), because under pnpm's strict layout a bin's
 // package cannot see its dependencies' dependencies.
+import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as esbuild from "esbuild"
@@ -52,8 +53,10 @@ const bins = [
 ]
 
 await Promise.all(
-  bins.map(({ entry, name, outdir }) =>
-    esbuild.build({
+  bins.map(({ entry, name, outdir }) => {
+    // Chunk names carry content hashes: without a clean folder, every build would leave the previous chunks behind.
+    fs.rmSync(path.join(repo, outdir), { recursive: true, force: true })
+    return esbuild.build({
       entryPoints: { [name]: path.join(repo, entry) },
       outdir: path.join(repo, outdir),
       // Commands load their modules on first use (dynamic imports): each becomes its own chunk, so `--help`
@@ -75,6 +78,6 @@ await Promise.all(
       minifyWhitespace: true,
       minifySyntax: true,
       logLevel: "warning",
-    }),
-  ),
+    })
+  }),
 )

@@ -4,7 +4,7 @@
  *
  * @since 0.2.0
  */
-import { NodeContext } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Config, Database, Global, Location } from "@toolgate/core"
 import { Effect, Layer, type Option } from "effect"
 import { CliError } from "./errors.js"

@@ -6,7 +6,8 @@
  *
  * @since 0.1.0
  */
-import { NodeContext, NodeHttpClient } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Effect, Layer } from "effect"
 import * as AgentV2 from "../policy/agent.js"
 import * as EventV2 from "../place/event.js"
@@ -83,7 +84,7 @@ export const layerProcess = (options: ProcessOptions = {}) => {
     ToolOutputStore.cleanupLayer,
     AppProcess.layer,
     Search.layer,
-    NodeHttpClient.layerUndici,
+    NodeHttpClient.layer,
     WebSearchTool.defaultConfigLayer,
   ).pipe(Layer.provideMerge(database), Layer.provideMerge(base))
 }

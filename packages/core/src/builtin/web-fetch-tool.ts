@@ -10,7 +10,7 @@
  */
 import { Worker } from "node:worker_threads"
 import { type HttpClientError, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
-import { NodeHttpClient } from "@effect/platform-node"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Clock, Duration, Effect, Either, Layer, Schema, Stream } from "effect"
 import { Parser } from "htmlparser2"
 import type TurndownService from "turndown"

@@ -11,7 +11,7 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { NodeContext } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { SqlClient, type SqlError } from "@effect/sql"
 import { SqliteClient, SqliteMigrator } from "@effect/sql-sqlite-node"
 import { Effect, Layer, Schedule, Schema } from "effect"
