@@ -73,6 +73,13 @@ export interface Interface {
   readonly default: () => Effect.Effect<Info | undefined>
   /** With an id: exact lookup; without: the default. `undefined` means the caller must deny everything. */
   readonly resolve: (id?: string) => Effect.Effect<Info | undefined>
+  /**
+   * `resolve` without a tracing span, for paths taken on every tool call (PermissionV2 resolves the agent of each
+   * request with it).
+   *
+   * @since 0.2.0
+   */
+  readonly resolveUntraced: (id?: string) => Effect.Effect<Info | undefined>
   /** Like `resolve`, but always names an id (the default's, else `build`). */
   readonly select: (id?: string) => Effect.Effect<Selection>
   /** Every agent, in insertion order. */
@@ -129,6 +136,8 @@ const selectDefault = (data: Data): Info | undefined => {
 export const make: Effect.Effect<Interface> = Effect.gen(function* () {
   const state = yield* State.create<Data, Draft>({ initial: () => ({ agents: new Map() }), draft: makeDraft })
   const current = () => state.get()
+  const resolveNow = (id: string | undefined): Info | undefined =>
+    id !== undefined ? current().agents.get(ID.make(id)) : selectDefault(current())
 
   return Service.of({
     transform: (fn) => state.transform(fn),
@@ -142,9 +151,9 @@ export const make: Effect.Effect<Interface> = Effect.gen(function* () {
       return selectDefault(current())
     }),
     resolve: Effect.fn("AgentV2.resolve")(function* (id?: string) {
-      if (id !== undefined) return current().agents.get(ID.make(id))
-      return selectDefault(current())
+      return resolveNow(id)
     }),
+    resolveUntraced: (id) => Effect.sync(() => resolveNow(id)),
     select: Effect.fn("AgentV2.select")(function* (id?: string) {
       if (id !== undefined) return { id: ID.make(id), info: current().agents.get(ID.make(id)) } satisfies Selection
       const info = selectDefault(current())

@@ -4,6 +4,9 @@
  * saved per project and consulted on every evaluation (through a view re-read whenever the database changed), but
  * never lift a configured deny.
  *
+ * `ask` and `assert` run on every tool call, so they carry no tracing span (a span costs more than the rest of a
+ * request); the other methods are traced.
+ *
  * @since 0.1.0
  */
 import { Context, type Cause, Deferred, Exit, FiberId, Layer, Schema } from "effect"
@@ -703,7 +706,7 @@ export const make = Fx.gen(function* () {
 
   /** The configured rules of `agent ?? session.agent` (deny-all when no agent resolves). */
   const rulesOf = (session: SessionV2.Info, agent: string | undefined) =>
-    Fx.map(agents.resolve(agent ?? session.agent), (info) => (info === undefined ? denyAll : info.permissions))
+    Fx.map(agents.resolveUntraced(agent ?? session.agent), (info) => (info === undefined ? denyAll : info.permissions))
 
   /** The configured rules for a request, with the views refreshed; `undefined` when the session does not exist. */
   const configuredFor = (sessionID: string, agent: string | undefined) =>
@@ -798,14 +801,15 @@ export const make = Fx.gen(function* () {
         )
     })
 
-  const ask = Fx.fn("PermissionV2.ask")(function* (input: AssertInput) {
+  // Untraced: on every tool call (see the module comment).
+  const ask = Fx.fnUntraced(function* (input: AssertInput) {
     const decision = yield* evaluateInput(input)
     const request = toRequest(input)
     if (decision.effect === "ask") yield* create(request, input.agent, false)
     return { id: request.id, effect: decision.effect } satisfies AskResult
   })
 
-  const assert = Fx.fn("PermissionV2.assert")(function* (input: AssertInput) {
+  const assert = Fx.fnUntraced(function* (input: AssertInput) {
     yield* Fx.uninterruptibleMask((restore) =>
       Fx.gen(function* () {
         const decision = yield* evaluateInput(input)
