@@ -11,7 +11,7 @@ import * as nodeFs from "node:fs"
 import * as path from "node:path"
 import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
-import { Clock, Context, Duration, Effect, Layer, Option, Schedule, Schema, type Scope } from "effect"
+import { Clock, Context, Duration, Effect, Exit, Layer, Option, Schedule, Schema, type Scope } from "effect"
 import * as Config from "../place/config.js"
 import * as Location from "../place/location.js"
 import * as ProjectV2 from "../place/project.js"
@@ -410,11 +410,15 @@ export const make = (
         return file
       }).pipe(Effect.mapError((cause) => new StorageError({ operation: "write", cause })))
 
-    // The per-settlement path: untraced, and within limits no Effect but the config read and the result.
-    const boundUntraced = (input: BoundInput): Effect.Effect<BoundResult, StorageError> =>
-      Option.isNone(config)
-        ? boundWith(input, defaults)
-        : Effect.flatMap(config.value.entries(), (entries) => boundWith(input, limitsOf(entries)))
+    // The per-settlement path: untraced, and within limits no Effect but the result. A config read that is already
+    // settled (`Effect.succeed`, as every Config layer gives) is used in place instead of through a flatMap.
+    const boundUntraced = (input: BoundInput): Effect.Effect<BoundResult, StorageError> => {
+      if (Option.isNone(config)) return boundWith(input, defaults)
+      const entries = config.value.entries()
+      return Exit.isExit(entries) && Exit.isSuccess(entries)
+        ? boundWith(input, limitsOf((entries as Exit.Success<ReadonlyArray<Config.Entry>, never>).value))
+        : Effect.flatMap(entries, (entries) => boundWith(input, limitsOf(entries)))
+    }
 
     const boundWith = (input: BoundInput, limits: Limits): Effect.Effect<BoundResult, StorageError> => {
       const text = contextualText(input.output)

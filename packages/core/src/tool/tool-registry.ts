@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import type { FileSystem } from "@effect/platform"
-import { Context, Effect, Layer, PubSub, Scope, Stream } from "effect"
+import { Context, Effect, Exit, Layer, PubSub, Scope, Stream } from "effect"
 import type * as Config from "../place/config.js"
 import type * as Global from "../system/global.js"
 import type * as LLM from "../values/llm.js"
@@ -175,11 +175,11 @@ export const make: Effect.Effect<Interface, never, ApplicationTools.Service | To
       )
     })
 
-    // Settlement runs untraced (the store traces only an over-limit spill) with no intermediate Effect beyond the
-    // one suspend, the executor's continuation and bounding.
+    // Settlement runs untraced (the store traces only an over-limit spill). On the common path (a settled executor
+    // result, output within limits) the one suspend and the final result are its only Effects: the continuations
+    // are shared by every call (the call's identity comes back with its context), and a bound that is already
+    // settled is mapped in place.
     const bound = ToolOutputStore.settlementBound(store)
-    const toolFailed = (failure: LLM.ToolFailure): Effect.Effect<Settlement> =>
-      Effect.succeed(rejected(failure.message))
     const toSettlement = (bounded: ToolOutputStore.BoundResult): Settlement => {
       const result = LLMValues.toResultValue(bounded.output)
       if (result.type === "error") return { result }
@@ -187,12 +187,15 @@ export const make: Effect.Effect<Interface, never, ApplicationTools.Service | To
         ? { result, output: bounded.output, outputPaths: bounded.outputPaths }
         : { result, output: bounded.output }
     }
-
-    // Returns an anonymous closure: a named per-call closure costs a `defineProperty` under tsx (`keepNames`).
-    const boundFor =
-      (input: ExecuteInput) =>
-      (output: LLM.ToolOutput): Effect.Effect<Settlement, ToolOutputStore.Error> =>
-        Effect.map(bound({ sessionID: input.sessionID, toolCallID: input.call.id, output }), toSettlement)
+    const continuations = {
+      onFailure: (failure: LLM.ToolFailure): Effect.Effect<Settlement> => Effect.succeed(rejected(failure.message)),
+      onSuccess: (output: LLM.ToolOutput, context: Tool.Context): Effect.Effect<Settlement, ToolOutputStore.Error> => {
+        const bounded = bound({ sessionID: context.sessionID, toolCallID: context.toolCallID, output })
+        return Exit.isExit(bounded) && Exit.isSuccess(bounded)
+          ? Effect.succeed(toSettlement((bounded as Exit.Success<ToolOutputStore.BoundResult, never>).value))
+          : Effect.map(bounded, toSettlement)
+      },
+    }
 
     const settleWith = (input: ExecuteInput, advertised?: object): Effect.Effect<Settlement, ToolOutputStore.Error> =>
       Effect.suspend(() => {
@@ -217,7 +220,7 @@ export const make: Effect.Effect<Interface, never, ApplicationTools.Service | To
                 toolCallID: input.call.id,
                 progress: input.progress,
               }
-        return Tool.settleThen(current.tool, input.call, context, { onFailure: toolFailed, onSuccess: boundFor(input) })
+        return Tool.settleThen(current.tool, input.call, context, continuations)
       })
 
     // The last materialized catalogue: reused while neither the registrations nor the rules changed. `hidden`

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { type Cause, Effect, Either, JSONSchema, type ParseResult, Schema } from "effect"
+import { type Cause, Effect, Either, Exit, JSONSchema, Option, ParseResult, Predicate, Schema, SchemaAST } from "effect"
 import type { ParseOptions } from "effect/SchemaAST"
 import * as LLM from "../values/llm.js"
 import * as ProviderSchema from "../values/provider-schema.js"
@@ -84,11 +84,14 @@ export interface Config<I extends SchemaType<any>, O extends SchemaType<any>, S 
 interface Runtime {
   readonly permission?: string
   readonly definition: (name: string) => LLM.ToolDefinition
-  /** Runs synchronously up to the executor; call it inside a suspended effect. */
+  /**
+   * Runs synchronously up to the executor, and on through encoding and projection when the executor returns a
+   * settled success; call it inside a suspended effect.
+   */
   readonly settle: <B, E>(
     call: LLM.ToolCall,
     context: Context,
-    next: (output: LLM.ToolOutput) => Effect.Effect<B, E>,
+    next: (output: LLM.ToolOutput, context: Context) => Effect.Effect<B, E>,
     fail: (failure: LLM.ToolFailure) => Effect.Effect<B, E>,
   ) => Effect.Effect<B, E>
 }
@@ -114,26 +117,91 @@ const invalidOutput = (error: ParseResult.ParseError) =>
   new LLM.ToolFailure({ message: `Tool returned an invalid value for its output schema: ${error.message}` })
 
 /**
- * A codec step in continuation style. It takes the synchronous parser's success as is (most schemas are synchronous
- * and this is far cheaper) and otherwise lets the Effect parser decide, so effectful transformations and failures
- * behave exactly as `Schema.decodeUnknown` / `Schema.encode` specify. A parse failure continues with `fail`.
+ * A codec step: `sync` is the synchronous parser, whose success is taken as is (most schemas are synchronous and this
+ * is far cheaper); when it does not succeed, `slow` lets the Effect parser decide in continuation style, so effectful
+ * transformations and failures behave exactly as `Schema.decodeUnknown` / `Schema.encode` specify. A parse failure
+ * continues with `fail`.
  */
-const codec =
-  <A>(
-    sync: (value: unknown) => Either.Either<A, ParseResult.ParseError>,
-    effect: (value: any) => Effect.Effect<A, ParseResult.ParseError>,
-    onError: (error: ParseResult.ParseError) => LLM.ToolFailure,
-  ) =>
-  <B, E>(
+const codec = <A>(
+  sync: (value: unknown) => Either.Either<A, ParseResult.ParseError>,
+  effect: (value: any) => Effect.Effect<A, ParseResult.ParseError>,
+  onError: (error: ParseResult.ParseError) => LLM.ToolFailure,
+) => {
+  const slow = <B, E>(
+    value: unknown,
+    next: (parsed: A) => Effect.Effect<B, E>,
+    fail: (failure: LLM.ToolFailure) => Effect.Effect<B, E>,
+  ): Effect.Effect<B, E> =>
+    Effect.matchEffect(effect(value), { onFailure: (error) => fail(onError(error)), onSuccess: next })
+  const run = <B, E>(
     value: unknown,
     next: (parsed: A) => Effect.Effect<B, E>,
     fail: (failure: LLM.ToolFailure) => Effect.Effect<B, E>,
   ): Effect.Effect<B, E> => {
     const result = sync(value)
-    return Either.isRight(result)
-      ? next(result.right)
-      : Effect.matchEffect(effect(value), { onFailure: (error) => fail(onError(error)), onSuccess: next })
+    return Either.isRight(result) ? next(result.right) : slow(value, next, fail)
   }
+  return { sync, slow, run }
+}
+
+const keywordTypes: Partial<Record<SchemaAST.AST["_tag"], "string" | "number" | "boolean">> = {
+  StringKeyword: "string",
+  NumberKeyword: "number",
+  BooleanKeyword: "boolean",
+}
+
+/** What a `structDecoder` answers when it cannot decide on its own; the full decoder then runs. */
+const UNDECIDED: unique symbol = Symbol("Tool.undecided")
+
+/**
+ * A faster decoder for the common input schema, a plain `Schema.Struct` without index signatures, with the same
+ * successes as `Schema.decodeUnknownEither(schema, options)`. The full decoder checks every own key against a union
+ * of literal schemas; this one looks it up in a set, then decodes each property with the very parser and options
+ * the full decoder uses for it, in the same order. It only ever answers a success: anything else (not a record, a
+ * key the schema does not declare, a property that fails or needs an effect) is `UNDECIDED`, so every error a model
+ * sees still comes from the full decoder. `undefined` when the schema is not such a struct.
+ */
+const structDecoder = (ast: SchemaAST.AST, options: ParseOptions): ((value: unknown) => unknown) | undefined => {
+  if (ast._tag !== "TypeLiteral" || ast.indexSignatures.length > 0 || ast.propertySignatures.length === 0)
+    return undefined
+  // Annotations that change how the struct itself parses keep the full decoder.
+  if (
+    Option.isSome(SchemaAST.getParseOptionsAnnotation(ast)) ||
+    Option.isSome(SchemaAST.getDecodingFallbackAnnotation(ast))
+  )
+    return undefined
+  const declared = new Set<PropertyKey>()
+  const properties = ast.propertySignatures.map((signature) => {
+    declared.add(signature.name)
+    return {
+      name: signature.name,
+      optional: signature.isOptional,
+      // A string, number or boolean keyword decodes a value of its type to itself (whatever its annotations: they
+      // only act on a failure, which is left to the full decoder), so its parse is a `typeof` test.
+      type: keywordTypes[signature.type._tag],
+      decode: ParseResult.decodeUnknownEither(Schema.make(signature.type), options),
+    }
+  })
+  return (value) => {
+    if (!Predicate.isRecord(value)) return UNDECIDED
+    for (const key of Reflect.ownKeys(value)) if (!declared.has(key)) return UNDECIDED
+    const decoded: Record<PropertyKey, unknown> = {}
+    for (const property of properties) {
+      if (property.optional && !Object.prototype.hasOwnProperty.call(value, property.name)) continue
+      const field = value[property.name]
+      if (property.type !== undefined) {
+        if (typeof field !== property.type) return UNDECIDED
+        decoded[property.name] = field
+        continue
+      }
+      // An effectful parse is not an `Either`, so it is not a `Right` either.
+      const result = property.decode(field)
+      if (!Either.isRight(result)) return UNDECIDED
+      decoded[property.name] = result.right
+    }
+    return decoded
+  }
+}
 
 const project = (part: Content): LLM.ToolContent => {
   if (part.type === "text") return { type: "text", text: part.text }
@@ -152,6 +220,7 @@ export const make = <I extends SchemaType<any>, O extends SchemaType<any>, S ext
     Schema.decodeUnknown(config.input, inputOptions),
     invalidInput,
   )
+  const decodeStruct = structDecoder(config.input.ast, inputOptions)
   const encodeOutput = codec(Schema.encodeEither(config.output), Schema.encode(config.output), invalidOutput)
   const { structured, toStructuredOutput, toModelOutput } = config
   const encodeStructured =
@@ -174,8 +243,13 @@ export const make = <I extends SchemaType<any>, O extends SchemaType<any>, S ext
     return built
   }
 
-  // Per-call closures below are anonymous on purpose: a named one (`const f = …`, `{ key: () => … }`) costs a
-  // `defineProperty` per call under transpilers that keep function names (tsx, esbuild `keepNames`).
+  type Next<B, E> = (output: LLM.ToolOutput, context: Context) => Effect.Effect<B, E>
+  type Fail<B, E> = (failure: LLM.ToolFailure) => Effect.Effect<B, E>
+
+  // The common path (a struct input, an executor that returns `Effect.succeed`, synchronous codecs) runs as plain
+  // calls with no closure and no Effect of its own. Per-call closures on the other paths are anonymous on purpose: a
+  // named one (`const f = …`, `{ key: () => … }`) costs a `defineProperty` per call under transpilers that keep
+  // function names (tsx, esbuild `keepNames`).
   const complete = (input: I["Type"], output: O["Encoded"], value: unknown): LLM.ToolOutput => {
     let content: ReadonlyArray<LLM.ToolContent>
     if (toModelOutput !== undefined) content = toModelOutput({ input, output }).map(project)
@@ -183,41 +257,58 @@ export const make = <I extends SchemaType<any>, O extends SchemaType<any>, S ext
     return { structured: value, content }
   }
 
-  // Always called inside a continuation, where a throw from the projections becomes a defect.
+  // Always called inside a suspended effect or a continuation, where a throw from the projections becomes a defect.
   const finish = <B, E>(
     input: I["Type"],
     output: O["Encoded"],
-    next: (output: LLM.ToolOutput) => Effect.Effect<B, E>,
-    fail: (failure: LLM.ToolFailure) => Effect.Effect<B, E>,
+    context: Context,
+    next: Next<B, E>,
+    fail: Fail<B, E>,
   ): Effect.Effect<B, E> => {
-    if (encodeStructured === undefined) return next(complete(input, output, output))
-    return encodeStructured(
+    if (encodeStructured === undefined) return next(complete(input, output, output), context)
+    return encodeStructured.run(
       toStructuredOutput!({ input, output }),
-      (value) => next(complete(input, output, value)),
+      (value) => next(complete(input, output, value), context),
       fail,
     )
   }
 
-  const afterExecute =
-    <B, E>(
-      input: I["Type"],
-      next: (output: LLM.ToolOutput) => Effect.Effect<B, E>,
-      fail: (failure: LLM.ToolFailure) => Effect.Effect<B, E>,
-    ) =>
-    (value: O["Type"]): Effect.Effect<B, E> =>
-      encodeOutput(value, (output) => finish(input, output, next, fail), fail)
+  const afterExecute = <B, E>(
+    input: I["Type"],
+    value: O["Type"],
+    context: Context,
+    next: Next<B, E>,
+    fail: Fail<B, E>,
+  ): Effect.Effect<B, E> => {
+    const encoded = encodeOutput.sync(value)
+    return Either.isRight(encoded)
+      ? finish(input, encoded.right, context, next, fail)
+      : encodeOutput.slow(value, (output) => finish(input, output, context, next, fail), fail)
+  }
 
-  // One continuation frame per call (the executor's match); the synchronous codec steps add none.
-  const settle: Runtime["settle"] = (call, context, next, fail) =>
-    decodeInput(
-      call.input,
-      (input) =>
-        Effect.matchEffect(config.execute(input, context), {
-          onFailure: fail,
-          onSuccess: afterExecute(input, next, fail),
-        }),
-      fail,
-    )
+  // An executor that returned a settled success (`Effect.succeed`) continues in this step; any other Effect,
+  // failures included, goes through the match, so expected failures, defects and interruption keep their meaning.
+  const execute = <B, E>(
+    input: I["Type"],
+    context: Context,
+    next: Next<B, E>,
+    fail: Fail<B, E>,
+  ): Effect.Effect<B, E> => {
+    const effect = config.execute(input, context)
+    if (Exit.isExit(effect) && Exit.isSuccess(effect)) return afterExecute(input, effect.value, context, next, fail)
+    return Effect.matchEffect(effect, {
+      onFailure: fail,
+      onSuccess: (value) => afterExecute(input, value, context, next, fail),
+    })
+  }
+
+  const settle: Runtime["settle"] = (call, context, next, fail) => {
+    if (decodeStruct !== undefined) {
+      const input = decodeStruct(call.input)
+      if (input !== UNDECIDED) return execute(input, context, next, fail)
+    }
+    return decodeInput.run(call.input, (input) => execute(input, context, next, fail), fail)
+  }
 
   const tool = Object.freeze({}) as Definition<I["Type"], S["Type"]>
   runtimes.set(tool, { definition, settle })
@@ -253,7 +344,8 @@ export const settle = (
 /**
  * Settles one call like `settle` and continues in the same step: with `onSuccess` on the tool's output, with
  * `onFailure` on its model-visible failure (invalid input, the executor's failure, an invalid output). This costs
- * one continuation frame instead of `settle`'s chain plus a `matchEffect`. Failures and defects of the continuations
+ * at most one continuation frame (none when the executor returns a settled success) instead of `settle`'s chain
+ * plus a `matchEffect`. Failures and defects of the continuations
  * themselves propagate; defects and interruption of the tool propagate untouched.
  *
  * Unlike `settle`, it runs input decoding (and an executor that does its work before returning its Effect) when it
@@ -266,7 +358,8 @@ export const settleThen = <B, E>(
   call: LLM.ToolCall,
   context: Context,
   continuations: {
-    readonly onSuccess: (output: LLM.ToolOutput) => Effect.Effect<B, E>
+    /** Receives the output and the `context` the call ran with, so one continuation can serve every call. */
+    readonly onSuccess: (output: LLM.ToolOutput, context: Context) => Effect.Effect<B, E>
     readonly onFailure: (failure: LLM.ToolFailure) => Effect.Effect<B, E>
   },
 ): Effect.Effect<B, E> => runtimeOf(tool).settle(call, context, continuations.onSuccess, continuations.onFailure)
