@@ -89,7 +89,7 @@ export interface Interface {
    * Untraced: it is read once per permission request. On a database file it is the `data_version` of a second
    * connection that runs nothing else (any commit by any other connection moves it; about 2 µs); inside a
    * transaction, on an in-memory database, or if that connection cannot answer, one query on the shared connection
-   * (`total_changes()` and `data_version`). See docs/performance.md.
+   * (`total_changes()` and `data_version`).
    *
    * @since 0.2.0
    */

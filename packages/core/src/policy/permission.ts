@@ -672,7 +672,7 @@ export const make = Fx.gen(function* () {
   const sessionView = new Map<string, SessionV2.Info>()
 
   /** Re-reads the saved rows and forgets the sessions when the change stamp moved since they were read. */
-  const refresh: Fx.Effect<void> = Fx.flatMap(saved.changeStamp, (now) => {
+  const refreshAt = (now: string): Fx.Effect<void> => {
     if (now === stamp) return Fx.void
     sessionView.clear()
     return Fx.map(saved.list(scope), (rows) => {
@@ -687,7 +687,8 @@ export const make = Fx.gen(function* () {
       // The stamp read before the rows: a change in between makes the next request read again.
       stamp = now
     })
-  })
+  }
+  const refresh: Fx.Effect<void> = Fx.flatMap(saved.changeStamp, refreshAt)
 
   /** The session, from the view when it was read since the last change; only found sessions are kept. */
   const sessionOf = (sessionID: string): Fx.Effect<SessionV2.Info | undefined> => {
@@ -709,16 +710,24 @@ export const make = Fx.gen(function* () {
     Fx.map(agents.resolveUntraced(agent ?? session.agent), (info) => (info === undefined ? denyAll : info.permissions))
 
   /** The configured rules for a request, with the views refreshed; `undefined` when the session does not exist. */
-  const configuredFor = (sessionID: string, agent: string | undefined) =>
-    Fx.flatMap(refresh, () =>
-      Fx.flatMap(sessionOf(sessionID), (session) =>
-        session === undefined ? Fx.succeed(undefined) : rulesOf(session, agent),
-      ),
-    )
+  const configuredFor = (sessionID: string, agent: string | undefined): Fx.Effect<Ruleset | undefined> =>
+    Fx.flatMap(saved.changeStamp, (now) => {
+      // The common case, nothing changed and the session already read: straight to the agent.
+      const hit = now === stamp ? sessionView.get(sessionID) : undefined
+      if (hit !== undefined) return rulesOf(hit, agent)
+      return Fx.flatMap(refreshAt(now), () =>
+        Fx.flatMap(sessionOf(sessionID), (session) =>
+          session === undefined ? Fx.succeed(undefined) : rulesOf(session, agent),
+        ),
+      )
+    })
 
   const decide = (input: AssertInput, configured: Ruleset): Decision => {
-    const denied = input.resources.filter((resource) => evaluate(input.action, resource, configured).effect === "deny")
-    if (denied.length > 0) return { effect: "deny", rules: relevant(input.action, configured), denied }
+    let denied: Array<string> | undefined
+    for (const resource of input.resources) {
+      if (evaluate(input.action, resource, configured).effect === "deny") (denied ??= []).push(resource)
+    }
+    if (denied !== undefined) return { effect: "deny", rules: relevant(input.action, configured), denied }
     return { effect: aggregate(input.action, input.resources, configured, savedView) }
   }
 
@@ -762,11 +771,14 @@ export const make = Fx.gen(function* () {
         const deferred = waits ? Deferred.unsafeMake<void, CorrectedError>(FiberId.none) : undefined
         const entry: Pending = { request, agent, deferred }
         pending.set(request.id, entry)
-        return events.publish(Event.Asked, request).pipe(
-          Fx.onError(() => Fx.sync(() => drop(entry))),
-          Fx.orDie,
-          Fx.as(entry),
-        )
+        // One match instead of onError + orDie + as: this is on every queued ask's path.
+        return Fx.matchCauseEffect(events.publish(Event.Asked, request), {
+          onFailure: (cause) => {
+            drop(entry)
+            return Fx.orDie(Fx.failCause(cause))
+          },
+          onSuccess: () => Fx.succeed(entry),
+        })
       }),
     )
 
@@ -801,27 +813,28 @@ export const make = Fx.gen(function* () {
         )
     })
 
-  // Untraced: on every tool call (see the module comment).
-  const ask = Fx.fnUntraced(function* (input: AssertInput) {
-    const decision = yield* evaluateInput(input)
-    const request = toRequest(input)
-    if (decision.effect === "ask") yield* create(request, input.agent, false)
-    return { id: request.id, effect: decision.effect } satisfies AskResult
-  })
-
-  const assert = Fx.fnUntraced(function* (input: AssertInput) {
-    yield* Fx.uninterruptibleMask((restore) =>
-      Fx.gen(function* () {
-        const decision = yield* evaluateInput(input)
-        if (decision.effect === "deny") {
-          return yield* new BlockedError({ rules: decision.rules, action: input.action, resources: decision.denied })
-        }
-        if (decision.effect === "allow") return
-        const entry = yield* create(toRequest(input), input.agent, true)
-        yield* restore(Deferred.await(entry.deferred!)).pipe(Fx.ensuring(Fx.sync(() => drop(entry))))
+  // `ask` and `assert` are plain functions returning an Effect, without a span: they run on every tool call.
+  const ask = (input: AssertInput): Fx.Effect<AskResult, SessionV2.NotFoundError> =>
+    Fx.suspend(() =>
+      Fx.flatMap(evaluateInput(input), (decision): Fx.Effect<AskResult> => {
+        if (decision.effect !== "ask") return Fx.succeed({ id: createID(input.id), effect: decision.effect })
+        const request = toRequest(input)
+        return Fx.as(create(request, input.agent, false), { id: request.id, effect: decision.effect })
       }),
     )
-  })
+
+  const assert = (input: AssertInput): Fx.Effect<void, Error | SessionV2.NotFoundError> =>
+    Fx.uninterruptibleMask((restore) =>
+      Fx.flatMap(evaluateInput(input), (decision): Fx.Effect<void, Error> => {
+        if (decision.effect === "deny") {
+          return Fx.fail(new BlockedError({ rules: decision.rules, action: input.action, resources: decision.denied }))
+        }
+        if (decision.effect === "allow") return Fx.void
+        return Fx.flatMap(create(toRequest(input), input.agent, true), (entry) =>
+          restore(Deferred.await(entry.deferred!)).pipe(Fx.ensuring(Fx.sync(() => drop(entry)))),
+        )
+      }),
+    )
 
   /**
    * Releases every other pending entry that now evaluates to allow (any session of this Location), in queue order.
