@@ -92,6 +92,23 @@ describe("PermissionSaved.changeStamp", () => {
     }),
   )
 
+  it.scoped("a relative file name: the watcher opens the file the shared connection has open", () =>
+    Effect.gen(function* () {
+      const file = yield* dbFile
+      yield* withSaved(
+        Database.layerFile(path.relative(process.cwd(), file)),
+        Effect.gen(function* () {
+          const saved = yield* PermissionSaved.Service
+          yield* project
+          const first = yield* saved.changeStamp
+          expect(first.startsWith("w")).toBe(true)
+          yield* inOtherProcess(file, "DELETE FROM project")
+          expect(yield* saved.changeStamp).not.toBe(first)
+        }),
+      )
+    }),
+  )
+
   it.scoped("inside a transaction, its own uncommitted writes move the stamp", () =>
     Effect.gen(function* () {
       const file = yield* dbFile

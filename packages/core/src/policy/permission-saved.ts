@@ -137,33 +137,43 @@ type RawConstructor = new (
 /**
  * A second connection to the database file that only reads `PRAGMA data_version`, which moves whenever any other
  * connection commits — the shared connection of this process included — so reading it tells whether anything may
- * have changed, without a query through the shared client (its statement machinery costs ~30 µs a call). It is
- * opened read-only with no busy timeout, so it never writes and never waits; `undefined` for an in-memory or URI
- * database (nothing else can open it) or when it cannot be opened. better-sqlite3 is loaded from the client
- * library's own dependency tree: the same module the client uses.
+ * have changed, without a query through the shared client (its statement machinery costs ~30 µs a call). It opens
+ * the absolute path the shared connection reports for its main database (so a relative name or a later change of
+ * directory cannot point it at another file), read-only and with no busy timeout: it never writes and never waits.
+ * `undefined` for an in-memory or temporary database (no other connection can see it), for a client that is not
+ * SQLite, or when it cannot be opened. better-sqlite3 is loaded from the client library's own dependency tree: the
+ * same module the client uses.
  */
-const watchCommits: Effect.Effect<(() => number) | undefined, never, Scope.Scope> = Effect.gen(function* () {
-  const client = yield* Effect.serviceOption(SqliteClient.SqliteClient)
-  if (Option.isNone(client)) return undefined
-  const filename = client.value.config.filename
-  if (filename === "" || filename === ":memory:" || filename.startsWith("file:")) return undefined
-  const watcher = yield* Effect.acquireRelease(
-    Effect.sync((): RawConnection | undefined => {
-      try {
-        const Raw = createRequire(CorePackage.require.resolve("@effect/sql-sqlite-node"))(
-          "better-sqlite3",
-        ) as RawConstructor
-        return new Raw(filename, { readonly: true, fileMustExist: true, timeout: 0 })
-      } catch {
-        return undefined
-      }
-    }),
-    (connection) => Effect.sync(() => connection?.close()),
-  )
-  if (watcher === undefined) return undefined
-  const statement = watcher.prepare("PRAGMA data_version").pluck()
-  return () => statement.get() as number
-})
+const watchCommits = (sql: SqlClient.SqlClient): Effect.Effect<(() => number) | undefined, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    if (Option.isNone(yield* Effect.serviceOption(SqliteClient.SqliteClient))) return undefined
+    const [main] = yield* sql
+      .unsafe<{ readonly file: string | null }>("SELECT file FROM pragma_database_list WHERE name = 'main'")
+      .pipe(Effect.orElseSucceed(() => []))
+    const file = main?.file
+    if (file === undefined || file === null || file === "") return undefined
+    const watcher = yield* Effect.acquireRelease(
+      Effect.sync((): RawConnection | undefined => {
+        try {
+          const Raw = createRequire(CorePackage.require.resolve("@effect/sql-sqlite-node"))(
+            "better-sqlite3",
+          ) as RawConstructor
+          return new Raw(file, { readonly: true, fileMustExist: true, timeout: 0 })
+        } catch {
+          return undefined
+        }
+      }),
+      (connection) => Effect.sync(() => connection?.close()),
+    )
+    if (watcher === undefined) return undefined
+    try {
+      const statement = watcher.prepare("PRAGMA data_version").pluck()
+      statement.get()
+      return () => statement.get() as number
+    } catch {
+      return undefined
+    }
+  })
 
 /** Rows per INSERT statement: keeps a batch within SQLite's bound-parameter limit (7 per row, 32766 in all). */
 const ROWS_PER_STATEMENT = 1000
@@ -178,7 +188,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient> = Layer.sco
   Service,
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const watched = yield* watchCommits
+    const watched = yield* watchCommits(sql)
 
     const list = Effect.fn("PermissionSaved.list")(function* (input?: {
       readonly projectID?: string
