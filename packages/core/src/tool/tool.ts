@@ -27,6 +27,8 @@ export interface Progress {
  * The invocation identity every execution receives; cancellation is interruption, permissions are the tool's own.
  * `progress`, when the caller gives one, receives progress reports; it is synchronous, must not block and never
  * fails the call. Tools call it as `context.progress?.(...)`, so its absence costs nothing.
+ *
+ * @since 0.1.0
  */
 export interface Context {
   readonly sessionID: string
@@ -36,36 +38,68 @@ export interface Context {
   readonly progress?: (update: Progress) => void
 }
 
-/** A codec with no service requirements. */
+/**
+ * A codec with no service requirements.
+ *
+ * @since 0.1.0
+ */
 export type SchemaType<A> = Schema.Schema<A, any, never>
 
 declare const TypeId: unique symbol
 
-/** An opaque tool value. */
+/**
+ * An opaque tool value.
+ *
+ * @since 0.1.0
+ */
 export interface Definition<in out Input, in out Output> {
   readonly [TypeId]: { readonly input: Input; readonly output: Output }
 }
 
-/** Any tool value. */
+/**
+ * Any tool value.
+ *
+ * @since 0.1.0
+ */
 export type AnyTool = Definition<any, any>
 
-/** The model-visible expected failure of a tool. */
+/**
+ * The model-visible expected failure of a tool.
+ *
+ * @since 0.1.0
+ */
 export const Failure = LLM.ToolFailure
-/** @see Failure */
+/**
+ * @see Failure
+ *
+ * @since 0.1.0
+ */
 export type Failure = LLM.ToolFailure
 
-/** A record key failed `validateName`. */
+/**
+ * A record key failed `validateName`.
+ *
+ * @since 0.1.0
+ */
 export class RegistrationError extends Schema.TaggedError<RegistrationError>()("Tool.RegistrationError", {
   name: Schema.String,
   message: Schema.String,
 }) {}
 
-/** What `toModelOutput` returns: text, or media as base64 `data`. */
+/**
+ * What `toModelOutput` returns: text, or media as base64 `data`.
+ *
+ * @since 0.1.0
+ */
 export type Content =
   | { readonly type: "text"; readonly text: string }
   | { readonly type: "file"; readonly data: string; readonly mime: string; readonly name?: string | undefined }
 
-/** The arguments of `make`. */
+/**
+ * The arguments of `make`.
+ *
+ * @since 0.1.0
+ */
 export interface Config<I extends SchemaType<any>, O extends SchemaType<any>, S extends SchemaType<any>> {
   readonly description: string
   /** A display title and behaviour hints for clients (MCP annotations); advisory only. */
@@ -211,7 +245,11 @@ const project = (part: Content): LLM.ToolContent => {
     : { type: "file", uri, mime: part.mime, name: part.name }
 }
 
-/** Creates a tool. The result is typed by its decoded input and its structured (or encoded output) value. */
+/**
+ * Creates a tool. The result is typed by its decoded input and its structured (or encoded output) value.
+ *
+ * @since 0.1.0
+ */
 export const make = <I extends SchemaType<any>, O extends SchemaType<any>, S extends SchemaType<any> = O>(
   config: Config<I, O, S>,
 ): Definition<I["Type"], S["Type"]> => {
@@ -315,7 +353,11 @@ export const make = <I extends SchemaType<any>, O extends SchemaType<any>, S ext
   return tool
 }
 
-/** Returns a new tool that shares `tool`'s runtime and definition cache but carries catalogue action `action`. */
+/**
+ * Returns a new tool that shares `tool`'s runtime and definition cache but carries catalogue action `action`.
+ *
+ * @since 0.1.0
+ */
 export const withPermission = <T extends AnyTool>(tool: T, action: string): T => {
   const runtime = runtimeOf(tool)
   const decorated = Object.freeze({}) as T
@@ -323,13 +365,25 @@ export const withPermission = <T extends AnyTool>(tool: T, action: string): T =>
   return decorated
 }
 
-/** The catalogue permission action: the decorated action, else the registration name. */
+/**
+ * The catalogue permission action: the decorated action, else the registration name.
+ *
+ * @since 0.1.0
+ */
 export const permission = (tool: AnyTool, name: string): string => runtimeOf(tool).permission ?? name
 
-/** The model definition of `tool` registered as `name`; the same object is returned for the same (tool, name). */
+/**
+ * The model definition of `tool` registered as `name`; the same object is returned for the same (tool, name).
+ *
+ * @since 0.1.0
+ */
 export const definition = (name: string, tool: AnyTool): LLM.ToolDefinition => runtimeOf(tool).definition(name)
 
-/** Settles one call: decode → execute → encode → project. Defects and interruption propagate untouched. */
+/**
+ * Settles one call: decode → execute → encode → project. Defects and interruption propagate untouched.
+ *
+ * @since 0.1.0
+ */
 export const settle = (
   tool: AnyTool,
   call: LLM.ToolCall,
@@ -366,25 +420,45 @@ export const settleThen = <B, E>(
 
 const NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/
 
-/** Succeeds iff `name` is a letter followed by up to 63 letters, digits, `_` or `-`. */
+/**
+ * Succeeds iff `name` is a letter followed by up to 63 letters, digits, `_` or `-`.
+ *
+ * @since 0.1.0
+ */
 export const validateName = (name: string): Effect.Effect<void, RegistrationError> =>
   NAME.test(name) ? Effect.void : Effect.fail(new RegistrationError({ name, message: `Invalid tool name: ${name}` }))
 
-/** Validates every key of a registration record; the first invalid key (in object order) fails. */
+/**
+ * Validates every key of a registration record; the first invalid key (in object order) fails.
+ *
+ * @since 0.1.0
+ */
 export const validateNames = (names: ReadonlyArray<string>): Effect.Effect<void, RegistrationError> => {
   const invalid = names.find((name) => !NAME.test(name))
   return invalid === undefined ? Effect.void : validateName(invalid)
 }
 
-/** Replaces every character outside `[a-zA-Z0-9_-]` with `_`; the result may still fail `validateName`. */
+/**
+ * Replaces every character outside `[a-zA-Z0-9_-]` with `_`; the result may still fail `validateName`.
+ *
+ * @since 0.1.0
+ */
 export const sanitizeName = (name: string): string => name.replace(/[^a-zA-Z0-9_-]/g, "_")
 
-/** `Object.entries(tools)` with sanitised keys, for raw-name sources such as MCP. Registries never sanitise. */
+/**
+ * `Object.entries(tools)` with sanitised keys, for raw-name sources such as MCP. Registries never sanitise.
+ *
+ * @since 0.1.0
+ */
 export const registrationEntries = (
   tools: Readonly<Record<string, AnyTool>>,
 ): ReadonlyArray<readonly [string, AnyTool]> =>
   Object.entries(tools).map(([name, tool]) => [sanitizeName(name), tool] as const)
 
-/** True iff the cause carries a declined permission or a dismissed question as a defect. */
+/**
+ * True iff the cause carries a declined permission or a dismissed question as a defect.
+ *
+ * @since 0.1.0
+ */
 export const isUserStop = (cause: Cause.Cause<unknown>): boolean =>
   LLM.hasDefectTag(cause, "PermissionV2.DeclinedError") || LLM.hasDefectTag(cause, "QuestionV2.RejectedError")
