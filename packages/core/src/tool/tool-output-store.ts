@@ -19,13 +19,29 @@ import * as Global from "../system/global.js"
 import * as Identifier from "../values/identifier.js"
 import type * as LLM from "../values/llm.js"
 
-/** Default line limit. */
+/**
+ * Default line limit.
+ *
+ * @since 0.1.0
+ */
 export const MAX_LINES = 2000
-/** Default byte limit (50 KiB). */
+/**
+ * Default byte limit (50 KiB).
+ *
+ * @since 0.1.0
+ */
 export const MAX_BYTES = 50 * 1024
-/** How long managed files are kept. */
+/**
+ * How long managed files are kept.
+ *
+ * @since 0.1.0
+ */
 export const RETENTION = Duration.days(7)
-/** The managed directory under the data directory. */
+/**
+ * The managed directory under the data directory.
+ *
+ * @since 0.1.0
+ */
 export const MANAGED_DIRECTORY = "tool-output"
 /**
  * The folder under the managed directory for a store built without a Location (no project to file it under); no
@@ -35,26 +51,42 @@ export const MANAGED_DIRECTORY = "tool-output"
  */
 export const UNSCOPED_FOLDER = "unscoped"
 
-/** What `bound` receives. */
+/**
+ * What `bound` receives.
+ *
+ * @since 0.1.0
+ */
 export interface BoundInput {
   readonly sessionID: string
   readonly toolCallID: string
   readonly output: LLM.ToolOutput
 }
 
-/** What `bound` returns; `outputPaths` lists the managed file when the output was cut. */
+/**
+ * What `bound` returns; `outputPaths` lists the managed file when the output was cut.
+ *
+ * @since 0.1.0
+ */
 export interface BoundResult {
   readonly output: LLM.ToolOutput
   readonly outputPaths: ReadonlyArray<string>
 }
 
-/** The effective limits. */
+/**
+ * The effective limits.
+ *
+ * @since 0.1.0
+ */
 export interface Limits {
   readonly maxLines: number
   readonly maxBytes: number
 }
 
-/** Keeping the complete output failed, so the settlement fails instead of producing a lossy success. */
+/**
+ * Keeping the complete output failed, so the settlement fails instead of producing a lossy success.
+ *
+ * @since 0.1.0
+ */
 export class StorageError extends Schema.TaggedError<StorageError>()("ToolOutputStore.StorageError", {
   operation: Schema.Literal("encode", "write"),
   cause: Schema.Unknown,
@@ -67,7 +99,11 @@ export class StorageError extends Schema.TaggedError<StorageError>()("ToolOutput
   }
 }
 
-/** The module's only error. */
+/**
+ * The module's only error.
+ *
+ * @since 0.1.0
+ */
 export type Error = StorageError
 
 /**
@@ -84,7 +120,11 @@ export interface Capture {
   readonly written: () => boolean
 }
 
-/** The store's operations. */
+/**
+ * The store's operations.
+ *
+ * @since 0.1.0
+ */
 export interface Interface {
   readonly limits: () => Effect.Effect<Limits>
   readonly bound: (input: BoundInput) => Effect.Effect<BoundResult, StorageError>
@@ -102,7 +142,11 @@ export interface Interface {
   }) => Effect.Effect<Capture, never, Scope.Scope>
 }
 
-/** The ToolOutputStore service. */
+/**
+ * The ToolOutputStore service.
+ *
+ * @since 0.1.0
+ */
 export class Service extends Context.Tag("@toolgate/v2/ToolOutputStore")<Service, Interface>() {}
 
 const settlementBounds = new WeakMap<Interface, Interface["bound"]>()
@@ -124,7 +168,11 @@ export const settlementBound = (store: Interface): Interface["bound"] => settlem
 export const captureNothing: Interface["capture"] = () =>
   Effect.succeed({ path: undefined, write: () => {}, written: () => false })
 
-/** A store that never bounds; for registry tests that are not about bounding. */
+/**
+ * A store that never bounds; for registry tests that are not about bounding.
+ *
+ * @since 0.1.0
+ */
 export const layerPassthrough: Layer.Layer<Service> = Layer.succeed(
   Service,
   Service.of({
@@ -153,7 +201,11 @@ const isLow = (code: number) => code >= 0xdc00 && code <= 0xdfff
 /** UTF-8 size of one UTF-16 unit outside a surrogate pair; a lone surrogate encodes as U+FFFD (3 bytes). */
 const unitBytes = (code: number) => (code < 0x80 ? 1 : code < 0x800 ? 2 : 3)
 
-/** True iff `text` has at most `maxLines` lines and `maxBytes` UTF-8 bytes (both inclusive). */
+/**
+ * True iff `text` has at most `maxLines` lines and `maxBytes` UTF-8 bytes (both inclusive).
+ *
+ * @since 0.1.0
+ */
 export const withinLimits = (text: string, maxLines: number, maxBytes: number): boolean => {
   // Every UTF-16 unit takes 1 to 3 UTF-8 bytes, so the length alone often decides the byte bound.
   if (text.length > maxBytes) return false
@@ -254,6 +306,8 @@ const nthNewlineFromEnd = (text: string, count: number): number => {
  * The head and tail of `text` within `maxLines` lines and `maxBytes` bytes: line-sample the first
  * `ceil(L/2)` and last `floor(L/2)` lines; if that is still too large, cut it half and half by bytes on whole code
  * points.
+ *
+ * @since 0.1.0
  */
 export const preview = (
   text: string,
@@ -284,7 +338,11 @@ export const preview = (
   return { head: takePrefix(pieces, Math.ceil(maxBytes / 2)), tail: takeSuffix(pieces, Math.floor(maxBytes / 2)) }
 }
 
-/** The marker line naming the managed file that keeps the complete text. */
+/**
+ * The marker line naming the managed file that keeps the complete text.
+ *
+ * @since 0.1.0
+ */
 export const marker = (file: string): string => `... output truncated; full content saved to ${file} ...`
 
 /** The most and the fewest UTF-8 bytes a spill encodes per write. */
@@ -330,6 +388,8 @@ const writeChunked = (fs: FileSystem.FileSystem, file: string, text: string): Ef
 /**
  * The model-facing preview of an over-limit `text`: head, a blank line, the marker, a blank line, tail.
  * It never exceeds `maxLines` lines or `maxBytes` bytes; when even the frame does not fit, only the (cut) marker.
+ *
+ * @since 0.1.0
  */
 export const boundedPreview = (text: string, markerLine: string, maxLines: number, maxBytes: number): string => {
   const markerBytes = Buffer.byteLength(markerLine, "utf8")
@@ -373,6 +433,8 @@ export const folderOf = (location: Location.Interface): string =>
 /**
  * Builds a store whose managed files go to `<data>/tool-output/<folder>` (default `UNSCOPED_FOLDER`); without
  * `config` the limits are always the defaults. `cleanup` covers every folder.
+ *
+ * @since 0.1.0
  */
 export const make = (
   config: Option.Option<Config.Interface>,
@@ -525,6 +587,8 @@ const contextFolder = Effect.map(Effect.serviceOption(Location.Service), (locati
 /**
  * The Location store with limits from `Config` (re-read on every call), filing managed output under the Location's
  * project folder (`UNSCOPED_FOLDER` when no Location is in context).
+ *
+ * @since 0.1.0
  */
 export const layer: Layer.Layer<Service, never, FileSystem.FileSystem | Global.Service | Config.Service> = Layer.effect(
   Service,
@@ -533,7 +597,11 @@ export const layer: Layer.Layer<Service, never, FileSystem.FileSystem | Global.S
   ),
 )
 
-/** The Location store with the default limits (same folder rule as `layer`). */
+/**
+ * The Location store with the default limits (same folder rule as `layer`).
+ *
+ * @since 0.1.0
+ */
 export const layerWithoutConfig: Layer.Layer<Service, never, FileSystem.FileSystem | Global.Service> = Layer.effect(
   Service,
   Effect.flatMap(contextFolder, (folder) => make(Option.none(), folder)),
@@ -542,6 +610,8 @@ export const layerWithoutConfig: Layer.Layer<Service, never, FileSystem.FileSyst
 /**
  * The process-wide retention job: `cleanup()` now, then every hour, in a fiber owned by the layer's scope. Build it
  * once per process, not once per Location.
+ *
+ * @since 0.1.0
  */
 export const cleanupLayer: Layer.Layer<never, never, FileSystem.FileSystem | Global.Service> = Layer.scopedDiscard(
   Effect.gen(function* () {
