@@ -97,6 +97,58 @@ interface Registration {
 
 const rejected = (value: string): Settlement => ({ result: { type: "error", value } })
 
+/** A call and the context it runs with, as read from an `ExecuteInput`. */
+interface Invocation {
+  readonly call: LLM.ToolCall
+  readonly context: Tool.Context
+}
+
+const invocation = (
+  sessionID: string,
+  agent: string,
+  assistantMessageID: string,
+  call: LLM.ToolCall,
+  progress: ((update: Tool.Progress) => void) | undefined,
+): Invocation => ({
+  call,
+  context:
+    progress === undefined
+      ? { sessionID, agent, assistantMessageID, toolCallID: call.id }
+      : { sessionID, agent, assistantMessageID, toolCallID: call.id, progress },
+})
+
+/**
+ * Reads `input` once. Callers often build it by spreading an identity object (`{ ...identity, call }`), to which V8
+ * gives a hidden class of its own per object, so each read by name is a slow megamorphic lookup (about 0.1 µs);
+ * enumerating the keys of such an object is not. The enumeration is taken only when it sees exactly the object's own
+ * properties (a plain or null-prototype object, every own key enumerable); any other object is read by name.
+ */
+const readInput = (input: ExecuteInput): Invocation => {
+  const prototype: unknown = Object.getPrototypeOf(input)
+  if (prototype === Object.prototype || prototype === null) {
+    let sessionID: unknown, agent: unknown, assistantMessageID: unknown, call: unknown, progress: unknown
+    let seen = 0
+    for (const key in input) {
+      seen++
+      const value = (input as unknown as Record<string, unknown>)[key]
+      if (key === "call") call = value
+      else if (key === "sessionID") sessionID = value
+      else if (key === "agent") agent = value
+      else if (key === "assistantMessageID") assistantMessageID = value
+      else if (key === "progress") progress = value
+    }
+    if (seen > 0 && Object.getOwnPropertyNames(input).length === seen)
+      return invocation(
+        sessionID as string,
+        agent as string,
+        assistantMessageID as string,
+        call as LLM.ToolCall,
+        progress as ((update: Tool.Progress) => void) | undefined,
+      )
+  }
+  return invocation(input.sessionID, input.agent, input.assistantMessageID, input.call, input.progress)
+}
+
 /** Builds one Location's registry. */
 export const make: Effect.Effect<Interface, never, ApplicationTools.Service | ToolOutputStore.Service> = Effect.gen(
   function* () {
@@ -197,30 +249,18 @@ export const make: Effect.Effect<Interface, never, ApplicationTools.Service | To
       },
     }
 
-    const settleWith = (input: ExecuteInput, advertised?: object): Effect.Effect<Settlement, ToolOutputStore.Error> =>
+    const settleWith = (
+      { call, context }: Invocation,
+      advertised?: object,
+    ): Effect.Effect<Settlement, ToolOutputStore.Error> =>
       Effect.suspend(() => {
-        const name = input.call.name
+        const name = call.name
         const current = effective(name)
         if (current === undefined)
           return Effect.succeed(rejected(advertised ? `Stale tool call: ${name}` : `Unknown tool: ${name}`))
         if (advertised !== undefined && current.identity !== advertised)
           return Effect.succeed(rejected(`Stale tool call: ${name}`))
-        const context: Tool.Context =
-          input.progress === undefined
-            ? {
-                sessionID: input.sessionID,
-                agent: input.agent,
-                assistantMessageID: input.assistantMessageID,
-                toolCallID: input.call.id,
-              }
-            : {
-                sessionID: input.sessionID,
-                agent: input.agent,
-                assistantMessageID: input.assistantMessageID,
-                toolCallID: input.call.id,
-                progress: input.progress,
-              }
-        return Tool.settleThen(current.tool, input.call, context, continuations)
+        return Tool.settleThen(current.tool, call, context, continuations)
       })
 
     // The last materialized catalogue: reused while neither the registrations nor the rules changed. `hidden`
@@ -255,10 +295,11 @@ export const make: Effect.Effect<Interface, never, ApplicationTools.Service | To
         definitions.push(Tool.definition(name, registration.tool))
       }
       const settle = (input: ExecuteInput): Effect.Effect<Settlement, ToolOutputStore.Error> => {
-        const registration = captured.get(input.call.name)
+        const read = readInput(input)
+        const registration = captured.get(read.call.name)
         return registration === undefined
-          ? Effect.succeed(rejected(`Unknown tool: ${input.call.name}`))
-          : settleWith(input, registration.identity)
+          ? Effect.succeed(rejected(`Unknown tool: ${read.call.name}`))
+          : settleWith(read, registration.identity)
       }
       last = { version, definitions, settle }
       return last
