@@ -1,8 +1,8 @@
 /**
- * Input decoding on the settlement path answers exactly what `Schema.decodeUnknownEither(input, { onExcessProperty:
- * "error", errors: "all" })` answers: the same decoded value (key order included) or the same model-visible error,
- * for struct inputs (which take a faster decoder) and for every other shape, on random inputs with and without keys
- * the schema does not declare.
+ * Input decoding and output encoding on the settlement path answer exactly what `Schema.decodeUnknownEither(input,
+ * { onExcessProperty: "error", errors: "all" })` and `Schema.encodeEither(output)` answer: the same value (key order
+ * included) or the same model-visible error, for structs (which take a faster parser) and for every other shape, on
+ * random values with and without keys the schema does not declare.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Exit, FastCheck as fc, Schema } from "effect"
@@ -77,6 +77,33 @@ describe("settlement input decoding", () => {
             expect(exit).toEqual(
               Exit.fail(new Tool.Failure({ message: `Invalid tool input: ${expected.left.message}` })),
             )
+          }
+        }),
+        { numRuns: 400 },
+      )
+    })
+  }
+
+  for (const [label, schema] of schemas) {
+    it(`${label}: output encoding gives the same value or the same error as Schema.encodeEither`, () => {
+      const tool = Tool.make({
+        description: label,
+        input: Schema.Unknown,
+        output: schema,
+        execute: (raw) => Effect.succeed(raw),
+      })
+      const encode = Schema.encodeEither(schema)
+      fc.assert(
+        fc.property(input, (raw) => {
+          const exit = Effect.runSyncExit(Tool.settle(tool, { id: "call", name: label, input: raw }, context))
+          const expected = encode(raw)
+          if (Either.isRight(expected)) {
+            const content = typeof expected.right === "string" ? [{ type: "text", text: expected.right }] : []
+            expect(exit).toEqual(Exit.succeed({ structured: expected.right, content }))
+            expect(shape((exit as Exit.Success<LLM.ToolOutput, never>).value.structured)).toEqual(shape(expected.right))
+          } else {
+            const message = `Tool returned an invalid value for its output schema: ${expected.left.message}`
+            expect(exit).toEqual(Exit.fail(new Tool.Failure({ message })))
           }
         }),
         { numRuns: 400 },

@@ -184,56 +184,71 @@ const keywordTypes: Partial<Record<SchemaAST.AST["_tag"], "string" | "number" | 
   BooleanKeyword: "boolean",
 }
 
-/** What a `structDecoder` answers when it cannot decide on its own; the full decoder then runs. */
+/** What a `structParser` answers when it cannot decide on its own; the full parser then runs. */
 const UNDECIDED: unique symbol = Symbol("Tool.undecided")
 
 /**
- * A faster decoder for the common input schema, a plain `Schema.Struct` without index signatures, with the same
- * successes as `Schema.decodeUnknownEither(schema, options)`. The full decoder checks every own key against a union
- * of literal schemas; this one looks it up in a set, then decodes each property with the very parser and options
- * the full decoder uses for it, in the same order. It only ever answers a success: anything else (not a record, a
- * key the schema does not declare, a property that fails or needs an effect) is `UNDECIDED`, so every error a model
- * sees still comes from the full decoder. `undefined` when the schema is not such a struct.
+ * A faster parser for the common schema, a plain `Schema.Struct` without index signatures, with the same successes
+ * as `ParseResult.decodeUnknownEither(schema, options)` (or `encodeUnknownEither` when not `decoding`). With
+ * `onExcessProperty: "error"` the full parser checks every own key against a union of literal schemas; this one
+ * looks it up in a set. It then parses each property with the very parser and options the full parser uses for it,
+ * in the same order. It only ever answers a success: anything else (not a record, a key the schema does not declare,
+ * a property that fails or needs an effect) is `UNDECIDED`, so every error a model sees still comes from the full
+ * parser. `undefined` when the schema is not such a struct or the options are ones it does not reproduce.
  */
-const structDecoder = (ast: SchemaAST.AST, options: ParseOptions): ((value: unknown) => unknown) | undefined => {
+const structParser = (
+  ast: SchemaAST.AST,
+  decoding: boolean,
+  options: ParseOptions | undefined,
+): ((value: unknown) => unknown) | undefined => {
   if (ast._tag !== "TypeLiteral" || ast.indexSignatures.length > 0 || ast.propertySignatures.length === 0)
     return undefined
-  // Annotations that change how the struct itself parses keep the full decoder.
+  if (options?.onExcessProperty === "preserve" || options?.propertyOrder === "original" || options?.exact === true)
+    return undefined
+  // Annotations that change how the struct itself parses keep the full parser.
   if (
     Option.isSome(SchemaAST.getParseOptionsAnnotation(ast)) ||
     Option.isSome(SchemaAST.getDecodingFallbackAnnotation(ast))
   )
     return undefined
+  const excess = options?.onExcessProperty === "error"
   const declared = new Set<PropertyKey>()
   const properties = ast.propertySignatures.map((signature) => {
     declared.add(signature.name)
+    const schema = Schema.make(signature.type)
     return {
       name: signature.name,
       optional: signature.isOptional,
-      // A string, number or boolean keyword decodes a value of its type to itself (whatever its annotations: they
-      // only act on a failure, which is left to the full decoder), so its parse is a `typeof` test.
+      // A string, number or boolean keyword parses a value of its type to itself either way (whatever its
+      // annotations: they only act on a failure, which is left to the full parser), so its parse is a `typeof` test.
       type: keywordTypes[signature.type._tag],
-      decode: ParseResult.decodeUnknownEither(Schema.make(signature.type), options),
+      parse: decoding
+        ? ParseResult.decodeUnknownEither(schema, options)
+        : ParseResult.encodeUnknownEither(schema, options),
     }
   })
   return (value) => {
     if (!Predicate.isRecord(value)) return UNDECIDED
-    for (const key of Reflect.ownKeys(value)) if (!declared.has(key)) return UNDECIDED
-    const decoded: Record<PropertyKey, unknown> = {}
+    if (excess) {
+      // The own keys, as `Reflect.ownKeys` lists them; these two calls are several times cheaper together.
+      for (const key of Object.getOwnPropertyNames(value)) if (!declared.has(key)) return UNDECIDED
+      for (const key of Object.getOwnPropertySymbols(value)) if (!declared.has(key)) return UNDECIDED
+    }
+    const parsed: Record<PropertyKey, unknown> = {}
     for (const property of properties) {
       if (property.optional && !Object.prototype.hasOwnProperty.call(value, property.name)) continue
       const field = value[property.name]
       if (property.type !== undefined) {
         if (typeof field !== property.type) return UNDECIDED
-        decoded[property.name] = field
+        parsed[property.name] = field
         continue
       }
       // An effectful parse is not an `Either`, so it is not a `Right` either.
-      const result = property.decode(field)
+      const result = property.parse(field)
       if (!Either.isRight(result)) return UNDECIDED
-      decoded[property.name] = result.right
+      parsed[property.name] = result.right
     }
-    return decoded
+    return parsed
   }
 }
 
@@ -258,8 +273,9 @@ export const make = <I extends SchemaType<any>, O extends SchemaType<any>, S ext
     Schema.decodeUnknown(config.input, inputOptions),
     invalidInput,
   )
-  const decodeStruct = structDecoder(config.input.ast, inputOptions)
+  const decodeStruct = structParser(config.input.ast, true, inputOptions)
   const encodeOutput = codec(Schema.encodeEither(config.output), Schema.encode(config.output), invalidOutput)
+  const encodeStruct = structParser(config.output.ast, false, undefined)
   const { structured, toStructuredOutput, toModelOutput } = config
   const encodeStructured =
     structured !== undefined && toStructuredOutput !== undefined
@@ -318,6 +334,10 @@ export const make = <I extends SchemaType<any>, O extends SchemaType<any>, S ext
     next: Next<B, E>,
     fail: Fail<B, E>,
   ): Effect.Effect<B, E> => {
+    if (encodeStruct !== undefined) {
+      const output = encodeStruct(value)
+      if (output !== UNDECIDED) return finish(input, output, context, next, fail)
+    }
     const encoded = encodeOutput.sync(value)
     return Either.isRight(encoded)
       ? finish(input, encoded.right, context, next, fail)
