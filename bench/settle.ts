@@ -7,6 +7,9 @@
  *    `await execute`, which is what the AI SDK's loop really does per call);
  * 3. `@effect/ai`'s `Toolkit.handle` (schema decode + handler + result encode).
  *
+ * The echo's executor returns `Effect.succeed`, which settlement continues in place; the same tool with an
+ * `Effect.gen` executor (as the built-in leaves are written) is also timed, with its bare `Effect.gen` baseline.
+ *
  * Targets: toolgate settle ≤ 2× the AI SDK zod path, and ≥ 8× faster than `Toolkit.handle`. Every figure is the
  * minimum over several rounds, after a warm-up round.
  *
@@ -33,6 +36,19 @@ const echo = Tool.make({
   input: Echo,
   output: Echo,
   execute,
+  toModelOutput: ({ output }) => [{ type: "text", text: output.text }],
+})
+// The same tool with an executor written as `Effect.gen` (as the built-in leaves are): its result is not a settled
+// Effect, so settlement continues through a match instead of in place.
+const executeGen = (input: { readonly text: string }) =>
+  Effect.gen(function* () {
+    return { text: input.text }
+  })
+const echoGen = Tool.make({
+  description: "Echo",
+  input: Echo,
+  output: Echo,
+  execute: executeGen,
   toModelOutput: ({ output }) => [{ type: "text", text: output.text }],
 })
 
@@ -82,7 +98,7 @@ const main = async () => {
       Effect.scoped(
         Effect.gen(function* () {
           const registry = yield* ToolRegistry.Service
-          yield* registry.register({ echo })
+          yield* registry.register({ echo, echoGen })
           const turn = yield* registry.materialize()
           const calls = Array.from({ length: CALLS }, (_, i) => ({
             ...identity,
@@ -94,11 +110,19 @@ const main = async () => {
           const settled = yield* turn.settle(calls[0]!)
           if (settled.result.type !== "text" || settled.result.value !== "hello")
             throw new Error(`settle answered ${JSON.stringify(settled.result)}`)
+          const settledGen = yield* turn.settle({ ...calls[0]!, call: { ...calls[0]!.call, name: "echoGen" } })
+          if (settledGen.result.type !== "text" || settledGen.result.value !== "hello")
+            throw new Error(`settle (Effect.gen) answered ${JSON.stringify(settledGen.result)}`)
           const handled = yield* toolkit.handle("echo", input)
           if (handled.result.text !== "hello") throw new Error("Toolkit.handle did not echo")
 
           const bare = Effect.forEach(calls, () => execute(input), { discard: true })
+          const bareGen = Effect.forEach(calls, () => executeGen(input), { discard: true })
           const settle = Effect.forEach(calls, (call) => turn.settle(call), { discard: true }) as Effect.Effect<void>
+          const genCalls = calls.map((input) => ({ ...input, call: { ...input.call, name: "echoGen" } }))
+          const settleGen = Effect.forEach(genCalls, (call) => turn.settle(call), {
+            discard: true,
+          }) as Effect.Effect<void>
           const handleCalls = calls.slice(0, HANDLE_CALLS)
           const handle = Effect.forEach(handleCalls, () => toolkit.handle("echo", input), {
             discard: true,
@@ -120,17 +144,28 @@ const main = async () => {
             }
           }
 
-          const times = { bare: [] as number[], settle: [] as number[], zod: [] as number[], zodAsync: [] as number[] }
+          const times = {
+            bare: [] as number[],
+            bareGen: [] as number[],
+            settle: [] as number[],
+            settleGen: [] as number[],
+            zod: [] as number[],
+            zodAsync: [] as number[],
+          }
           const handleTimes: number[] = []
           for (let round = 0; round <= ROUNDS; round++) {
             const bareMs = timeSync(() => Effect.runSync(bare))
+            const bareGenMs = timeSync(() => Effect.runSync(bareGen))
             const settleMs = timeSync(() => Effect.runSync(settle))
+            const settleGenMs = timeSync(() => Effect.runSync(settleGen))
             const zodMs = timeSync(zodSync)
             const zodAsyncMs = yield* Effect.promise(() => timeAsync(zodAsync))
             const handleMs = timeSync(() => Effect.runSync(handle))
             if (round === 0) continue // warm-up
             times.bare.push(bareMs)
+            times.bareGen.push(bareGenMs)
             times.settle.push(settleMs)
+            times.settleGen.push(settleGenMs)
             times.zod.push(zodMs)
             times.zodAsync.push(zodAsyncMs)
             handleTimes.push(handleMs)
@@ -139,7 +174,9 @@ const main = async () => {
           const best = (values: number[], calls: number) => perCall(Math.min(...values), calls)
           const us = {
             bare: best(times.bare, CALLS),
+            bareGen: best(times.bareGen, CALLS),
             settle: best(times.settle, CALLS),
+            settleGen: best(times.settleGen, CALLS),
             zod: best(times.zod, CALLS),
             zodAsync: best(times.zodAsync, CALLS),
             handle: best(handleTimes, HANDLE_CALLS),
@@ -147,7 +184,9 @@ const main = async () => {
           const row = (label: string, value: number) => console.log(`${label.padEnd(44)} ${value.toFixed(3)} µs/call`)
           console.log(`min of ${ROUNDS} rounds (after one warm-up), ${CALLS} calls (${HANDLE_CALLS} for handle)`)
           row("bare execute (Effect)", us.bare)
+          row("bare execute (Effect.gen)", us.bareGen)
           row("toolgate settle, real ToolOutputStore", us.settle)
+          row("  same, executor written as Effect.gen", us.settleGen)
           row("AI SDK: zod safeParse + execute", us.zod)
           row("AI SDK: await safeParseAsync + await execute", us.zodAsync)
           row("@effect/ai Toolkit.handle", us.handle)
@@ -155,6 +194,8 @@ const main = async () => {
           console.log(`settle / AI SDK zod path       : ${(us.settle / us.zod).toFixed(2)}x (target ≤ 2x)`)
           console.log(`settle / AI SDK async path     : ${(us.settle / us.zodAsync).toFixed(2)}x`)
           console.log(`Toolkit.handle / settle        : ${(us.handle / us.settle).toFixed(1)}x faster (target ≥ 8x)`)
+          console.log(`settle (Effect.gen) - bare Effect.gen: ${(us.settleGen - us.bareGen).toFixed(3)} µs/call`)
+          console.log(`settle (Effect.gen) / AI SDK async path: ${(us.settleGen / us.zodAsync).toFixed(2)}x`)
         }).pipe(Effect.provide(layer)),
       ),
     )

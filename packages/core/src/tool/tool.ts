@@ -161,12 +161,16 @@ const codec = <A>(
   effect: (value: any) => Effect.Effect<A, ParseResult.ParseError>,
   onError: (error: ParseResult.ParseError) => LLM.ToolFailure,
 ) => {
+  // Returns the closure rather than writing it as an `onFailure:` property, which would name it per call.
+  const failWith =
+    <B, E>(fail: (failure: LLM.ToolFailure) => Effect.Effect<B, E>) =>
+    (error: ParseResult.ParseError): Effect.Effect<B, E> =>
+      fail(onError(error))
   const slow = <B, E>(
     value: unknown,
     next: (parsed: A) => Effect.Effect<B, E>,
     fail: (failure: LLM.ToolFailure) => Effect.Effect<B, E>,
-  ): Effect.Effect<B, E> =>
-    Effect.matchEffect(effect(value), { onFailure: (error) => fail(onError(error)), onSuccess: next })
+  ): Effect.Effect<B, E> => Effect.matchEffect(effect(value), { onFailure: failWith(fail), onSuccess: next })
   const run = <B, E>(
     value: unknown,
     next: (parsed: A) => Effect.Effect<B, E>,
@@ -344,6 +348,12 @@ export const make = <I extends SchemaType<any>, O extends SchemaType<any>, S ext
       : encodeOutput.slow(value, (output) => finish(input, output, context, next, fail), fail)
   }
 
+  // Returns the closure rather than writing it as an `onSuccess:` property, which would name it.
+  const continueWith =
+    <B, E>(input: I["Type"], context: Context, next: Next<B, E>, fail: Fail<B, E>) =>
+    (value: O["Type"]): Effect.Effect<B, E> =>
+      afterExecute(input, value, context, next, fail)
+
   // An executor that returned a settled success (`Effect.succeed`) continues in this step; any other Effect,
   // failures included, goes through the match, so expected failures, defects and interruption keep their meaning.
   const execute = <B, E>(
@@ -354,10 +364,7 @@ export const make = <I extends SchemaType<any>, O extends SchemaType<any>, S ext
   ): Effect.Effect<B, E> => {
     const effect = config.execute(input, context)
     if (Exit.isExit(effect) && Exit.isSuccess(effect)) return afterExecute(input, effect.value, context, next, fail)
-    return Effect.matchEffect(effect, {
-      onFailure: fail,
-      onSuccess: (value) => afterExecute(input, value, context, next, fail),
-    })
+    return Effect.matchEffect(effect, { onFailure: fail, onSuccess: continueWith(input, context, next, fail) })
   }
 
   const settle: Runtime["settle"] = (call, context, next, fail) => {
