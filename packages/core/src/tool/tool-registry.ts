@@ -17,7 +17,11 @@ import * as ApplicationTools from "./application-tools.js"
 import * as Tool from "./tool.js"
 import * as Tools from "./tools.js"
 
-/** One tool call to settle, with the identity of the turn it belongs to. */
+/**
+ * One tool call to settle, with the identity of the turn it belongs to.
+ *
+ * @since 0.1.0
+ */
 export interface ExecuteInput {
   readonly sessionID: string
   readonly agent: string
@@ -27,27 +31,43 @@ export interface ExecuteInput {
   readonly progress?: (update: Tool.Progress) => void
 }
 
-/** The outcome of one call; `outputPaths` appears only when bounding kept a managed file. */
+/**
+ * The outcome of one call; `outputPaths` appears only when bounding kept a managed file.
+ *
+ * @since 0.1.0
+ */
 export interface Settlement {
   readonly result: LLM.ToolResultValue
   readonly output?: LLM.ToolOutput
   readonly outputPaths?: ReadonlyArray<string>
 }
 
-/** One provider turn's catalogue and its execution boundary. */
+/**
+ * One provider turn's catalogue and its execution boundary.
+ *
+ * @since 0.1.0
+ */
 export interface Materialization {
   readonly definitions: ReadonlyArray<LLM.ToolDefinition>
   readonly settle: (input: ExecuteInput) => Effect.Effect<Settlement, ToolOutputStore.Error>
 }
 
-/** A rule as used for catalogue visibility (the shape of `PermissionV2.Rule`). */
+/**
+ * A rule as used for catalogue visibility (the shape of `PermissionV2.Rule`).
+ *
+ * @since 0.1.0
+ */
 export interface VisibilityRule {
   readonly action: string
   readonly resource: string
   readonly effect: "allow" | "deny" | "ask"
 }
 
-/** The registry's public operations: nothing else executes or lists tools. */
+/**
+ * The registry's public operations: nothing else executes or lists tools.
+ *
+ * @since 0.1.0
+ */
 export interface Interface {
   /** Captures this turn's catalogue, hiding wholly denied tools. */
   readonly materialize: (permissions?: ReadonlyArray<VisibilityRule>) => Effect.Effect<Materialization>
@@ -65,12 +85,18 @@ export interface Interface {
   ) => Effect.Effect<void, Tool.RegistrationError, Scope.Scope>
 }
 
-/** The ToolRegistry service. */
+/**
+ * The ToolRegistry service.
+ *
+ * @since 0.1.0
+ */
 export class Service extends Context.Tag("@toolgate/v2/ToolRegistry")<Service, Interface>() {}
 
 /**
  * True iff the last rule whose action pattern matches `action` has resource exactly `"*"` and effect `deny`.
  * The resource is compared literally: `"**"` does not hide.
+ *
+ * @since 0.1.0
  */
 export const whollyDisabled = (action: string, rules: ReadonlyArray<VisibilityRule>): boolean => {
   for (let i = rules.length - 1; i >= 0; i--) {
@@ -149,7 +175,11 @@ const readInput = (input: ExecuteInput): Invocation => {
   return invocation(input.sessionID, input.agent, input.assistantMessageID, input.call, input.progress)
 }
 
-/** Builds one Location's registry. */
+/**
+ * Builds one Location's registry.
+ *
+ * @since 0.1.0
+ */
 export const make: Effect.Effect<Interface, never, ApplicationTools.Service | ToolOutputStore.Service> = Effect.gen(
   function* () {
     const applications = yield* ApplicationTools.Service
@@ -316,7 +346,11 @@ export const make: Effect.Effect<Interface, never, ApplicationTools.Service | To
   },
 )
 
-/** The Location layer: provides both `ToolRegistry.Service` and its registration-only view `Tools.Service`. */
+/**
+ * The Location layer: provides both `ToolRegistry.Service` and its registration-only view `Tools.Service`.
+ *
+ * @since 0.1.0
+ */
 export const layer: Layer.Layer<Service | Tools.Service, never, ApplicationTools.Service | ToolOutputStore.Service> =
   Layer.effectContext(
     Effect.map(make, (registry) =>
@@ -330,6 +364,8 @@ export const layer: Layer.Layer<Service | Tools.Service, never, ApplicationTools
  * The registry with its own `ApplicationTools` (also provided, so embedders can register application tools) and the
  * real `ToolOutputStore.layer`. The caller provides `FileSystem` (e.g. `NodeFileSystem.layer`), `Global` and the
  * Location's `Config` (`Config.layer`, or `Config.layerEmpty` for the default limits).
+ *
+ * @since 0.1.0
  */
 export const defaultLayer: Layer.Layer<
   Service | Tools.Service | ApplicationTools.Service,
