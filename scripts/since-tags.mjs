@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Every export that the API reference documents (@effect/docgen, see CONTRIBUTING.md) carries a JSDoc `@since`.
+// Every export that the API reference documents (@effect/docgen, see docs/api-reference.md) carries a JSDoc `@since`.
 //
 //   node scripts/since-tags.mjs [files...]          adds the missing tags (to every packages/*/src/**/*.ts file
 //                                                   when no file is named)
