@@ -19,19 +19,17 @@ import {
   type ToolApprovalStatus,
   type ToolSet,
 } from "ai"
-import {
-  Cause,
-  Context,
-  Deferred,
-  Duration,
-  Effect,
-  Exit,
-  ManagedRuntime,
-  Option,
-  Queue,
-  Runtime,
-  Schema,
-} from "effect"
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Runtime from "effect/Runtime"
+import * as Schema from "effect/Schema"
 
 /**
  * Who settles: the session, agent and assistant message the calls belong to.

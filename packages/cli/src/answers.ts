@@ -5,9 +5,10 @@
  * @since 0.1.0
  */
 import * as readline from "node:readline"
-import { Prompt } from "@effect/cli"
+import * as Prompt from "@effect/cli/Prompt"
 import type { PermissionV2, QuestionV2 } from "@toolgate/core"
-import { Effect, type Scope } from "effect"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import type { Screen } from "./screen.js"
 
 /**

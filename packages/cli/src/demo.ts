@@ -8,7 +8,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import type { Prompt } from "@effect/cli"
+import type * as Prompt from "@effect/cli/Prompt"
 import {
   type Config,
   Core,
@@ -21,7 +21,13 @@ import {
   ScriptedModel,
   SessionV2,
 } from "@toolgate/core"
-import { Duration, Effect, Layer, Option, Queue, Schedule, Stream } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
 import * as Answers from "./answers.js"
 import * as Describe from "./describe.js"
 import * as Paths from "./paths.js"

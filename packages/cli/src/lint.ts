@@ -4,7 +4,10 @@
  *
  * @since 0.2.0
  */
-import { Console, Effect, Layer, Option } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { Config, Location, PermissionLint, PermissionSaved, Project } from "@toolgate/core"
 import { CliError } from "./errors.js"
 import { projectLayers } from "./project-layers.js"

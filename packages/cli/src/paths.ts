@@ -7,7 +7,8 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { CliError } from "./errors.js"
 
 const describeError = (error: unknown): string => (error instanceof Error ? error.message : String(error))

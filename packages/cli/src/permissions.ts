@@ -3,7 +3,10 @@
  *
  * @since 0.1.0
  */
-import { Console, Effect, Layer, Option } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { Database, Global, PermissionSaved, Wildcard } from "@toolgate/core"
 import { dataDirectory } from "./paths.js"
 import { CliError } from "./errors.js"

@@ -6,7 +6,9 @@
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Config, Database, Global, Location } from "@toolgate/core"
-import { Effect, Layer, type Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Option from "effect/Option"
 import { CliError } from "./errors.js"
 import { dataDirectory } from "./paths.js"
 

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { stripVTControlCharacters } from "node:util"
-import { Console } from "effect"
+import * as Console from "effect/Console"
 
 /**
  * Where the transcript goes.

@@ -11,10 +11,22 @@
  *
  * @since 0.1.0
  */
-import { type AiError, LanguageModel, type Prompt, Response, Tool, type Toolkit } from "@effect/ai"
+import type * as AiError from "@effect/ai/AiError"
+import * as LanguageModel from "@effect/ai/LanguageModel"
+import type * as Prompt from "@effect/ai/Prompt"
+import * as Response from "@effect/ai/Response"
+import * as Tool from "@effect/ai/Tool"
+import type * as Toolkit from "@effect/ai/Toolkit"
 import type { LLM } from "@toolgate/core"
 import { Model, ProviderSchema } from "@toolgate/core"
-import { Chunk, Effect, Either, Encoding, Layer, ParseResult, Schema, Stream } from "effect"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Encoding from "effect/Encoding"
+import * as Layer from "effect/Layer"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 
 /**
  * How tool input schemas are advertised: `"strict"` sends the OpenAI strict-mode projection (the default, and

@@ -6,9 +6,12 @@
  *
  * @since 0.1.0
  */
-import { Tool, Toolkit } from "@effect/ai"
+import * as Tool from "@effect/ai/Tool"
+import * as Toolkit from "@effect/ai/Toolkit"
 import { Identifier, type LLM, type ToolRegistry } from "@toolgate/core"
-import { Effect, type Layer, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import * as EffectAiModel from "./model.js"
 
 /**

@@ -4,7 +4,7 @@
  *
  * @since 0.2.0
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import * as McpServer from "./server.js"
 
 /**

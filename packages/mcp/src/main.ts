@@ -6,7 +6,8 @@
  * @since 0.1.0
  */
 import { Database } from "@toolgate/core"
-import { Cause, Runtime } from "effect"
+import * as Cause from "effect/Cause"
+import * as Runtime from "effect/Runtime"
 import { main } from "./command.js"
 
 try {

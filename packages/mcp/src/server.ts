@@ -36,22 +36,20 @@ import {
   Tool,
   ToolRegistry,
 } from "@toolgate/core"
-import {
-  Cause,
-  Context,
-  Deferred,
-  Duration,
-  Effect,
-  Exit,
-  Layer,
-  Logger,
-  Queue,
-  Runtime,
-  Schedule,
-  Schema,
-  Scope,
-  Stream,
-} from "effect"
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as Queue from "effect/Queue"
+import * as Runtime from "effect/Runtime"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import * as Prompts from "./prompts.js"
 import * as Tools from "./tools.js"
 

@@ -8,7 +8,8 @@
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as AgentV2 from "../policy/agent.js"
 import * as EventV2 from "../place/event.js"
 import * as Config from "../place/config.js"

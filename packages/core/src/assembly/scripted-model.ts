@@ -5,7 +5,12 @@
  * @since 0.1.0
  */
 import * as fs from "node:fs"
-import { Context, Effect, Layer, Ref, Schema, Stream } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import * as Model from "./model.js"
 
 /**

@@ -9,8 +9,12 @@
  * @since 0.2.0
  */
 import * as os from "node:os"
-import { SqlClient } from "@effect/sql"
-import { Clock, Context, Duration, Effect, Layer } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Identifier from "../values/identifier.js"
 
 /**

@@ -7,8 +7,9 @@
  *
  * @since 0.1.0
  */
-import { FileSystem } from "@effect/platform"
-import { Effect, Schema } from "effect"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import * as FileDiff from "../values/file-diff.js"
 import * as FileMutation from "../world/file-mutation.js"
 import * as LLM from "../values/llm.js"

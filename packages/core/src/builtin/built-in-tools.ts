@@ -14,7 +14,7 @@
  *
  * @since 0.1.0
  */
-import { Layer } from "effect"
+import * as Layer from "effect/Layer"
 import * as ApplyPatchTool from "./apply-patch-tool.js"
 import * as BashTool from "./bash-tool.js"
 import * as EditTool from "./edit-tool.js"

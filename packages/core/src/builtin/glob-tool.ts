@@ -7,7 +7,8 @@
  * @since 0.1.0
  */
 import * as nodePath from "node:path"
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import * as LLM from "../values/llm.js"
 import * as LocationMutation from "../world/location-mutation.js"
 import * as PermissionV2 from "../policy/permission.js"

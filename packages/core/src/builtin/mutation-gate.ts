@@ -12,7 +12,7 @@
  *
  * @since 0.2.0
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type * as LocationMutation from "../world/location-mutation.js"
 import * as PermissionV2 from "../policy/permission.js"
 import * as ProtectedPath from "../place/protected-path.js"

@@ -4,7 +4,9 @@
  *
  * @since 0.1.0
  */
-import { Effect, Layer, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import * as LLM from "../values/llm.js"
 import * as PermissionV2 from "../policy/permission.js"
 import * as QuestionV2 from "../policy/question.js"

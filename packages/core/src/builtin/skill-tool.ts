@@ -5,8 +5,10 @@
  * @since 0.1.0
  */
 import * as path from "node:path"
-import { FileSystem } from "@effect/platform"
-import { Effect, Layer, Schema } from "effect"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import * as LLM from "../values/llm.js"
 import * as PermissionV2 from "../policy/permission.js"
 import * as SkillV2 from "../world/skill.js"

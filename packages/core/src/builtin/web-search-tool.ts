@@ -6,8 +6,14 @@
  *
  * @since 0.1.0
  */
-import { HttpClient, HttpClientRequest } from "@effect/platform"
-import { Context, Duration, Effect, Layer, Option, Schema } from "effect"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as CorePackage from "../system/core-package.js"
 import * as LLM from "../values/llm.js"
 import * as PermissionV2 from "../policy/permission.js"

@@ -5,7 +5,13 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Queue, type Schema, type Scope, Stream } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
+import type * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import * as Identifier from "../values/identifier.js"
 import * as Location from "./location.js"
 

@@ -5,8 +5,11 @@
  * @since 0.1.0
  */
 import * as fs from "node:fs"
-import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer, Schema } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import * as ProjectV2 from "./project.js"
 
 /**

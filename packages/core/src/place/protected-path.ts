@@ -11,7 +11,9 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Global from "../system/global.js"
 import * as Location from "./location.js"
 

@@ -3,8 +3,11 @@
  *
  * @since 0.1.0
  */
-import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer, Schema } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import * as Identifier from "../values/identifier.js"
 import * as Location from "./location.js"
 

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import * as path from "node:path"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { Draft, MutableInfo } from "./agent-info.js"
 import * as Config from "../place/config.js"
 import * as Global from "../system/global.js"

@@ -4,7 +4,8 @@
  *
  * @since 0.1.0
  */
-import { Schema, type Types } from "effect"
+import * as Schema from "effect/Schema"
+import type * as Types from "effect/Types"
 import * as Config from "../place/config.js"
 /**
  * An agent id.

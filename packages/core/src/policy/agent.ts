@@ -5,7 +5,12 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Schema, type Scope, type Types } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import type * as Types from "effect/Types"
 import * as Config from "../place/config.js"
 import * as Global from "../system/global.js"
 import * as Location from "../place/location.js"

@@ -8,7 +8,10 @@
  *
  * @since 0.2.0
  */
-import { Context, Effect, Layer, Schema } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import * as Builtins from "./agent-builtins.js"
 import * as AgentV2 from "./agent.js"
 import * as BashArity from "./bash-arity.js"

@@ -8,7 +8,9 @@
  * @since 0.2.0
  */
 import * as fs from "node:fs"
-import { Effect, Layer, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import * as jsonc from "jsonc-parser"
 import * as Builtins from "./agent-builtins.js"
 import * as Config from "../place/config.js"

@@ -7,9 +7,14 @@
  * @since 0.1.0
  */
 import { createRequire } from "node:module"
-import { SqlClient } from "@effect/sql"
-import { SqliteClient } from "@effect/sql-sqlite-node"
-import { Context, Effect, Layer, Option, Schema, type Scope } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import * as CorePackage from "../system/core-package.js"
 import * as Database from "../system/database.js"
 import * as Identifier from "../values/identifier.js"

@@ -9,7 +9,13 @@
  *
  * @since 0.1.0
  */
-import { Context, type Cause, Deferred, Exit, FiberId, Layer, Schema } from "effect"
+import * as Context from "effect/Context"
+import type * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import * as Fx from "effect/Effect"
 import * as AgentV2 from "./agent.js"
 import * as Config from "../place/config.js"

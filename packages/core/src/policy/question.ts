@@ -5,7 +5,13 @@
  *
  * @since 0.1.0
  */
-import { type Cause, Context, Deferred, Effect, Layer, Schema, type Scope } from "effect"
+import type * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import * as EventV2 from "../place/event.js"
 import * as Identifier from "../values/identifier.js"
 import * as LLM from "../values/llm.js"

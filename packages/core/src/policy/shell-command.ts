@@ -12,7 +12,10 @@
  * @since 0.2.0
  */
 import * as path from "node:path"
-import { Context, Effect, Layer, Schema } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import { Language, type Node, Parser } from "web-tree-sitter"
 import * as CorePackage from "../system/core-package.js"
 import * as Wildcard from "../values/wildcard.js"

@@ -6,7 +6,8 @@
  */
 import * as os from "node:os"
 import * as path from "node:path"
-import { Context, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Layer from "effect/Layer"
 
 /**
  * The resolved directories.

@@ -5,8 +5,14 @@
  *
  * @since 0.1.0
  */
-import type { FileSystem } from "@effect/platform"
-import { Context, Effect, Exit, Layer, PubSub, Scope, Stream } from "effect"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as PubSub from "effect/PubSub"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import type * as Config from "../place/config.js"
 import type * as Global from "../system/global.js"
 import type * as LLM from "../values/llm.js"

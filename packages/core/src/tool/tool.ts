@@ -5,7 +5,16 @@
  *
  * @since 0.1.0
  */
-import { type Cause, Effect, Either, Exit, JSONSchema, Option, ParseResult, Predicate, Schema, SchemaAST } from "effect"
+import type * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as JSONSchema from "effect/JSONSchema"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
+import * as SchemaAST from "effect/SchemaAST"
 import type { ParseOptions } from "effect/SchemaAST"
 import * as LLM from "../values/llm.js"
 import * as ProviderSchema from "../values/provider-schema.js"

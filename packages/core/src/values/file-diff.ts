@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { createTwoFilesPatch, diffLines } from "diff"
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 /**
  * How a file changed.

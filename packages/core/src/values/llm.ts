@@ -3,7 +3,9 @@
  *
  * @since 0.1.0
  */
-import { Cause, Chunk, Schema } from "effect"
+import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
+import * as Schema from "effect/Schema"
 
 /**
  * A JSON Schema document as produced by `JSONSchema.make`.

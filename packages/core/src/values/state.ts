@@ -5,7 +5,9 @@
  *
  * @since 0.1.0
  */
-import { Effect, FiberRef, Scope } from "effect"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as Scope from "effect/Scope"
 
 /**
  * A transform edits the draft; a returned Effect runs as part of the rebuild and its failures become defects.

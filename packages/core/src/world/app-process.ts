@@ -9,7 +9,12 @@
 import * as ChildProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
-import { Context, Duration, Effect, Exit, Layer, Schema } from "effect"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 
 /**
  * The time a killed process group gets between SIGTERM and SIGKILL.

@@ -15,7 +15,10 @@
 import * as path from "node:path"
 import { randomBytes } from "node:crypto"
 import type { PlatformError } from "@effect/platform/Error"
-import { Context, Effect, Layer, Schema } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import type * as LocationMutation from "./location-mutation.js"
 import * as VerifiedFile from "./verified-file.js"
 

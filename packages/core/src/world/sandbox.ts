@@ -9,7 +9,10 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { Context, Effect, Layer, Schema } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import * as Config from "../place/config.js"
 import * as EventV2 from "../place/event.js"
 import * as Location from "../place/location.js"

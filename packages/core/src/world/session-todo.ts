@@ -4,8 +4,11 @@
  *
  * @since 0.1.0
  */
-import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer, Schema } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import * as EventV2 from "../place/event.js"
 
 /**

@@ -17,7 +17,8 @@
 import * as nfs from "node:fs"
 import * as path from "node:path"
 import { SystemError, type PlatformError, type SystemErrorReason } from "@effect/platform/Error"
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 
 /**
  * The path (or one of its directories) no longer is the place that was resolved and approved: a symlink was swapped

@@ -9,7 +9,10 @@
  */
 import * as dns from "node:dns"
 import * as net from "node:net"
-import { Context, Effect, Either, Schema } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
 import ipaddr from "ipaddr.js"
 
 /**

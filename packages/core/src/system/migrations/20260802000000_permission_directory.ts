@@ -6,8 +6,8 @@
  *
  * @since 0.2.0
  */
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
 
 /** The migration. */
 export default Effect.gen(function* () {

@@ -7,7 +7,7 @@
  */
 import * as fs from "node:fs"
 import * as nodePath from "node:path"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import * as Globs from "./globs.js"
 import { normalizePath } from "./order.js"
 import {

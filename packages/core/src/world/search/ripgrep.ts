@@ -5,7 +5,9 @@
  * @since 0.1.0
  */
 import { spawn } from "node:child_process"
-import { Effect, Either, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
 import { normalizePath } from "./order.js"
 import {
   boundText,

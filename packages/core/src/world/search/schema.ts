@@ -3,7 +3,8 @@
  *
  * @since 0.1.0
  */
-import { type Effect, Schema } from "effect"
+import type * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 
 /**
  * A listed file: `path` is relative to the search `cwd`, with `/` separators.
