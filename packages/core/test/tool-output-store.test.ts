@@ -735,14 +735,14 @@ describe("ToolOutputStore spill to the managed file", () => {
     Effect.gen(function* () {
       const data = yield* tempDir()
       const store = yield* Effect.provide(ToolOutputStore.Service, storeLayer(data))
-      // The spill encodes the text in chunks of a power of two of bytes (64 KiB for a text under 2 Mi UTF-16 units,
+      // The spill encodes the text in chunks of a power of two of bytes (256 KiB for a text under 8 Mi UTF-16 units,
       // 1 MiB from 16 Mi units on), slicing as many units: an ASCII run of one chunk less d units puts the character
       // after it across the first edge, in units or in bytes (d = 1..3 for a pair, 1..2 for a 3-byte character; d = 1..2 at 1 MiB), lone
       // surrogates included. The tail of mixed widths spans further chunks, their edges anywhere.
       const tail = "😀日é\n\uD83Dz".repeat(200_000)
       for (let d = 0; d <= 5; d++) {
         for (const special of ["😀", "日", "é", "\uD83D", "\uDE00", "\uD83D\uD83D\uDE00"]) {
-          yield* spillAndCheck(store, "a".repeat(64 * 1024 - d) + special + tail)
+          yield* spillAndCheck(store, "a".repeat(256 * 1024 - d) + special + tail)
         }
       }
       const filler = "x".repeat(16 * MiB)

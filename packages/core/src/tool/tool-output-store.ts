@@ -356,9 +356,12 @@ export const marker = (file: string): string => `... output truncated; full cont
 
 /** The most and the fewest UTF-8 bytes a spill encodes per write. */
 const SPILL_CHUNK_MAX = 1024 * 1024
-const SPILL_CHUNK_MIN = 64 * 1024
+const SPILL_CHUNK_MIN = 256 * 1024
 
-/** The spill's chunk for a text of `units` UTF-16 units: a power of two near 1/16 of the text, 64 KiB to 1 MiB. */
+/**
+ * The spill's chunk for a text of `units` UTF-16 units: a power of two near 1/16 of the text, 256 KiB to 1 MiB. Each
+ * chunk is one asynchronous write (about 0.3 ms of fixed cost), so small spills take few, large chunks.
+ */
 const spillChunk = (units: number): number => {
   let size = SPILL_CHUNK_MIN
   while (size < SPILL_CHUNK_MAX && size * 32 <= units) size *= 2
