@@ -25,6 +25,18 @@ const take = (count: number): Uint8Array => {
   return bytes
 }
 
+const TIME_MODULUS = 2 ** 48
+const MILLIS_MODULUS = 2 ** 36
+
+/**
+ * The 12 hex digits of `(millis * 0x1000 + counter) mod 2^48`, computed exactly in doubles (no BigInt): the product
+ * is taken of `millis mod 2^36`, so every intermediate value stays below 2^53.
+ *
+ * @since 0.2.0
+ */
+export const timePrefix = (millis: number, counter: number): string =>
+  (((millis % MILLIS_MODULUS) * 0x1000 + counter) % TIME_MODULUS).toString(16).padStart(12, "0")
+
 /**
  * Returns a 26-character ascending identifier; ids created later in the same process sort later.
  *
@@ -37,8 +49,7 @@ export const ascending = (): string => {
     counter = 0
   }
   counter++
-  const value = (BigInt(now) * 0x1000n + BigInt(counter)) & 0xffffffffffffn
-  const time = value.toString(16).padStart(12, "0")
+  const time = timePrefix(now, counter)
   const bytes = take(14)
   let random = ""
   for (const byte of bytes) random += ALPHABET[byte % 62]
