@@ -1,4 +1,4 @@
-import { defineConfig } from "vitest/config"
+import { configDefaults, defineConfig } from "vitest/config"
 import { sourceResolution } from "../../vitest.shared.js"
 
 export default defineConfig({
@@ -6,6 +6,8 @@ export default defineConfig({
   test: {
     name: "cli",
     include: ["test/**/*.test.ts"],
+    // Stress, differential and load suites run in the separate stress project (vitest.stress.config.ts).
+    exclude: [...configDefaults.exclude, "test/**/*.stress.test.ts"],
     environment: "node",
     // Every test spawns `node bin/toolgate.js`, which loads the library through tsx on each start.
     testTimeout: 120_000,
