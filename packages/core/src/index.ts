@@ -173,6 +173,13 @@ export * as PermissionSaved from "./policy/permission-saved.js"
  */
 export * as PermissionV2 from "./policy/permission.js"
 /**
+ * Text as a person must see it before approving it: controls, escape sequences, bidi and invisible characters
+ * shown as visible escapes.
+ *
+ * @since 0.3.0
+ */
+export * as Printable from "./values/printable.js"
+/**
  * Which project a directory belongs to, and its stable id.
  *
  * @since 0.1.0
