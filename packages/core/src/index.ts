@@ -71,6 +71,12 @@ export * as Database from "./system/database.js"
  */
 export * as EditTool from "./builtin/edit-tool.js"
 /**
+ * Network access by rule for a sandboxed command: a per-call loopback HTTP/CONNECT proxy asking `net:<host>:<port>`.
+ *
+ * @since 0.3.0
+ */
+export * as EgressProxy from "./world/egress-proxy.js"
+/**
  * Typed live events published inside a Location and the subscriptions to them.
  *
  * @since 0.1.0

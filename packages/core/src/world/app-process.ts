@@ -9,6 +9,7 @@
 import * as ChildProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
+import type { Duplex } from "node:stream"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -35,6 +36,11 @@ export interface Command {
   readonly shell?: string | boolean
   /** Variables added to (overriding) the parent's environment; an `undefined` value removes the variable. */
   readonly env?: Readonly<Record<string, string | undefined>>
+  /**
+   * Receives, right after the spawn, the parent's end of a connected socket pair that the child inherits as file
+   * descriptor 3 (a sandbox's egress bridge reaches its proxy through it; see docs/egress.md).
+   */
+  readonly channel?: (socket: Duplex) => void
 }
 
 /**
@@ -263,7 +269,12 @@ const spawn = (
     ...(command.cwd === undefined ? {} : { cwd: command.cwd }),
     ...(command.shell === undefined ? {} : { shell: command.shell }),
     env: command.env === undefined ? process.env : { ...process.env, ...command.env },
-    stdio: [options?.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+    stdio: [
+      options?.stdin === undefined ? "ignore" : "pipe",
+      "pipe",
+      "pipe",
+      ...(command.channel === undefined ? [] : (["pipe"] as const)),
+    ],
     detached: isPosix,
     windowsHide: true,
   })
@@ -281,6 +292,11 @@ const spawn = (
       resolve({ code, signal })
     })
   })
+  const channel = child.stdio[3] as Duplex | null | undefined
+  if (command.channel !== undefined && channel != null) {
+    if (child.pid === undefined) channel.destroy()
+    else command.channel(channel)
+  }
   child.stdout?.on("data", sinks.stdout)
   child.stderr?.on("data", sinks.stderr)
   if (child.stdin !== null && options?.stdin !== undefined) {

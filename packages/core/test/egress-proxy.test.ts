@@ -1,0 +1,589 @@
+/**
+ * `network: "rules"` end to end with real processes: bubblewrap with its own network namespace, the egress bridge
+ * inside it, curl and npm as clients, the real PermissionV2 stack deciding, and loopback servers that record every
+ * request, so a refused destination is shown never to have been reached. Run as root and as `nobody`.
+ */
+import * as ChildProcess from "node:child_process"
+import * as crypto from "node:crypto"
+import * as fs from "node:fs"
+import * as https from "node:https"
+import * as net from "node:net"
+import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Effect, Exit, Fiber, Queue, Scope } from "effect"
+import { AppProcess, EgressProxy, EventV2, PermissionV2, Sandbox, WebAddress } from "../src/index.js"
+import { tempDir } from "./support/location.js"
+import { type Handler, loopbackServer, respond } from "./support/loopback-server.js"
+import { fixture, withMemoryStack } from "./support/permission-stack.js"
+
+const works = (command: string, args: ReadonlyArray<string>) =>
+  ChildProcess.spawnSync(command, args, { stdio: "ignore" }).status === 0
+const bwrapWorks = works("bwrap", ["--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "true"])
+const hasCurl = works("curl", ["--version"])
+const hasNpm = works("npm", ["--version"])
+const hasOpenssl = works("openssl", ["version"])
+const isRoot = process.getuid?.() === 0
+const nobodyWorks =
+  isRoot &&
+  bwrapWorks &&
+  works("runuser", ["-u", "nobody", "--", "bwrap", "--unshare-all", "--ro-bind", "/", "/", "--proc", "/proc", "true"])
+const ready = bwrapWorks && hasCurl
+if (!bwrapWorks) console.warn("egress-proxy: bubblewrap cannot create namespaces here; the sandbox cases are skipped")
+if (!hasCurl) console.warn("egress-proxy: curl is not installed; the sandbox cases are skipped")
+if (!hasNpm) console.warn("egress-proxy: npm is not installed; the npm install case is skipped")
+if (!hasOpenssl) console.warn("egress-proxy: openssl is not installed; the HTTPS case is skipped")
+if (!nobodyWorks)
+  console.warn("egress-proxy: not root or runuser/bwrap unusable as nobody; the unprivileged cases are skipped")
+
+const SESSION = "ses_test"
+const caller = {
+  sessionID: SESSION,
+  agent: "test",
+  source: { type: "tool" as const, messageID: "msg_egress", callID: "call_egress" },
+}
+const text = (bytes: Uint8Array | undefined) => Buffer.from(bytes ?? new Uint8Array()).toString("utf8")
+const allow = (resource: string): PermissionV2.Rule => ({ action: "webfetch", resource, effect: "allow" })
+const deny = (resource: string): PermissionV2.Rule => ({ action: "webfetch", resource, effect: "deny" })
+/** Both resources a loopback destination needs. */
+const allowLoopback = (port: number) => [allow(`net:127.0.0.1:${port}`), allow(`private:net:127.0.0.1:${port}`)]
+
+type User = "root" | "nobody"
+
+/**
+ * Runs `script` with `/bin/sh` in a bubblewrap sandbox of `root` without network (its own namespace), through the
+ * bridge of `egress`, with the real AppProcess carrying the channel on descriptor 3.
+ */
+const sandboxed = (
+  egress: EgressProxy.Interface,
+  root: string,
+  script: string,
+  user: User = "root",
+  wrap: (argv: ReadonlyArray<string>) => ReadonlyArray<string> = (argv) => argv,
+) =>
+  Effect.gen(function* () {
+    const args = withReadable(
+      Sandbox.bubblewrapArgs(
+        { writable: [root], readOnly: [], network: false, cwd: root },
+        wrap(egress.argv(["/bin/sh", "-c", script])),
+      ),
+      egress.readable,
+    )
+    const command: AppProcess.Command =
+      user === "root"
+        ? { command: "bwrap", args, cwd: root, channel: egress.attach }
+        : { command: "runuser", args: ["-u", "nobody", "--", "bwrap", ...args], cwd: root, channel: egress.attach }
+    const result = yield* AppProcess.make.run(command, { combineOutput: true, timeout: "90 seconds" })
+    return { exit: result.exitCode, output: text(result.output) }
+  })
+
+/** `args` with `readable` bound read-only right after the private /tmp (before the writable binds), as integrated. */
+const withReadable = (args: ReadonlyArray<string>, readable: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const at = args.findIndex((arg, index) => arg === "--tmpfs" && args[index + 1] === "/tmp")
+  if (at === -1) throw new Error("no private /tmp in the bubblewrap arguments")
+  return [...args.slice(0, at + 2), ...readable.flatMap((entry) => ["--ro-bind", entry, entry]), ...args.slice(at + 2)]
+}
+
+/** A Location directory the sandbox user can write (owned by `nobody` for the unprivileged runs). */
+const location = (user: User) =>
+  Effect.tap(tempDir("toolgate-egress-"), (root) =>
+    Effect.sync(() => {
+      if (user === "nobody") fs.chownSync(root, 65534, 65534)
+    }),
+  )
+
+/** Answers every ask of the session on the Asked queue with `reply` (and records them). */
+const answering = (reply: PermissionV2.Reply, message?: string) =>
+  Effect.gen(function* () {
+    const permission = yield* PermissionV2.Service
+    const events = yield* EventV2.Service
+    const queue = yield* events.queue(PermissionV2.Event.Asked)
+    const asked: Array<PermissionV2.Request> = []
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.gen(function* () {
+          const { data } = yield* Queue.take(queue)
+          asked.push(data)
+          yield* permission.reply({ requestID: data.id, reply, ...(message === undefined ? {} : { message }) })
+        }),
+      ),
+    )
+    return asked
+  })
+
+const proxyFor = (permission: PermissionV2.Interface, resolver?: WebAddress.ResolverInterface) =>
+  EgressProxy.make({ permission, caller, ...(resolver === undefined ? {} : { resolver }) })
+
+/** Resolves each of `names` to 127.0.0.1 and nothing else. */
+const namesToLoopback = (...names: ReadonlyArray<string>): WebAddress.ResolverInterface => ({
+  resolve: (hostname) =>
+    names.includes(hostname)
+      ? Effect.succeed([{ address: "127.0.0.1", family: 4 as const }])
+      : Effect.fail(new WebAddress.ResolveError({ hostname, detail: "ENOTFOUND" })),
+})
+
+describe.skipIf(!ready)("EgressProxy in a bubblewrap sandbox", () => {
+  for (const user of ["root", "nobody"] as const) {
+    describe.skipIf(user === "nobody" && !nobodyWorks)(`as ${user}`, () => {
+      it.scoped(
+        "an allowed host is reached over plain HTTP and through a CONNECT tunnel; the net is otherwise closed",
+        () =>
+          Effect.gen(function* () {
+            const root = yield* location(user)
+            const target = yield* loopbackServer(respond("hello from the target\n"))
+            yield* withMemoryStack(
+              root,
+              Effect.gen(function* () {
+                const { permission, setRules, asked } = yield* fixture
+                yield* setRules(allowLoopback(target.port))
+                const egress = yield* proxyFor(permission)
+                const run = yield* sandboxed(
+                  egress,
+                  root,
+                  [
+                    `curl -sS ${target.base}/plain`,
+                    `curl -sS -p ${target.base}/tunnel`,
+                    // Without the proxy nothing is reachable: the sandbox's loopback is its own.
+                    `curl -sS --noproxy '*' ${target.base}/direct || echo "direct: failed"`,
+                    // The channel is not handed on to the command.
+                    `[ -e /proc/$$/fd/3 ] && echo "fd 3: open" || echo "fd 3: closed"`,
+                  ].join("; "),
+                  user,
+                )
+                const lines = run.output.split("\n")
+                expect(lines.slice(0, 2)).toEqual(["hello from the target", "hello from the target"])
+                expect(lines).toContain("direct: failed")
+                expect(lines).toContain("fd 3: closed")
+                expect(target.hits.map((hit) => hit.url)).toEqual(["/plain", "/tunnel"])
+                // Hop-by-hop proxy headers are not forwarded; the Host is the target's.
+                expect(target.hits[0]!.headers["proxy-connection"]).toBeUndefined()
+                expect(target.hits[0]!.headers.host).toBe(`127.0.0.1:${target.port}`)
+                expect(asked()).toEqual([])
+                expect(yield* egress.decisions).toEqual([
+                  { resource: `net:127.0.0.1:${target.port}`, outcome: "allowed", private: true, detail: "allowed" },
+                ])
+              }),
+            )
+          }),
+      )
+
+      it.scoped("a host nobody allowed is asked; rejected, the client gets 403 and the server never a byte", () =>
+        Effect.gen(function* () {
+          const root = yield* location(user)
+          const allowed = yield* loopbackServer(respond("allowed\n"))
+          const other = yield* rawServer
+          yield* withMemoryStack(
+            root,
+            Effect.gen(function* () {
+              const { permission, setRules } = yield* fixture
+              yield* setRules(allowLoopback(allowed.port))
+              const asked = yield* answering("reject")
+              const egress = yield* proxyFor(permission)
+              const run = yield* sandboxed(
+                egress,
+                root,
+                [
+                  `curl -sS ${allowed.base}/`,
+                  `curl -sS http://127.0.0.1:${other.port}/secret`,
+                  `curl -sS -p http://127.0.0.1:${other.port}/secret || echo "tunnel refused"`,
+                ].join("; "),
+                user,
+              )
+              expect(run.output).toContain("allowed\n")
+              expect(run.output).toContain(
+                `toolgate egress proxy (403): net:127.0.0.1:${other.port} rejected by the user\n`,
+              )
+              expect(run.output).toContain("tunnel refused")
+              expect(other.connections()).toBe(0)
+              // Asked once, about the right call; the tunnel attempt reuses the verdict.
+              expect(asked.map((request) => request.resources)).toEqual([
+                [`net:127.0.0.1:${other.port}`, `private:net:127.0.0.1:${other.port}`],
+              ])
+              expect(asked[0]!.sessionID).toBe(SESSION)
+              expect(asked[0]!.source).toEqual(caller.source)
+              expect(asked[0]!.save).toEqual([`net:127.0.0.1:${other.port}`, `private:net:127.0.0.1:${other.port}`])
+              // Completed by the reject (a hang here fails the test).
+              yield* egress.declined
+              expect(EgressProxy.note(yield* egress.decisions)).toContain(
+                `net:127.0.0.1:${other.port} (rejected by the user)`,
+              )
+            }),
+          )
+        }),
+      )
+    })
+  }
+
+  it.scoped("a denied host gets 403 with the reason, is never asked and never reached", () =>
+    Effect.gen(function* () {
+      const root = yield* location("root")
+      const other = yield* rawServer
+      yield* withMemoryStack(
+        root,
+        Effect.gen(function* () {
+          const { permission, setRules, asked } = yield* fixture
+          yield* setRules([allow("*"), deny(`net:127.0.0.1:${other.port}`)])
+          const egress = yield* proxyFor(permission)
+          const run = yield* sandboxed(
+            egress,
+            root,
+            `curl -sS http://127.0.0.1:${other.port}/; curl -sS -p http://127.0.0.1:${other.port}/ || echo refused`,
+          )
+          expect(run.output).toContain(
+            `toolgate egress proxy (403): net:127.0.0.1:${other.port} denied by the permission rules\n`,
+          )
+          expect(run.output).toContain("refused")
+          expect(other.connections()).toBe(0)
+          expect(asked()).toEqual([])
+          expect((yield* egress.decisions).map((decision) => decision.outcome)).toEqual(["denied"])
+        }),
+      )
+    }),
+  )
+
+  it.scoped(
+    "a host name is asked as net:, resolved once, asked as private:, and pinned; an answer lasts the call",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* location("root")
+        const target = yield* loopbackServer(respond("named\n"))
+        yield* withMemoryStack(
+          root,
+          Effect.gen(function* () {
+            const { permission } = yield* fixture
+            const asked = yield* answering("once")
+            const egress = yield* proxyFor(permission, namesToLoopback("target.test"))
+            const url = `http://TARGET.test.:${target.port}`
+            // Three clients at once and a fourth after: one ask for each resource.
+            const run = yield* sandboxed(
+              egress,
+              root,
+              `curl -sS ${url}/a & curl -sS -p ${url}/b & curl -sS ${url}/c & wait; curl -sS ${url}/d`,
+            )
+            expect(run.output.split("named\n").length - 1).toBe(4)
+            expect(asked.map((request) => request.resources)).toEqual([
+              [`net:target.test:${target.port}`],
+              [`private:net:target.test:${target.port}`],
+            ])
+            expect(asked[1]!.metadata).toEqual(
+              expect.objectContaining({ addresses: [{ address: "127.0.0.1", range: "loopback" }] }),
+            )
+            expect(target.hits.map((hit) => hit.url).sort()).toEqual(["/a", "/b", "/c", "/d"])
+            expect(target.hits.find((hit) => hit.url === "/a")!.headers.host).toBe(`target.test:${target.port}`)
+          }),
+        )
+      }),
+  )
+
+  it.scoped("an always answer is saved like any approval: the next call is not asked", () =>
+    Effect.gen(function* () {
+      const root = yield* location("root")
+      const target = yield* loopbackServer(respond("again\n"))
+      yield* withMemoryStack(
+        root,
+        Effect.gen(function* () {
+          const { permission } = yield* fixture
+          const asked = yield* answering("always")
+          for (let call = 0; call < 2; call++) {
+            const run = yield* Effect.scoped(
+              Effect.flatMap(proxyFor(permission), (egress) =>
+                sandboxed(egress, root, `curl -sS ${target.base}/${call}`),
+              ),
+            )
+            expect(run.output).toBe("again\n")
+          }
+          expect(asked.length).toBe(1)
+          expect(target.hits.length).toBe(2)
+        }),
+      )
+    }),
+  )
+
+  it.scoped.skipIf(!hasOpenssl)(
+    "HTTPS goes through the tunnel end to end: the client verifies the target's own certificate",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* location("root")
+        const { key, cert } = selfSigned(root)
+        const target = yield* httpsServer(key, cert)
+        yield* withMemoryStack(
+          root,
+          Effect.gen(function* () {
+            const { permission, setRules } = yield* fixture
+            yield* setRules([allow(`net:localhost:${target.port}`), allow(`private:net:localhost:${target.port}`)])
+            const egress = yield* proxyFor(permission, namesToLoopback("localhost"))
+            const run = yield* sandboxed(
+              egress,
+              root,
+              `curl -sS --cacert ${path.join(root, "cert.pem")} https://localhost:${target.port}/tls`,
+            )
+            expect(run.output).toBe("over tls\n")
+            expect(target.urls).toEqual(["/tls"])
+          }),
+        )
+      }),
+  )
+
+  it.scoped.skipIf(!hasNpm)(
+    "npm install from a loopback registry works with allow rules for its host; another port is asked and, rejected, never reached",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* location("root")
+        const registry = yield* registryStub(root)
+        const other = yield* rawServer
+        yield* withMemoryStack(
+          root,
+          Effect.gen(function* () {
+            const { permission, setRules } = yield* fixture
+            yield* setRules(allowLoopback(registry.port))
+            const asked = yield* answering("reject")
+            const egress = yield* proxyFor(permission)
+            const run = yield* sandboxed(
+              egress,
+              root,
+              [
+                `npm install --no-audit --no-fund --no-update-notifier --cache /tmp/npm-cache --registry ${registry.base}/ tiny-egress`,
+                `node -e 'console.log(require("tiny-egress"))'`,
+                `npm view --cache /tmp/npm-cache --registry http://127.0.0.1:${other.port}/ left-pad version || echo "npm view failed"`,
+              ].join(" && "),
+            )
+            expect(run.output).toContain("added 1 package")
+            expect(run.output).toContain("tiny egress package\n")
+            expect(run.output).toContain("npm view failed")
+            expect(fs.readFileSync(path.join(root, "node_modules", "tiny-egress", "index.js"), "utf8")).toContain(
+              "tiny egress package",
+            )
+            expect(registry.hits.map((hit) => hit.url)).toEqual([
+              "/tiny-egress",
+              "/tiny-egress/-/tiny-egress-1.0.0.tgz",
+            ])
+            expect(asked.map((request) => request.resources[0])).toEqual([`net:127.0.0.1:${other.port}`])
+            expect(other.connections()).toBe(0)
+          }),
+        )
+      }),
+  )
+
+  it.scoped("the bridge creates no AF_UNIX socket, so a sandbox may forbid them", () =>
+    Effect.gen(function* () {
+      const root = yield* location("root")
+      const target = yield* loopbackServer(respond("traced\n"))
+      const trace = path.join(root, "trace")
+      // A client that creates inet sockets only (curl also opens AF_UNIX ones of its own).
+      fs.writeFileSync(
+        path.join(root, "client.cjs"),
+        `const http = require("node:http")
+const proxy = new URL(process.env.HTTPS_PROXY)
+const request = http.request({ host: proxy.hostname, port: proxy.port, method: "CONNECT", path: "127.0.0.1:${target.port}" })
+request.on("connect", (_, socket) => {
+  let text = ""
+  socket.on("data", (chunk) => (text += chunk))
+  socket.on("end", () => process.stdout.write(text.split("\\r\\n\\r\\n")[1]))
+  socket.write("GET /traced HTTP/1.0\\r\\nHost: target\\r\\nConnection: close\\r\\n\\r\\n")
+})
+request.end()
+`,
+      )
+      yield* withMemoryStack(
+        root,
+        Effect.gen(function* () {
+          const { permission, setRules } = yield* fixture
+          yield* setRules(allowLoopback(target.port))
+          const egress = yield* proxyFor(permission)
+          const run = yield* sandboxed(egress, root, `node ${path.join(root, "client.cjs")}`, "root", (argv) => [
+            "strace",
+            "-f",
+            "-qq",
+            "-e",
+            "trace=socket,socketpair",
+            "-o",
+            trace,
+            ...argv,
+          ])
+          expect(run.output).toBe("traced\n")
+          expect(target.hits.map((hit) => hit.url)).toEqual(["/traced"])
+          const calls = fs.readFileSync(trace, "utf8").split("\n").filter(Boolean)
+          // The bridge's listener and the client's connection to it.
+          expect(calls.filter((line) => line.includes("socket(AF_INET")).length).toBeGreaterThanOrEqual(2)
+          expect(calls.filter((line) => /AF_UNIX|AF_LOCAL|socketpair/.test(line))).toEqual([])
+        }),
+      )
+    }),
+  )
+
+  it.scoped("closing the proxy's scope ends an open tunnel and withdraws a pending ask", () =>
+    Effect.gen(function* () {
+      const root = yield* location("root")
+      const held = yield* holdingServer
+      const other = yield* rawServer
+      yield* withMemoryStack(
+        root,
+        Effect.gen(function* () {
+          const { permission, setRules, events } = yield* fixture
+          yield* setRules(allowLoopback(held.port))
+          const queue = yield* events.queue(PermissionV2.Event.Asked)
+          const scope = yield* Scope.make()
+          const egress = yield* Scope.extend(proxyFor(permission), scope)
+          const run = yield* Effect.fork(
+            sandboxed(
+              egress,
+              root,
+              `curl -sS -p --max-time 60 http://127.0.0.1:${held.port}/ & curl -sS --max-time 60 http://127.0.0.1:${other.port}/ & wait`,
+            ),
+          )
+          yield* Deferred.await(held.connected)
+          const ask = yield* Queue.take(queue)
+          expect(ask.data.resources[0]).toBe(`net:127.0.0.1:${other.port}`)
+          expect((yield* permission.list()).length).toBe(1)
+          yield* Scope.close(scope, Exit.void)
+          // The target sees its connection closed, the ask is gone, and the command ends.
+          yield* Deferred.await(held.closed)
+          expect(yield* permission.list()).toEqual([])
+          const result = yield* Fiber.join(run)
+          expect(result.output).toMatch(/curl: \((52|56)\)/)
+          expect(other.connections()).toBe(0)
+        }),
+      )
+    }),
+  )
+})
+
+/** A TCP server that records connections and never answers: proof that nothing reached it. */
+const rawServer = Effect.acquireRelease(
+  Effect.async<{ readonly port: number; readonly connections: () => number; readonly server: net.Server }>((resume) => {
+    let count = 0
+    const server = net.createServer((socket) => {
+      count++
+      socket.destroy()
+    })
+    server.listen(0, "127.0.0.1", () =>
+      resume(Effect.succeed({ port: (server.address() as net.AddressInfo).port, connections: () => count, server })),
+    )
+  }),
+  ({ server }) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void))),
+)
+
+/** A TCP server that keeps its first connection open and reports when it arrives and when it closes. */
+const holdingServer = Effect.gen(function* () {
+  const connected = yield* Deferred.make<void>()
+  const closed = yield* Deferred.make<void>()
+  const sockets = new Set<net.Socket>()
+  const server = yield* Effect.acquireRelease(
+    Effect.async<net.Server>((resume) => {
+      const instance = net.createServer((socket) => {
+        sockets.add(socket)
+        socket.on("error", () => undefined)
+        socket.once("close", () => Deferred.unsafeDone(closed, Exit.void))
+        Deferred.unsafeDone(connected, Exit.void)
+      })
+      instance.listen(0, "127.0.0.1", () => resume(Effect.succeed(instance)))
+    }),
+    (instance) =>
+      Effect.async<void>((resume) => {
+        for (const socket of sockets) socket.destroy()
+        instance.close(() => resume(Effect.void))
+      }),
+  )
+  return { port: (server.address() as net.AddressInfo).port, connected, closed }
+})
+
+/** A self-signed certificate for `localhost` written into `directory`. */
+const selfSigned = (directory: string) => {
+  const key = path.join(directory, "key.pem")
+  const cert = path.join(directory, "cert.pem")
+  const made = ChildProcess.spawnSync(
+    "openssl",
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      key,
+      "-out",
+      cert,
+      "-days",
+      "1",
+      "-subj",
+      "/CN=localhost",
+      "-addext",
+      "subjectAltName=DNS:localhost",
+    ],
+    { stdio: "pipe" },
+  )
+  if (made.status !== 0) throw new Error(`openssl failed: ${made.stderr}`)
+  return { key: fs.readFileSync(key), cert: fs.readFileSync(cert) }
+}
+
+/** An HTTPS server on 127.0.0.1 that answers `over tls` and records the paths. */
+const httpsServer = (key: Buffer, cert: Buffer) =>
+  Effect.acquireRelease(
+    Effect.async<{ readonly port: number; readonly urls: Array<string>; readonly server: https.Server }>((resume) => {
+      const urls: Array<string> = []
+      const server = https.createServer({ key, cert }, (request, response) => {
+        urls.push(request.url ?? "")
+        response.end("over tls\n")
+      })
+      server.listen(0, "127.0.0.1", () =>
+        resume(Effect.succeed({ port: (server.address() as net.AddressInfo).port, urls, server })),
+      )
+    }),
+    ({ server }) =>
+      Effect.async<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      }),
+  )
+
+/**
+ * A registry stub on loopback serving one package, `tiny-egress@1.0.0`: its packument and a tarball built here
+ * (with its sha512 integrity), so npm verifies what it installs.
+ */
+const registryStub = (directory: string) =>
+  Effect.gen(function* () {
+    const source = path.join(directory, ".registry", "package")
+    fs.mkdirSync(source, { recursive: true })
+    fs.writeFileSync(
+      path.join(source, "package.json"),
+      JSON.stringify({ name: "tiny-egress", version: "1.0.0", main: "index.js" }),
+    )
+    fs.writeFileSync(path.join(source, "index.js"), `module.exports = "tiny egress package"\n`)
+    const tarball = path.join(directory, ".registry", "tiny-egress-1.0.0.tgz")
+    const packed = ChildProcess.spawnSync("tar", ["-czf", tarball, "-C", path.dirname(source), "package"])
+    if (packed.status !== 0) throw new Error(`tar failed: ${packed.stderr}`)
+    const bytes = fs.readFileSync(tarball)
+    fs.rmSync(path.join(directory, ".registry"), { recursive: true })
+    let base = ""
+    const handler: Handler = (request, response) => {
+      if (request.url === "/tiny-egress") {
+        response.writeHead(200, { "content-type": "application/json" })
+        response.end(
+          JSON.stringify({
+            name: "tiny-egress",
+            "dist-tags": { latest: "1.0.0" },
+            versions: {
+              "1.0.0": {
+                name: "tiny-egress",
+                version: "1.0.0",
+                main: "index.js",
+                dist: {
+                  tarball: `${base}/tiny-egress/-/tiny-egress-1.0.0.tgz`,
+                  integrity: `sha512-${crypto.createHash("sha512").update(bytes).digest("base64")}`,
+                  shasum: crypto.createHash("sha1").update(bytes).digest("hex"),
+                },
+              },
+            },
+          }),
+        )
+      } else if (request.url === "/tiny-egress/-/tiny-egress-1.0.0.tgz") {
+        response.writeHead(200, { "content-type": "application/octet-stream", "content-length": bytes.length })
+        response.end(bytes)
+      } else {
+        response.writeHead(404)
+        response.end()
+      }
+    }
+    const server = yield* loopbackServer(handler)
+    base = server.base
+    return server
+  })
