@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { EventV2, PermissionV2, Runner, Tool, type LLM, type ToolRegistry } from "@toolgate/core"
+import { EventV2, PermissionV2, Printable, Runner, Tool, type LLM, type ToolRegistry } from "@toolgate/core"
 import {
   type GenericToolApprovalFunction,
   jsonSchema,
@@ -238,13 +238,20 @@ const messageOf = (value: unknown): string => (typeof value === "string" ? value
 
 /**
  * The text an AI SDK approval request carries as its `reason`: our request id, what is asked, what `always` would
- * save, and how to answer. UIs that want the structured request call `pendingAsk(tools, toolCallId)`.
+ * save, and how to answer. Every value goes through `Printable.show`, so a control character, escape sequence, bidi
+ * override or invisible character in a command or path is shown as a visible escape (`\x1b`, `\u202e`); several
+ * resources are listed one per line. UIs that want the structured request call `pendingAsk(tools, toolCallId)`.
  *
  * @since 0.2.0
  */
 export const describeAsk = (request: PermissionV2.Request): string =>
   [
-    `toolgate permission ${request.id}: ${request.action} ${request.resources.join(", ")}`,
+    ...(request.resources.length === 1
+      ? [`toolgate permission ${request.id}: ${Printable.show(request.action)} ${Printable.show(request.resources[0]!)}`]
+      : [
+          `toolgate permission ${request.id}: ${Printable.show(request.action)} on ${request.resources.length} resources:`,
+          ...request.resources.map((resource) => `  - ${Printable.show(resource)}`),
+        ]),
     ...PermissionV2.describeAlways(request.always),
     `Approve to allow once; approve with the reason "always" to save it; deny with a reason to tell the model why.`,
   ].join("\n")

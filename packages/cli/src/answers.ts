@@ -6,7 +6,7 @@
  */
 import * as readline from "node:readline"
 import * as Prompt from "@effect/cli/Prompt"
-import type { PermissionV2, QuestionV2 } from "@toolgate/core"
+import { type PermissionV2, Printable, type QuestionV2 } from "@toolgate/core"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { Screen } from "./screen.js"
@@ -210,6 +210,25 @@ const onPromptFailure =
     error._tag === "QuitException" ? quit : Effect.succeed(fallback)
 
 /**
+ * The choices of an interactive question prompt. The model wrote the labels and descriptions: they are shown
+ * through `Printable.show` (a control character or bidi override appears as a visible escape), and the value
+ * answered is the label as it is.
+ *
+ * @since 0.3.0
+ * @category prompts
+ */
+export const questionChoices = (
+  question: QuestionV2.Info,
+): ReadonlyArray<{ readonly title: string; readonly value: string; readonly description?: string }> => [
+  ...question.options.map((option) => ({
+    title: Printable.show(option.label),
+    value: option.label,
+    description: Printable.show(option.description),
+  })),
+  ...(question.custom === false ? [] : [{ title: "Type an answer…", value: CUSTOM }]),
+]
+
+/**
  * Interactive prompts on a terminal (arrow keys). Ctrl-C at a prompt stops the command (exit 130). The question text
  * is printed by the transcript, so the prompt itself only says what to do.
  *
@@ -235,14 +254,7 @@ export const terminal: Answerer = {
     }).pipe(Effect.catchAll(onPromptFailure<PermissionAnswer>({ reply: "reject" }))),
   question: (question) =>
     Effect.gen(function* () {
-      const choices = [
-        ...question.options.map((option) => ({
-          title: option.label,
-          value: option.label,
-          description: option.description,
-        })),
-        ...(question.custom === false ? [] : [{ title: "Type an answer…", value: CUSTOM }]),
-      ]
+      const choices = questionChoices(question)
       const picked =
         question.multiple === true
           ? yield* Prompt.run(Prompt.multiSelect({ message: "Choose (space to toggle, enter to confirm)", choices }))

@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import { type LLM, PermissionV2 } from "@toolgate/core"
+import { type LLM, PermissionV2, Printable } from "@toolgate/core"
 import { clip } from "./table.js"
 
 const field = (input: unknown, key: string): string | undefined => {
@@ -82,20 +82,21 @@ export const wrap = (text: string, width: number): ReadonlyArray<string> => {
 
 /**
  * The lines of a permission prompt: the action, every resource in full (wrapped, never clipped: the user approves
- * exactly what is shown) and what `always` will save and where.
+ * exactly what is shown; controls, escape sequences, bidi and invisible characters as visible escapes through
+ * `Printable.show`) and what `always` will save and where.
  *
  * @since 0.2.0
  */
 export const permissionPrompt = (request: PermissionV2.Request, width = 100): ReadonlyArray<string> => {
-  const lines = [`  ? permission: ${request.action}`]
+  const lines = [`  ? permission: ${Printable.show(request.action)}`]
   const block = (label: string, text: string) => {
     const pieces = wrap(text, Math.max(20, width - label.length))
     lines.push(`${label}${pieces[0] ?? ""}`, ...pieces.slice(1).map((piece) => `${" ".repeat(label.length)}${piece}`))
   }
-  if (request.resources.length === 1) block("    resource: ", request.resources[0]!)
+  if (request.resources.length === 1) block("    resource: ", Printable.show(request.resources[0]!))
   else {
     lines.push(`    resources (${request.resources.length}):`)
-    for (const resource of request.resources) block("      - ", resource)
+    for (const resource of request.resources) block("      - ", Printable.show(resource))
   }
   for (const line of PermissionV2.describeAlways(request.always)) block("    ", line)
   return lines

@@ -1,10 +1,14 @@
 /**
  * The transcript writer. Lines are permanent; the status line (live progress of a running tool) is redrawn in place
- * on a terminal and printed as ordinary lines otherwise, so piped output stays readable.
+ * on a terminal and printed as ordinary lines otherwise, so piped output stays readable. Everything written goes
+ * through `Printable.safe`: a control character, escape sequence or bidi override in a tool's input or output (or a
+ * model's text) is shown as a visible escape and never acts on the terminal. Prompts render what a person approves
+ * with `Printable.show` first (see `describe.ts`).
  *
  * @since 0.1.0
  */
 import { stripVTControlCharacters } from "node:util"
+import { Printable } from "@toolgate/core"
 import * as Console from "effect/Console"
 
 /**
@@ -39,10 +43,12 @@ export const make = (stream: NodeJS.WriteStream = process.stdout): Screen => {
     interactive,
     line: (text) => {
       clear()
-      stream.write(`${text}\n`)
+      stream.write(`${Printable.safe(text)}\n`)
       draw()
     },
-    status: (text) => {
+    status: (raw) => {
+      // A status line is one line: its own line breaks are shown too.
+      const text = raw === undefined ? undefined : Printable.show(raw)
       if (text === current) return
       clear()
       current = text

@@ -5,7 +5,7 @@
  * @since 0.2.0
  */
 import type { ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js"
-import { PermissionV2, type QuestionV2 } from "@toolgate/core"
+import { PermissionV2, Printable, type QuestionV2 } from "@toolgate/core"
 
 /**
  * Feedback given to the tool when an ask arrives and the client cannot answer permission prompts.
@@ -42,15 +42,22 @@ export const permissionSchema: ElicitRequestFormParams["requestedSchema"] = {
 }
 
 /**
- * The prompt shown to the user for one permission request: the action and every resource in full, then what
- * "Always allow" will save and where (so the user sees its breadth before choosing).
+ * The prompt shown to the user for one permission request: the action and every resource in full (several: one per
+ * line), then what "Always allow" will save and where (so the user sees its breadth before choosing). Every value
+ * goes through `Printable.show`: a control character, escape sequence, bidi override or invisible character in a
+ * command or path is shown as a visible escape (`\x1b`, `\u202e`), never passed to the client raw.
  *
  * @since 0.1.0
  */
-export const askMessage = (request: PermissionV2.Request): string =>
-  [`Allow ${request.action} on ${request.resources.join(", ")}?`, ...PermissionV2.describeAlways(request.always)].join(
-    "\n",
-  )
+export const askMessage = (request: PermissionV2.Request): string => {
+  const action = Printable.show(request.action)
+  const resources = request.resources.map(Printable.show)
+  const head =
+    resources.length === 1
+      ? [`Allow ${action} on ${resources[0]}?`]
+      : [`Allow ${action} on ${resources.length} resources?`, ...resources.map((resource) => `  - ${resource}`)]
+  return [...head, ...PermissionV2.describeAlways(request.always)].join("\n")
+}
 
 /**
  * The reply an elicitation result stands for.
@@ -79,16 +86,23 @@ const customKey = (index: number) => `q${index + 1}_other`
 export const questionSchema = (request: QuestionV2.Request): ElicitRequestFormParams["requestedSchema"] => {
   const properties: Record<string, ElicitRequestFormParams["requestedSchema"]["properties"][string]> = {}
   request.questions.forEach((question, index) => {
+    // The model wrote every text here: labels through `Printable.show`, the question's prose through
+    // `Printable.safe` (its line breaks kept); the `const` stays the label itself.
     const choices = question.options.map((option) => ({
       const: option.label,
-      title: option.description === "" ? option.label : `${option.label} — ${option.description}`,
+      title:
+        option.description === ""
+          ? Printable.show(option.label)
+          : `${Printable.show(option.label)} — ${Printable.show(option.description)}`,
     }))
+    const title = Printable.show(question.header)
+    const description = Printable.safe(question.question)
     properties[key(index)] =
       question.multiple === true
-        ? { type: "array", title: question.header, description: question.question, items: { anyOf: choices } }
-        : { type: "string", title: question.header, description: question.question, oneOf: choices }
+        ? { type: "array", title, description, items: { anyOf: choices } }
+        : { type: "string", title, description, oneOf: choices }
     if (question.custom !== false) {
-      properties[customKey(index)] = { type: "string", title: `${question.header}: another answer (optional)` }
+      properties[customKey(index)] = { type: "string", title: `${title}: another answer (optional)` }
     }
   })
   return { type: "object", properties }
@@ -100,7 +114,7 @@ export const questionSchema = (request: QuestionV2.Request): ElicitRequestFormPa
  * @since 0.2.0
  */
 export const questionMessage = (request: QuestionV2.Request): string =>
-  request.questions.map((question) => question.question).join("\n")
+  request.questions.map((question) => Printable.safe(question.question)).join("\n")
 
 /**
  * The answers an accepted question form gives, one list of labels per question; `undefined` when the user

@@ -24,6 +24,7 @@ import * as LLM from "../values/llm.js"
 import * as EventV2 from "../place/event.js"
 import * as Location from "../place/location.js"
 import * as PermissionSaved from "./permission-saved.js"
+import * as Printable from "../values/printable.js"
 import * as ProjectV2 from "../place/project.js"
 import * as ProtectedPath from "../place/protected-path.js"
 import * as SessionV2 from "../place/session.js"
@@ -515,7 +516,8 @@ export const saveEntry = (pattern: string): SaveEntry => ({
 })
 
 /**
- * The lines a prompt shows for what `always` will save (the same text in the CLI and the MCP elicitation).
+ * The lines a prompt shows for what `always` will save (the same text in the CLI and the MCP elicitation), every
+ * value through `Printable` so no control or invisible character in it reaches the screen raw.
  *
  * @since 0.2.0
  */
@@ -523,12 +525,12 @@ export const describeAlways = (always: Always | undefined): ReadonlyArray<string
   if (always === undefined || always.entries.length === 0) return ["always: saves nothing (same as once)"]
   const where =
     always.scope.kind === "directory"
-      ? `for the directory ${always.scope.directory} only (no git repository)`
-      : `for project ${always.scope.projectID} (${always.scope.directory}, all its directories)`
+      ? `for the directory ${Printable.show(always.scope.directory)} only (no git repository)`
+      : `for project ${Printable.show(always.scope.projectID)} (${Printable.show(always.scope.directory)}, all its directories)`
   return [
-    `always: saves ${always.action} ${where}:`,
+    `always: saves ${Printable.show(always.action)} ${where}:`,
     ...always.entries.map((entry) =>
-      entry.literal ? `  exactly: ${JSON.stringify(entry.text)}` : `  pattern: ${entry.text}`,
+      entry.literal ? `  exactly: ${Printable.quote(entry.text)}` : `  pattern: ${Printable.show(entry.text)}`,
     ),
   ]
 }

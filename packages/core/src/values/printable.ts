@@ -7,7 +7,8 @@
  * Escaped (`UNSAFE`): every C0 and C1 control and DEL (`\p{Cc}`), every format character (`\p{Cf}`: the bidi
  * embeddings, overrides and isolates U+202A–U+202E and U+2066–U+2069, the marks U+200E, U+200F and U+061C, the
  * zero-width characters U+200B–U+200D and U+2060–U+2064, U+FEFF, the soft hyphen, the tag characters …), the line and
- * paragraph separators, lone surrogates, every space other than U+0020 (U+00A0, U+2000–U+200A, U+3000 …), and the
+ * paragraph separators, lone surrogates, every space other than U+0020 (U+00A0, U+1680, U+2000–U+200A, U+202F,
+ * U+205F, U+3000), and the
  * invisible letters and marks outside those classes (the Hangul fillers, U+034F, U+17B4–U+17B5, U+180B–U+180F and
  * the variation selectors).
  *
@@ -24,12 +25,13 @@
  * The characters a prompt never prints as they are.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const UNSAFE =
-  /[[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Zs}\p{Cs}\u034F\u115F\u1160\u17B4\u17B5\u180B-\u180F\u3164\uFE00-\uFE0F\uFFA0\u{E0100}-\u{E01EF}]--[\x20]]/v
+  /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\u00A0\u1680\u2000-\u200A\u202F\u205F\u3000\u034F\u115F\u1160\u17B4\u17B5\u180B-\u180F\u3164\uFE00-\uFE0F\uFFA0\u{E0100}-\u{E01EF}]/u
 
-const ANY_UNSAFE = new RegExp(UNSAFE.source, "v")
-const SHOW_SPECIAL = new RegExp(`\\\\|${UNSAFE.source}`, "v")
+const ANY_UNSAFE = new RegExp(UNSAFE.source, "u")
+const SHOW_SPECIAL = new RegExp(`\\\\|${UNSAFE.source}`, "u")
 const ESCAPE_LETTERS: ReadonlySet<string> = new Set(["\\", "n", "r", "t", "x", "u"])
 
 const hex = (code: number, width: number): string => code.toString(16).padStart(width, "0")
@@ -55,6 +57,7 @@ const isUnsafe = (char: string): boolean => ANY_UNSAFE.test(char)
  * True iff `text` holds no character `show` would escape (a backslash aside).
  *
  * @since 0.3.0
+ * @category rendering
  */
 export const isPlain = (text: string): boolean => !ANY_UNSAFE.test(text)
 
@@ -63,6 +66,7 @@ export const isPlain = (text: string): boolean => !ANY_UNSAFE.test(text)
  * read as one. See the module documentation for the rules; `parse(show(text)) === text` for every string.
  *
  * @since 0.3.0
+ * @category rendering
  */
 export const show = (text: string): string => {
   if (!SHOW_SPECIAL.test(text)) return text
@@ -84,6 +88,7 @@ export const show = (text: string): string => {
  * `show`. For values whose start and end matter (leading or trailing spaces), such as saved patterns.
  *
  * @since 0.3.0
+ * @category rendering
  */
 export const quote = (text: string): string => {
   let out = '"'
@@ -102,6 +107,7 @@ export const quote = (text: string): string => {
  * approves (use `show` there: it is unambiguous).
  *
  * @since 0.3.0
+ * @category rendering
  */
 export const safe = (text: string): string => {
   if (!ANY_UNSAFE.test(text)) return text
@@ -116,6 +122,7 @@ const HEX = /^[0-9a-f]+$/
  * The inverse of `show`: the text a shown string stands for.
  *
  * @since 0.3.0
+ * @category rendering
  */
 export const parse = (shown: string): string => {
   let out = ""

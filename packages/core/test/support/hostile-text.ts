@@ -44,10 +44,16 @@ export const EVERYTHING = ALL.map((char, i) => `a${i}${char}b`).join("")
 
 /**
  * The characters of `ALL` that occur raw in `text` (by code point, as `U+XXXX`), leaving out `\n` when the prompt
- * uses line breaks for its own layout.
+ * uses line breaks for its own layout and `\t` for prose shown through `Printable.safe`.
  */
-export const rawFound = (text: string, options: { readonly newlines?: boolean } = {}): ReadonlyArray<string> =>
-  ALL.filter((char) => !(options.newlines === true && char === "\n") && text.includes(char)).map(
+export const rawFound = (
+  text: string,
+  options: { readonly newlines?: boolean; readonly tabs?: boolean } = {},
+): ReadonlyArray<string> =>
+  ALL.filter(
+    (char) =>
+      !(options.newlines === true && char === "\n") && !(options.tabs === true && char === "\t") && text.includes(char),
+  ).map(
     (char) => `U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`,
   )
 
