@@ -227,6 +227,31 @@ export class AskTimeoutError extends Schema.TaggedError<AskTimeoutError>()("AiSd
   }
 }
 
+/**
+ * An ask of the call that nothing in the process could answer: no subscription to `permission.v2.asked` besides the
+ * adapter's own (no CLI prompt, no server endpoint, no `Core.layerTest` responder). Instead of waiting `askTimeout`
+ * for a reply that cannot come, the call is cancelled at once and the ask withdrawn. Answer asks by listening to
+ * `PermissionV2.Event.Asked` and calling `PermissionV2.Service.reply`, or use `{ approval: "ai-sdk" }`.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class NoAnswererError extends Schema.TaggedError<NoAnswererError>()("AiSdkTools.NoAnswererError", {
+  requestID: Schema.String,
+  action: Schema.String,
+  resources: Schema.Array(Schema.String),
+}) {
+  override get message(): string {
+    return `Permission request ${this.requestID} (${this.action}: ${this.resources.join(", ")}) was not put to anyone: nothing in this process answers permission asks, so the tool call was cancelled`
+  }
+}
+
+/** The adapter's own subscriptions to asks, per event bus: they watch asks, they do not answer them. */
+const ownWatchers = new WeakMap<EventV2.Interface, number>()
+
+const watching = (events: EventV2.Interface, delta: number) =>
+  Effect.sync(() => ownWatchers.set(events, (ownWatchers.get(events) ?? 0) + delta))
+
 const runExit = <A, E>(runtime: EffectRuntime, effect: Effect.Effect<A, E>, signal: AbortSignal | undefined) => {
   const options = signal === undefined ? undefined : { signal }
   return ManagedRuntime.isManagedRuntime(runtime)
@@ -353,9 +378,11 @@ const makeBridge = (
         if (Option.isNone(events)) {
           return mode === "ai-sdk" ? yield* Effect.dieMessage(MISSING_SERVICES) : yield* settle
         }
-        const timedOut = yield* Deferred.make<never, AskTimeoutError>()
+        const bus = events.value
+        const abandoned = yield* Deferred.make<never, AskTimeoutError | NoAnswererError>()
         const open = new Set<string>()
-        const queue = yield* events.value.queue(PermissionV2.Event.Asked, PermissionV2.Event.Replied)
+        const queue = yield* bus.queue(PermissionV2.Event.Asked, PermissionV2.Event.Replied)
+        yield* Effect.acquireRelease(watching(bus, 1), () => watching(bus, -1))
         const watch = (
           envelope:
             EventV2.EnvelopeOf<typeof PermissionV2.Event.Asked> | EventV2.EnvelopeOf<typeof PermissionV2.Event.Replied>,
@@ -375,10 +402,31 @@ const makeBridge = (
           }
           open.add(request.id)
           onAsk(request)
+          // The ask an AI SDK approval answers is put to a person by the SDK; any other ask needs someone here.
+          const unanswerable =
+            mode === "ai-sdk" && running.approval === request
+              ? Effect.void
+              : Effect.flatMap(bus.subscribers(PermissionV2.Event.Asked), (count) =>
+                  count > (ownWatchers.get(bus) ?? 0)
+                    ? Effect.void
+                    : Effect.zipRight(
+                        Effect.logWarning(
+                          `AiSdkTools: permission request ${request.id} (${request.action}) was cancelled at once: nothing in this process answers permission asks. Listen to PermissionV2.Event.Asked and call PermissionV2.Service.reply, or pass { approval: "ai-sdk" }.`,
+                        ),
+                        Deferred.fail(
+                          abandoned,
+                          new NoAnswererError({
+                            requestID: request.id,
+                            action: request.action,
+                            resources: request.resources,
+                          }),
+                        ),
+                      ),
+                )
           const expire = Effect.suspend(() =>
             open.has(request.id)
               ? Deferred.fail(
-                  timedOut,
+                  abandoned,
                   new AskTimeoutError({
                     requestID: request.id,
                     action: request.action,
@@ -388,10 +436,10 @@ const makeBridge = (
                 )
               : Effect.void,
           )
-          return Effect.asVoid(Effect.forkScoped(Effect.zipRight(Effect.sleep(timeout), expire)))
+          return Effect.zipRight(unanswerable, Effect.asVoid(Effect.forkScoped(Effect.zipRight(Effect.sleep(timeout), expire))))
         }
         yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(queue), watch)))
-        return yield* Effect.raceFirst(settle, Deferred.await(timedOut))
+        return yield* Effect.raceFirst(settle, Deferred.await(abandoned))
       }),
     )
 
@@ -615,7 +663,7 @@ const execute = (bridge: Bridge, name: string) =>
       if (Tool.isUserStop(exit.cause)) throw new UserStopError()
       if (Cause.isInterruptedOnly(exit.cause)) throw new ToolError(Runner.INTERRUPTED)
       const failure = Cause.squash(exit.cause)
-      if (failure instanceof AskTimeoutError) throw new ToolError(failure.message)
+      if (failure instanceof AskTimeoutError || failure instanceof NoAnswererError) throw new ToolError(failure.message)
       throw new ToolError(`Tool execution failed: ${failure instanceof Error ? failure.message : messageOf(failure)}`)
     } finally {
       options.abortSignal?.removeEventListener("abort", abort)

@@ -114,6 +114,14 @@ export interface Interface {
     listener: Listener<Selected<Ds>>,
     ...definitions: Ds
   ) => Effect.Effect<void, never, Scope.Scope>
+  /**
+   * How many subscriptions (listeners, queues and streams) an event of `definition` would reach now; a subscription
+   * to every event counts. For callers that need to know whether anyone is there to react: the AI SDK adapter fails
+   * an ask at once when nothing in the process answers asks.
+   *
+   * @since 0.3.0
+   */
+  readonly subscribers: (definition: Definition<any, any>) => Effect.Effect<number>
 }
 
 /**
@@ -132,6 +140,8 @@ export class Service extends Context.Tag("@toolgate/v2/Event")<Service, Interfac
 export const make: Effect.Effect<Interface, never, Location.Service | Scope.Scope> = Effect.gen(function* () {
   const location = yield* Location.Service
   const listeners = new Set<Listener>()
+  /** The event types each listener receives; `undefined` for every event. */
+  const kinds = new Map<Listener, ReadonlySet<string> | undefined>()
   const stamp =
     location.workspaceID === undefined
       ? { directory: location.directory }
@@ -187,9 +197,17 @@ export const make: Effect.Effect<Interface, never, Location.Service | Scope.Scop
     const wrapped: Listener = (envelope) => {
       if (selected(envelope)) listener(envelope as Selected<Ds>)
     }
+    const types = definitions.length === 0 ? undefined : new Set(definitions.map((definition) => definition.type))
     return Effect.acquireRelease(
-      Effect.sync(() => listeners.add(wrapped)),
-      () => Effect.sync(() => listeners.delete(wrapped)),
+      Effect.sync(() => {
+        listeners.add(wrapped)
+        kinds.set(wrapped, types)
+      }),
+      () =>
+        Effect.sync(() => {
+          listeners.delete(wrapped)
+          kinds.delete(wrapped)
+        }),
     ).pipe(Effect.asVoid)
   }
 
@@ -203,7 +221,14 @@ export const make: Effect.Effect<Interface, never, Location.Service | Scope.Scop
   const subscribe = <const Ds extends ReadonlyArray<Definition<any, any>>>(...definitions: Ds) =>
     Effect.map(queue(...definitions), (dequeue) => Stream.fromQueue(dequeue))
 
-  return Service.of({ publish, publishAll, subscribe, queue, listen })
+  const subscribers = (definition: Definition<any, any>): Effect.Effect<number> =>
+    Effect.sync(() => {
+      let count = 0
+      for (const types of kinds.values()) if (types === undefined || types.has(definition.type)) count++
+      return count
+    })
+
+  return Service.of({ publish, publishAll, subscribe, queue, listen, subscribers })
 })
 
 /**
