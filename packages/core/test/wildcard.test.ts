@@ -377,3 +377,166 @@ describe("Wildcard: literal escapes (saved approvals are exactly as broad as sho
     expect(ALPHABET).not.toContain(Wildcard.ESCAPE)
   })
 })
+
+/**
+ * A plain dynamic-programming matcher with the reference semantics (backslashes read as `/`, `*` any run, `?` one
+ * unit, optional trailing `" *"`, anchored), in time proportional to input × pattern: the oracle for inputs too long
+ * for the reference regex, whose backtracking grows with the power of the number of stars. Checked against the
+ * reference regex below.
+ */
+const dynamic = (input: string, pattern: string, caseInsensitive: boolean): boolean => {
+  const canonical = (text: string) => {
+    const slashed = text.replace(/\\/g, "/")
+    // ECMAScript's non-Unicode case canonicalisation, unit by unit, as the `i` flag applies it.
+    if (!caseInsensitive) return slashed
+    let out = ""
+    for (const unit of slashed.split("")) {
+      const upper = unit.toUpperCase()
+      out += upper.length === 1 && !(unit.charCodeAt(0) >= 128 && upper.charCodeAt(0) < 128) ? upper : unit
+    }
+    return out
+  }
+  const subject = canonical(input)
+  const whole = (tokens: string) => {
+    let previous = new Uint8Array(subject.length + 1)
+    previous[0] = 1
+    for (const token of tokens.split("")) {
+      const next = new Uint8Array(subject.length + 1)
+      if (token === "*") {
+        let reachable = 0
+        for (let j = 0; j <= subject.length; j++) next[j] = reachable |= previous[j]!
+      } else {
+        for (let j = 1; j <= subject.length; j++)
+          next[j] = previous[j - 1]! & (token === "?" || subject[j - 1] === token ? 1 : 0)
+      }
+      previous = next
+    }
+    return previous[subject.length] === 1
+  }
+  const p = canonical(pattern)
+  return whole(p) || (p.endsWith(" *") && whole(p.slice(0, -2)))
+}
+
+describe("Wildcard: adversarial inputs (long texts dense with candidates)", () => {
+  it("the dynamic-programming oracle agrees with the reference regex on generated cases", () => {
+    FastCheck.assert(
+      FastCheck.property(pair, FastCheck.boolean(), ([p, input], caseInsensitive) => {
+        expect(dynamic(input, p, caseInsensitive)).toBe(reference(input, p, caseInsensitive))
+      }),
+      { numRuns: 2000 },
+    )
+  })
+
+  it("`*x?z*` against x at every third unit: no match, a match at the very end, and one just past the end", () => {
+    const body = "xab".repeat(20_000)
+    for (const [input, pattern, expected] of [
+      [body, "*x?z*", false],
+      [body + "xaz", "*x?z*", true],
+      ["xza".repeat(20_000), "*x?z*", false],
+      ["xza".repeat(20_000) + "xzz", "*x?z*", true],
+      [body + "xaz", "*x?z", true],
+      [body + "xaz", "*x?z?", false],
+      [body + "xazq", "*x?z*q", true],
+      [body + "xaq", "*x?z*q", false],
+      [body + "xaz" + body + "yaw", "*x?z*y?w*", true],
+      [body + "xaz", "*x?z*?", false],
+      [body + "xazq", "*x?z*?", true],
+      ["x\nb".repeat(20_000) + "x\nz", "*x?z*", true],
+      ["x\u2028b".repeat(20_000) + "x\u2028z", "*x?z*", true],
+      ...Array.from({ length: 12 }, (_, k) => ["xab".repeat(10 + k) + "xxaz", "*x?z*", true] as const),
+      ...Array.from({ length: 12 }, (_, k) => ["xab".repeat(10 + k) + "xxab", "*x?z*", false] as const),
+      [body + "xazyaw", "*x?z*y?w*", true],
+      [body + "xazyaw", "*x?z*y?w", true],
+      [body + "yaw" + body + "xaz", "*x?z*y?w*", false],
+      ["\\\\x".repeat(20_000) + "x/z", "*x?z*", true],
+      ["\\\\x".repeat(20_000) + "x\\z", "*x\\z*", true],
+      ["éüa".repeat(20_000), "*é?ü*", false],
+      ["éüa".repeat(20_000) + "éüü", "*é?ü*", true],
+    ] as const) {
+      expect(posix.match(input, pattern), `${pattern} on ${input.length} units`).toBe(expected)
+      expect(dynamic(input, pattern, false)).toBe(expected)
+    }
+  })
+
+  it("long inputs on win32 are folded exactly as the `i` flag folds them, ASCII and not", () => {
+    for (const input of ["xAb".repeat(5000) + "XaZ", "éÉß\u017f".repeat(3000) + "xaz", "ab\ud800".repeat(3000)]) {
+      for (const pattern of ["*x?z*", "*É?ß*", "*A?\ud800*", "*ß\u017f*"]) {
+        expect(win32.match(input, pattern), `${pattern}`).toBe(dynamic(input, pattern, true))
+      }
+      expect(win32.normalize(input)).toBe(
+        input
+          .split("")
+          .map((unit) => {
+            const upper = unit.toUpperCase()
+            return upper.length === 1 && !(unit.charCodeAt(0) >= 128 && upper.charCodeAt(0) < 128) ? upper : unit
+          })
+          .join(""),
+      )
+    }
+  })
+
+  // `<edge>*<holed>*…*<holed>*<edge>`: one to three floating segments with `?` holes between anchored ends. Before each
+  // floating segment the input repeats near misses of it (its holes filled, one literal unit changed) up to a few
+  // hundred units, so its literal run is found again and again and the search gives up on `indexOf` and scans; the
+  // segment itself follows, intact or with one literal unit changed too.
+  const units = ["a", "b", "é", "/", "\\", "\n"]
+  const unit = FastCheck.constantFrom(...units)
+  const holed = FastCheck.array(FastCheck.constantFrom("a", "b", "é", "/", "?"), { minLength: 2, maxLength: 8 })
+    .filter((tokens) => tokens.includes("?") && tokens.some((token) => token !== "?"))
+    .map((tokens) => tokens.join(""))
+  const edge = FastCheck.constantFrom("", "", "a", "?b", "é?", "*")
+  /** `segment` with its holes filled from `fill`, and the literal unit at `broken` (mod the literals) changed. */
+  const instanceOf = (segment: string, fill: ReadonlyArray<string>, broken: number | undefined) => {
+    const literals = [...segment].flatMap((c, i) => (c === "?" ? [] : [i]))
+    const at = broken === undefined ? -1 : literals[broken % literals.length]!
+    return [...segment]
+      .map((c, i) => {
+        if (c === "?") return fill[i % fill.length]!
+        if (i !== at) return c
+        return units.find((other) => other !== c && !(c === "/" && other === "\\"))!
+      })
+      .join("")
+  }
+  const dense = FastCheck.tuple(
+    edge,
+    FastCheck.array(
+      FastCheck.record({
+        segment: holed,
+        fill: FastCheck.array(unit, { minLength: 1, maxLength: 3 }),
+        decoys: FastCheck.nat({ max: 80 }),
+        broken: FastCheck.oneof(FastCheck.constant(undefined), FastCheck.nat()),
+        which: FastCheck.nat(),
+      }),
+      { minLength: 1, maxLength: 3 },
+    ),
+    edge,
+  ).map(([head, middle, tail]) => {
+    const pattern = `${head}*${middle.map((part) => part.segment).join("*")}*${tail}`
+    const fixed = (edge: string) => edge.replace("*", "ab").replace("?", "é")
+    let input = fixed(head)
+    for (const part of middle) {
+      input += instanceOf(part.segment, part.fill, part.which).repeat(part.decoys)
+      input += instanceOf(part.segment, part.fill, part.broken)
+    }
+    return [pattern, input + fixed(tail)] as const
+  })
+
+  for (const [name, matcher, caseInsensitive] of [
+    ["POSIX", posix, false],
+    ["win32", win32, true],
+  ] as const) {
+    it(`${name}: agrees with the oracle on long, candidate-dense inputs`, () => {
+      let matched = 0
+      FastCheck.assert(
+        FastCheck.property(dense, ([p, input]) => {
+          const expected = dynamic(input, p, caseInsensitive)
+          if (expected) matched++
+          expect(matcher.match(input, p)).toBe(expected)
+        }),
+        { numRuns: 600 },
+      )
+      expect(matched).toBeGreaterThan(60)
+      expect(matched).toBeLessThan(540)
+    })
+  }
+})

@@ -12,6 +12,7 @@
  *
  * @since 0.1.0
  */
+import { fold, slashes } from "./internal/wildcard-text.js"
 
 /** A literal run of a segment: `text` must appear at `offset` from the segment's start. */
 interface Piece {
@@ -33,6 +34,10 @@ interface Segment {
   /** The positions outside `run` that are not holes, and the UTF-16 unit expected at each. */
   readonly checks: Int32Array
   readonly codes: Int32Array
+  /** The source of the scan a floating segment with holes falls back to when its `run` is too frequent (`find`). */
+  readonly source: string
+  /** That scan, built on first use. */
+  scanner: RegExp | undefined
 }
 
 /** A compiled pattern: `first` anchored at the start, `last` anchored at the end, `middle` found greedily. */
@@ -167,24 +172,6 @@ export const display = (pattern: string): string => {
   return out
 }
 
-/**
- * ECMAScript's non-Unicode case canonicalisation for one UTF-16 unit: upper-case when that yields one unit, but a
- * non-ASCII unit never maps into ASCII.
- */
-const foldUnit = (code: number): number => {
-  if (code < 128) return code >= 97 && code <= 122 ? code - 32 : code
-  const upper = String.fromCharCode(code).toUpperCase()
-  if (upper.length !== 1) return code
-  const mapped = upper.charCodeAt(0)
-  return mapped < 128 ? code : mapped
-}
-
-const fold = (text: string): string => {
-  let out = ""
-  for (let i = 0; i < text.length; i++) out += String.fromCharCode(foldUnit(text.charCodeAt(i)))
-  return out
-}
-
 /** One token of a pattern: literal text, a `?` hole, or a `*`. */
 type Token = { readonly type: "text"; readonly text: string } | { readonly type: "hole" } | { readonly type: "star" }
 
@@ -198,6 +185,21 @@ const tokenize = (pattern: string): ReadonlyArray<Token> => {
     else tokens.push({ type: "text", text: c })
   }
   return tokens
+}
+
+/**
+ * A segment's tokens as a regular expression over UTF-16 units: each literal unit as `\uXXXX`, each hole as `[^]`.
+ * It has no quantifier, alternation or group, so an attempt at one position takes at most the segment's length in
+ * steps and never backtracks into an earlier one: a search is linear in the input for the pattern's fixed length,
+ * and runs as V8's compiled matcher instead of a JavaScript loop.
+ */
+const scannerSource = (tokens: ReadonlyArray<Token>): string => {
+  let source = ""
+  for (const token of tokens) {
+    if (token.type === "hole") source += "[^]"
+    else if (token.type === "text") source += "\\u" + token.text.charCodeAt(0).toString(16).padStart(4, "0")
+  }
+  return source
 }
 
 const segment = (tokens: ReadonlyArray<Token>): Segment => {
@@ -229,7 +231,8 @@ const segment = (tokens: ReadonlyArray<Token>): Segment => {
   }
   const checks = Int32Array.from(positions)
   const codes = Int32Array.from(positions, (i) => text.charCodeAt(i))
-  return { length: text.length, text, holes, pieces, run, checks, codes }
+  const source = holes ? scannerSource(tokens) : ""
+  return { length: text.length, text, holes, pieces, run, checks, codes, source, scanner: undefined }
 }
 
 const compileCore = (tokens: ReadonlyArray<Token>): Compiled => {
@@ -278,8 +281,28 @@ const matchesAt = (input: string, at: number, seg: Segment): boolean => {
 }
 
 /**
- * Leftmost position `>= from` where `seg` matches and ends by `end`, or -1. A segment with holes is found through its
- * longest literal run (`indexOf`, then the other pieces checked in place), so no shape scans position by position.
+ * How many candidates of a segment's `run` may fail before `find` asks whether the run is too frequent, and the
+ * fewest units per failed candidate that keep it on `indexOf`. Below that density one `indexOf` call per candidate
+ * costs more than scanning every unit.
+ */
+const PREFILTER_MISSES = 16
+const PREFILTER_SPACING = 32
+
+/** Leftmost match of `seg`'s scanner at or after `from`, ending by `end`, or -1. */
+const scan = (input: string, seg: Segment, from: number, end: number): number => {
+  const scanner = (seg.scanner ??= new RegExp(seg.source, "g"))
+  scanner.lastIndex = from
+  if (!scanner.test(input)) return -1
+  // Every match is `length` units long; a later one would end later still.
+  return scanner.lastIndex <= end ? scanner.lastIndex - seg.length : -1
+}
+
+/**
+ * Leftmost position `>= from` where `seg` matches and ends by `end`, or -1. A segment with holes is first found
+ * through its longest literal run (`indexOf`, then the other pieces checked in place), which skips most of a text at
+ * native speed; when that run keeps turning up without the rest of the segment (an input built to defeat it, such
+ * as `x` at every third unit for `x?z`), the rest of the text is searched with the segment's scanner. Either way no
+ * shape scans position by position in JavaScript, and there is no backtracking across segments.
  */
 const find = (input: string, seg: Segment, from: number, end: number): number => {
   const limit = end - seg.length
@@ -293,6 +316,7 @@ const find = (input: string, seg: Segment, from: number, end: number): number =>
   const checks = seg.checks
   const codes = seg.codes
   const count = checks.length
+  let misses = 0
   let hit = input.indexOf(anchor.text, from + anchor.offset)
   while (hit !== -1) {
     const at = hit - anchor.offset
@@ -300,6 +324,11 @@ const find = (input: string, seg: Segment, from: number, end: number): number =>
     let i = 0
     while (i < count && input.charCodeAt(at + checks[i]!) === codes[i]) i++
     if (i === count) return at
+    if (++misses === PREFILTER_MISSES) {
+      if (at - from < PREFILTER_MISSES * PREFILTER_SPACING) return scan(input, seg, at + 1, end)
+      misses = 0
+      from = at
+    }
     hit = input.indexOf(anchor.text, hit + 1)
   }
   return -1
@@ -325,31 +354,6 @@ const run = (input: string, compiled: Compiled): boolean => {
 
 const test = (input: string, compiled: Compiled): boolean =>
   run(input, compiled) || (compiled.optional !== undefined && run(input, compiled.optional))
-
-/** Inputs at least this long are rewritten unit by unit instead of with `replaceAll` (slow with many matches). */
-const LONG_INPUT = 4096
-
-/** `input` with every backslash read as `/`, in time linear in its length whatever the share of backslashes. */
-const slashes = (input: string): string => {
-  if (!input.includes("\\")) return input
-  if (input.length < LONG_INPUT) return input.replaceAll("\\", "/")
-  if (Buffer.byteLength(input, "utf8") === input.length) {
-    // ASCII only: rewrite the bytes in place.
-    const bytes = Buffer.from(input, "latin1")
-    for (let at = bytes.indexOf(92); at !== -1; at = bytes.indexOf(92, at + 1)) bytes[at] = 47
-    return bytes.toString("latin1")
-  }
-  const units = new Uint16Array(input.length)
-  for (let i = 0; i < input.length; i++) {
-    const code = input.charCodeAt(i)
-    units[i] = code === 92 ? 47 : code
-  }
-  let out = ""
-  for (let i = 0; i < units.length; i += 8192) {
-    out += String.fromCharCode.apply(null, units.subarray(i, i + 8192) as unknown as Array<number>)
-  }
-  return out
-}
 
 /**
  * Builds a matcher; `caseInsensitive` selects the win32 rules.
