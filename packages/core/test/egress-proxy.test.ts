@@ -274,6 +274,65 @@ describe.skipIf(!ready)("EgressProxy in a bubblewrap sandbox", () => {
       }),
   )
 
+  it.scoped("bodies of megabytes go both ways intact; one client connection serves several hosts, each decided", () =>
+    Effect.gen(function* () {
+      const root = yield* location("root")
+      const echo = yield* loopbackServer((request, response) => {
+        const hash = crypto.createHash("sha256")
+        let size = 0
+        request.on("data", (chunk: Buffer) => {
+          hash.update(chunk)
+          size += chunk.length
+        })
+        request.on("end", () => {
+          if (request.url === "/big") {
+            response.writeHead(200, { "content-type": "application/octet-stream" })
+            response.end(Buffer.alloc(5 * 1024 * 1024, 7))
+          } else response.end(`${size} ${hash.digest("hex")}\n`)
+        })
+      })
+      const other = yield* rawServer
+      const closed = yield* freePort
+      const upload = Buffer.alloc(3 * 1024 * 1024 + 17, 3)
+      fs.writeFileSync(path.join(root, "upload.bin"), upload)
+      yield* withMemoryStack(
+        root,
+        Effect.gen(function* () {
+          const { permission, setRules } = yield* fixture
+          yield* setRules([
+            ...allowLoopback(echo.port),
+            ...allowLoopback(closed.port),
+            deny(`net:127.0.0.1:${other.port}`),
+          ])
+          const egress = yield* proxyFor(permission)
+          const run = yield* sandboxed(
+            egress,
+            root,
+            [
+              `curl -sS --data-binary @upload.bin ${echo.base}/upload`,
+              `curl -sS -p ${echo.base}/big | sha256sum`,
+              // One connection to the proxy, three destinations.
+              `curl -sS ${echo.base}/one http://127.0.0.1:${other.port}/two ${echo.base}/three`,
+              `curl -sS http://127.0.0.1:${closed.port}/`,
+            ].join("; "),
+          )
+          const sha = (bytes: Buffer) => crypto.createHash("sha256").update(bytes).digest("hex")
+          const lines = run.output.split("\n")
+          expect(lines[0]).toBe(`${upload.length} ${sha(upload)}`)
+          expect(lines[1]).toBe(`${sha(Buffer.alloc(5 * 1024 * 1024, 7))}  -`)
+          expect(run.output).toContain(
+            `0 ${sha(Buffer.alloc(0))}\ntoolgate egress proxy (403): net:127.0.0.1:${other.port} denied by the permission rules\n0 `,
+          )
+          expect(run.output).toContain(
+            `toolgate egress proxy (502): could not connect to 127.0.0.1:${closed.port}: ECONNREFUSED`,
+          )
+          expect(echo.hits.map((hit) => hit.url)).toEqual(["/upload", "/big", "/one", "/three"])
+          expect(other.connections()).toBe(0)
+        }),
+      )
+    }),
+  )
+
   it.scoped("an always answer is saved like any approval: the next call is not asked", () =>
     Effect.gen(function* () {
       const root = yield* location("root")
@@ -587,3 +646,12 @@ const registryStub = (directory: string) =>
     base = server.base
     return server
   })
+
+/** A loopback port nothing listens on (bound once, then released). */
+const freePort = Effect.async<{ readonly port: number }>((resume) => {
+  const server = net.createServer()
+  server.listen(0, "127.0.0.1", () => {
+    const { port } = server.address() as net.AddressInfo
+    server.close(() => resume(Effect.succeed({ port })))
+  })
+})
