@@ -151,6 +151,35 @@ describe("Sandbox.layer", () => {
     }),
   )
 
+  it.scoped("autoAllow holds only while the bubblewrap sandbox is active", () =>
+    Effect.gen(function* () {
+      const root = yield* tempDir()
+      const none = yield* Effect.provide(
+        Sandbox.Service,
+        sandboxLayer(root, { sandbox: { mode: "none", autoAllow: true } }),
+      )
+      expect(none.autoAllow).toBe(false)
+      const fallback = yield* Effect.provide(
+        Sandbox.Service,
+        sandboxLayer(
+          root,
+          { sandbox: { mode: "bubblewrap", autoAllow: true, failIfUnavailable: false } },
+          { executable: "/nonexistent/bwrap" },
+        ),
+      )
+      expect(fallback.autoAllow).toBe(false)
+      if (bwrapWorks) {
+        const on = yield* Effect.provide(
+          Sandbox.Service,
+          sandboxLayer(root, { sandbox: { mode: "bubblewrap", autoAllow: true } }),
+        )
+        expect(on.autoAllow).toBe(true)
+        const off = yield* Effect.provide(Sandbox.Service, sandboxLayer(root, { sandbox: { mode: "bubblewrap" } }))
+        expect(off.autoAllow).toBe(false)
+      }
+    }),
+  )
+
   it.scoped("fails the build when bubblewrap is unavailable and failIfUnavailable is on (the default)", () =>
     Effect.gen(function* () {
       const root = yield* tempDir()

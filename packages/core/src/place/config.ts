@@ -118,9 +118,16 @@ export const ImageAttachments = Schema.Struct({
  */
 export const BashSandbox = Schema.Struct({
   mode: Schema.Literal("none", "bubblewrap"),
-  network: Schema.optional(Schema.Boolean),
+  /** `false` (the default): no network; `true`: the host's network; `"rules"`: through the egress proxy. */
+  network: Schema.optional(Schema.Union(Schema.Boolean, Schema.Literal("rules"))),
   writable: Schema.optional(Schema.Array(Schema.String)),
   readOnly: Schema.optional(Schema.Array(Schema.String)),
+  /** Paths replaced by an empty file or directory inside the sandbox. */
+  denyRead: Schema.optional(Schema.Array(Schema.String)),
+  /** Unix sockets the sandbox may connect to (every other socket stays unreachable). */
+  allowUnixSockets: Schema.optional(Schema.Array(Schema.String)),
+  /** A bash segment that would only ask `bash` runs without asking while the sandbox is active. */
+  autoAllow: Schema.optional(Schema.Boolean),
   failIfUnavailable: Schema.optional(Schema.Boolean),
 })
 
@@ -176,6 +183,26 @@ export const Agent = Schema.Struct({
 })
 
 /**
+ * The named rule sets every built-in agent starts from (see docs/permissions.md). `reference` (the default) is the
+ * reference's: everything is allowed except what asks for a reason (outside directories, secret files). `guarded`
+ * asks for bash except a few read-only commands whose file arguments pass the `read` rules, and asks for every web
+ * fetch (once per host with "always") and web search; writes outside the Location ask in both.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export const Preset = Schema.Literal("reference", "guarded").annotations({
+  description: "The rule set every built-in agent starts from",
+})
+/**
+ * @see Preset
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type Preset = typeof Preset.Type
+
+/**
  * A configuration document. An unknown top-level key is an error (`parseDocument`); unknown keys deeper down are
  * ignored. `$schema` is accepted for editors.
  *
@@ -183,6 +210,7 @@ export const Agent = Schema.Struct({
  */
 export const Info = Schema.Struct({
   $schema: Schema.optional(Schema.String),
+  preset: Schema.optional(Preset),
   permissions: Schema.optional(Schema.Array(PermissionRule)),
   agents: Schema.optional(Schema.Record({ key: Schema.String, value: Agent })),
   default_agent: Schema.optional(Schema.String),

@@ -106,8 +106,13 @@ export interface Request {
 export interface Interface {
   /** The mode in force for this Location (`none` after a fallback). */
   readonly mode: "none" | "bubblewrap"
-  /** Network access of sandboxed commands. */
-  readonly network: boolean
+  /** Network access of sandboxed commands: none, the host's, or through the egress proxy (`"rules"`). */
+  readonly network: boolean | "rules"
+  /**
+   * `bash.sandbox.autoAllow` while the sandbox is active (never in mode `none`): a segment that would only ask `bash`
+   * runs without asking; denies, `external_directory`, `protected_path` and unresolved segments still ask.
+   */
+  readonly autoAllow: boolean
   /** The process to spawn for `request`: the shell itself, or `bwrap` around it; with the child's environment. */
   readonly prepare: (request: Request) => Effect.Effect<AppProcess.Command>
   /**
@@ -228,7 +233,7 @@ export const layerWith = (
         const plan: Plan = {
           writable: unique([...writable, ...(request.writable ?? [])].filter(fs.existsSync).map(realOrSelf)),
           readOnly: unique(readOnly.filter(fs.existsSync).map(realOrSelf)),
-          network,
+          network: network === true,
           cwd: request.cwd,
         }
         return {
@@ -242,8 +247,9 @@ export const layerWith = (
       return Service.of({
         mode,
         network,
+        autoAllow: mode === "bubblewrap" && configured?.autoAllow === true,
         prepare,
-        diagnose: (output) => (mode === "none" ? undefined : diagnose(output, network)),
+        diagnose: (output) => (mode === "none" ? undefined : diagnose(output, network === true)),
       })
     }),
   )
@@ -265,6 +271,7 @@ export const layerNone: Layer.Layer<Service> = Layer.succeed(
   Service.of({
     mode: "none",
     network: true,
+    autoAllow: false,
     prepare: (request) => Effect.succeed({ command: request.command, cwd: request.cwd, shell: request.shell }),
     diagnose: () => undefined,
   }),
@@ -283,6 +290,6 @@ const probe = (executable: string): Effect.Effect<string | undefined, never, App
           ? undefined
           : `${executable} exited ${result.exitCode}: ${Buffer.from(result.stderr).toString("utf8").trim()}`,
       ),
-      Effect.catchTag("AppProcessError", (error) => Effect.succeed(error.message)),
+      Effect.catchAll((error) => Effect.succeed(error.message)),
     )
   })
