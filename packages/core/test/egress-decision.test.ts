@@ -15,7 +15,7 @@ const scripted = (answer: (resource: string) => Outcome) => {
   const asserts: Array<PermissionV2.AssertInput> = []
   const permission: Pick<PermissionV2.Interface, "assert"> = {
     assert: (input) =>
-      Effect.suspend(() => {
+      Effect.suspend((): Effect.Effect<void, PermissionV2.BlockedError | PermissionV2.CorrectedError> => {
         asserts.push(input)
         switch (answer(input.resources[0]!)) {
           case "allow":

@@ -35,6 +35,9 @@ if (!hasOpenssl) console.warn("egress-proxy: openssl is not installed; the HTTPS
 if (!nobodyWorks)
   console.warn("egress-proxy: not root or runuser/bwrap unusable as nobody; the unprivileged cases are skipped")
 
+if (process.arch !== "x64")
+  console.warn("egress-proxy: the test's seccomp filter is x86_64 only; the seccomp case is skipped")
+
 const SESSION = "ses_test"
 const caller = {
   sessionID: SESSION,
@@ -469,6 +472,56 @@ request.end()
     }),
   )
 
+  it.scoped.skipIf(process.arch !== "x64")(
+    "with a seccomp filter that forbids creating AF_UNIX sockets, egress still works and unix sockets do not",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* location("root")
+        const target = yield* loopbackServer(respond("filtered\n"))
+        // A host service on a unix socket inside the writable Location: what the filter must keep out of reach.
+        const socketPath = path.join(root, "service.sock")
+        const service = yield* unixServer(socketPath)
+        const filter = path.join(root, "af-unix.bpf")
+        fs.writeFileSync(filter, AF_UNIX_FILTER)
+        yield* withMemoryStack(
+          root,
+          Effect.gen(function* () {
+            const { permission, setRules } = yield* fixture
+            yield* setRules(allowLoopback(target.port))
+            const egress = yield* proxyFor(permission)
+            const args = withReadable(
+              Sandbox.bubblewrapArgs(
+                { writable: [root], readOnly: [], network: false, cwd: root },
+                egress.argv([
+                  "/bin/sh",
+                  "-c",
+                  [
+                    `curl -sS -p ${target.base}/tunnel`,
+                    `curl -sS ${target.base}/plain`,
+                    `node -e 'require("net").connect(process.argv[1]).on("error", (e) => console.log("unix:", e.code))' ${socketPath}`,
+                  ].join("; "),
+                ]),
+              ),
+              egress.readable,
+            )
+            // The filter reaches bwrap as descriptor 9, next to the channel on 3.
+            const result = yield* AppProcess.make.run(
+              {
+                command: "/bin/sh",
+                args: ["-c", 'exec "$@" 9<"$0"', filter, "bwrap", "--seccomp", "9", ...args],
+                cwd: root,
+                channel: egress.attach,
+              },
+              { combineOutput: true, timeout: "90 seconds" },
+            )
+            expect(text(result.output)).toBe("filtered\nfiltered\nunix: EPERM\n")
+            expect(target.hits.map((hit) => hit.url)).toEqual(["/tunnel", "/plain"])
+            expect(service.connections()).toBe(0)
+          }),
+        )
+      }),
+  )
+
   it.scoped("closing the proxy's scope ends an open tunnel and withdraws a pending ask", () =>
     Effect.gen(function* () {
       const root = yield* location("root")
@@ -655,3 +708,45 @@ const freePort = Effect.async<{ readonly port: number }>((resume) => {
     server.close(() => resume(Effect.succeed({ port })))
   })
 })
+
+/** A unix-socket server that counts connections. */
+const unixServer = (socketPath: string) =>
+  Effect.acquireRelease(
+    Effect.async<{ readonly connections: () => number; readonly server: net.Server }>((resume) => {
+      let count = 0
+      const server = net.createServer((socket) => {
+        count++
+        socket.destroy()
+      })
+      server.listen(socketPath, () => resume(Effect.succeed({ connections: () => count, server })))
+    }),
+    ({ server }) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void))),
+  )
+
+/**
+ * A classic BPF seccomp program (x86_64) that fails `socket(AF_UNIX, …)` with EPERM and allows everything else —
+ * the rule a hardened sandbox adds; here only to show that the bridge needs no unix socket of its own.
+ */
+const AF_UNIX_FILTER = (() => {
+  const LD_ABS = 0x20
+  const JEQ = 0x15
+  const RET = 0x06
+  const program: ReadonlyArray<readonly [number, number, number, number]> = [
+    [LD_ABS, 0, 0, 4], // arch
+    [JEQ, 0, 5, 0xc000003e], // AUDIT_ARCH_X86_64, else allow
+    [LD_ABS, 0, 0, 0], // syscall number
+    [JEQ, 0, 3, 41], // socket, else allow
+    [LD_ABS, 0, 0, 16], // low word of the first argument (the family)
+    [JEQ, 0, 1, 1], // AF_UNIX
+    [RET, 0, 0, 0x00050000 | 1], // SECCOMP_RET_ERRNO | EPERM
+    [RET, 0, 0, 0x7fff0000], // SECCOMP_RET_ALLOW
+  ]
+  const bytes = Buffer.alloc(program.length * 8)
+  program.forEach(([code, jt, jf, k], index) => {
+    bytes.writeUInt16LE(code, index * 8)
+    bytes.writeUInt8(jt, index * 8 + 2)
+    bytes.writeUInt8(jf, index * 8 + 3)
+    bytes.writeUInt32LE(k, index * 8 + 4)
+  })
+  return bytes
+})()

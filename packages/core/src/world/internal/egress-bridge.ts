@@ -37,7 +37,7 @@ try {
 }
 const mux = new Mux(channel!, { side: "bridge" })
 
-const server = net.createServer({ allowHalfOpen: true }, (socket) => link(socket, mux.open()))
+const server = net.createServer({ allowHalfOpen: true, noDelay: true }, (socket) => link(socket, mux.open()))
 server.on("error", (error) => fail(`cannot listen: ${error.message}`, 2))
 
 server.listen(0, "127.0.0.1", () => {

@@ -142,7 +142,7 @@ export const make = (options: Options): Forwarder => {
       agent,
     })
     upstream.on("socket", (socket) =>
-      connectTimer(socket, () => {
+      connectTimer(socket.setNoDelay(true), () => {
         if (!response.headersSent) answer(response, 504, `no connection to ${Decision.authorityOf(target)} in time`)
         upstream.destroy()
       }),
@@ -171,6 +171,7 @@ export const make = (options: Options): Forwarder => {
       port: target.port,
       lookup: WebAddress.pinnedLookup(addresses),
       allowHalfOpen: true,
+      noDelay: true,
     })
     let connected = false
     connectTimer(upstream, () => {

@@ -73,9 +73,7 @@ export const encode = (frame: Frame): Buffer => {
   const invalid = validate(frame)
   if (invalid !== undefined) throw new ProtocolError(invalid)
   const bytes = Buffer.allocUnsafe(HEADER_BYTES + frame.payload.byteLength)
-  bytes.writeUInt8(frame.kind, 0)
-  bytes.writeUInt32BE(frame.stream, 1)
-  bytes.writeUInt32BE(frame.payload.byteLength, 5)
+  headerOf(frame.kind, frame.stream, frame.payload.byteLength).copy(bytes, 0)
   bytes.set(frame.payload, HEADER_BYTES)
   return bytes
 }
@@ -87,36 +85,83 @@ export const credit = (stream: number, bytes: number): Frame => {
   return { kind: Kind.credit, stream, payload }
 }
 
-/** Reassembles frames from chunks split or merged anywhere. */
+/** The 9-byte header of a frame with a `size`-byte payload. */
+const headerOf = (kind: Kind, stream: number, size: number): Buffer => {
+  const bytes = Buffer.allocUnsafe(HEADER_BYTES)
+  bytes.writeUInt8(kind, 0)
+  bytes.writeUInt32BE(stream, 1)
+  bytes.writeUInt32BE(size, 5)
+  return bytes
+}
+
+/**
+ * Reassembles frames from chunks split or merged anywhere. Chunks are queued and a frame is copied only when it
+ * spans chunks; a payload inside one chunk is a view of it.
+ */
 export class Decoder {
-  private buffer: Buffer = EMPTY
+  private readonly chunks: Array<Buffer> = []
+  private size = 0
 
   /** The frames completed by `chunk`, in order; throws `ProtocolError` on the first malformed one. */
   push(chunk: Uint8Array): Array<Frame> {
     const incoming = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
-    let buffer = this.buffer.length === 0 ? incoming : Buffer.concat([this.buffer, incoming])
+    if (incoming.length > 0) {
+      this.chunks.push(incoming)
+      this.size += incoming.length
+    }
     const frames: Array<Frame> = []
-    while (buffer.length >= HEADER_BYTES) {
-      const kind = buffer.readUInt8(0) as Kind
-      const stream = buffer.readUInt32BE(1)
-      const size = buffer.readUInt32BE(5)
+    while (this.size >= HEADER_BYTES) {
+      const header = this.peek(HEADER_BYTES)
+      const kind = header.readUInt8(0) as Kind
+      const stream = header.readUInt32BE(1)
+      const size = header.readUInt32BE(5)
       // Checked before waiting for the payload, so a huge announced length never makes us buffer it.
       if (size > MAX_PAYLOAD) throw new ProtocolError(`payload of ${size} bytes announced`)
-      if (buffer.length < HEADER_BYTES + size) break
-      const frame: Frame = { kind, stream, payload: buffer.subarray(HEADER_BYTES, HEADER_BYTES + size) }
+      if (this.size < HEADER_BYTES + size) break
+      const bytes = this.take(HEADER_BYTES + size)
+      const frame: Frame = { kind, stream, payload: bytes.subarray(HEADER_BYTES) }
       const invalid = validate(frame)
       if (invalid !== undefined) throw new ProtocolError(invalid)
       frames.push(frame)
-      buffer = buffer.subarray(HEADER_BYTES + size)
     }
-    // A leftover partial frame is copied so it does not pin the whole chunk it came in.
-    this.buffer = buffer.length === 0 ? EMPTY : Buffer.from(buffer)
     return frames
   }
 
   /** Bytes of an incomplete frame held back. */
   get pending(): number {
-    return this.buffer.length
+    return this.size
+  }
+
+  /** The first `n` queued bytes as one buffer, without consuming them. */
+  private peek(n: number): Buffer {
+    const first = this.chunks[0]!
+    if (first.length >= n) return first
+    const joined = Buffer.concat(this.chunks, this.size)
+    this.chunks.length = 0
+    this.chunks.push(joined)
+    return joined
+  }
+
+  /** Removes and returns the first `n` queued bytes (a view when they lie in one chunk). */
+  private take(n: number): Buffer {
+    this.size -= n
+    const first = this.chunks[0]!
+    if (first.length >= n) {
+      if (first.length === n) this.chunks.shift()
+      else this.chunks[0] = first.subarray(n)
+      return first.subarray(0, n)
+    }
+    const out = Buffer.allocUnsafe(n)
+    let at = 0
+    while (at < n) {
+      const chunk = this.chunks[0]!
+      const part = Math.min(chunk.length, n - at)
+      chunk.copy(out, at, 0, part)
+      at += part
+      if (part === chunk.length) this.chunks.shift()
+      else this.chunks[0] = chunk.subarray(part)
+    }
+    return out
   }
 }
 
@@ -190,7 +235,15 @@ export class Mux extends EventEmitter {
   /** Writes a frame; false when the channel asks the writer to wait for `whenDrained`. */
   send(frame: Frame): boolean {
     if (this.closed) return true
-    return this.channel.write(encode(frame))
+    if (frame.kind !== Kind.data) return this.channel.write(encode(frame))
+    const invalid = validate(frame)
+    if (invalid !== undefined) throw new ProtocolError(invalid)
+    // Header and payload go out in one vectored write, without copying the payload.
+    this.channel.cork()
+    this.channel.write(headerOf(frame.kind, frame.stream, frame.payload.byteLength))
+    const ready = this.channel.write(frame.payload)
+    this.channel.uncork()
+    return ready
   }
 
   /** Runs `waiter` once the channel drained (or closed). */
