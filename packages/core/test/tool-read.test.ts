@@ -354,7 +354,7 @@ describe("read", () => {
     }).pipe(Effect.provide(layer))
   })
 
-  it.effect("maps the other typed read failures to Unable to read and keeps the media limit message", () => {
+  it.effect("maps the other typed read failures to Unable to read with their cause and keeps the media limit message", () => {
     const failures: Array<ReadToolFileSystem.ReadError> = [
       new ReadToolFileSystem.MalformedUtf8Error({ resource: "x.txt" }),
       new ReadToolFileSystem.OffsetOutOfRangeError({ offset: 9 }),
@@ -367,9 +367,9 @@ describe("read", () => {
       const results = []
       for (let i = 0; i < failures.length; i++) results.push((yield* settle({ path: "x.txt" })).result)
       expect(results).toEqual([
-        { type: "error", value: "Unable to read x.txt" },
-        { type: "error", value: "Unable to read x.txt" },
-        { type: "error", value: "Unable to read x.txt" },
+        { type: "error", value: "Unable to read x.txt: the file is not valid UTF-8 text" },
+        { type: "error", value: "Unable to read x.txt: offset 9 is out of range" },
+        { type: "error", value: "Unable to read x.txt: it is neither a regular file nor a directory" },
         { type: "error", value: "Media exceeds 20971520 byte ingestion limit: x.txt" },
       ])
     }).pipe(Effect.provide(layer))
@@ -402,7 +402,10 @@ describe("read", () => {
     const { calls, layer } = harness()
     return Effect.gen(function* () {
       const settlement = yield* settle({ path: MISSING })
-      expect(settlement.result).toEqual({ type: "error", value: `Unable to read ${MISSING}` })
+      expect(settlement.result).toEqual({
+        type: "error",
+        value: `Unable to read ${MISSING}: a parent of the path is not a directory`,
+      })
       expect(yield* Permission.asserts).toEqual([])
       expect(calls.read).toEqual([])
       expect(calls.inspect).toEqual([])

@@ -170,11 +170,11 @@ describe("write", () => {
         nodeFs.mkdirSync(path.join(root, "folder"))
         expect((yield* write({ path: "folder", content: "x" })).result).toEqual({
           type: "error",
-          value: "Unable to write folder",
+          value: "Unable to write folder: it is a directory (EISDIR)",
         })
         expect((yield* write({ path: "../escape.txt", content: "x" })).result).toEqual({
           type: "error",
-          value: "Unable to write ../escape.txt",
+          value: "Unable to write ../escape.txt: a relative path may not leave the current location (an absolute path outside it asks for external_directory)",
         })
         expect(yield* FakePermission.actions).toEqual(["edit"])
       }),

@@ -11,6 +11,7 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as FileDiff from "../values/file-diff.js"
+import * as FileFailure from "./internal/file-failure.js"
 import * as FileMutation from "../world/file-mutation.js"
 import * as LLM from "../values/llm.js"
 import * as LocationMutation from "../world/location-mutation.js"
@@ -120,6 +121,26 @@ type Prepared =
 const failure = (message: string, error?: unknown) =>
   new LLM.ToolFailure(error === undefined ? { message } : { message, error })
 
+/**
+ * An update hunk whose context or old lines are not in the file (or whose chunks do not fit it); `detail` is the
+ * patch interface's explanation, which the model needs to fix its patch.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class MatchError extends Schema.TaggedError<MatchError>()("ApplyPatchTool.MatchError", {
+  path: Schema.String,
+  detail: Schema.String,
+}) {
+  override get message(): string {
+    return this.detail
+  }
+}
+
+/** `message` with the cause of `error`: a file failure's cause, or a hunk's mismatch. */
+const caused = (message: string, error: unknown): LLM.ToolFailure =>
+  failure(error instanceof MatchError ? `${message}: ${error.detail}` : FileFailure.describe(message, error), error)
+
 const isPermission = (error: unknown): error is PermissionV2.BlockedError | PermissionV2.CorrectedError =>
   error instanceof PermissionV2.BlockedError || error instanceof PermissionV2.CorrectedError
 
@@ -154,14 +175,20 @@ export const tool = Effect.gen(function* () {
         return { type: "add", path: hunk.path, target, after } satisfies Prepared as Prepared
       }
       const info = yield* fs.stat(target.canonical)
-      if (info.type !== "File") return yield* failure(`Unable to apply patch at ${hunk.path}`)
+      if (info.type !== "File") {
+        return yield* failure(`Unable to apply patch at ${hunk.path}: it is not a regular file (${info.type})`)
+      }
       // Through a verified descriptor: a path swapped for a link after approval cannot feed outside bytes in.
       const source = yield* files.read({ target })
       const original = new TextDecoder("utf-8", { ignoreBOM: true }).decode(source)
       const before = original.replace(/^\uFEFF/, "")
       if (hunk.type === "delete")
         return { type: "delete", path: hunk.path, target, before } satisfies Prepared as Prepared
-      const update = yield* Effect.try(() => Patch.derive(hunk.path, hunk.chunks, original))
+      const update = yield* Effect.try({
+        try: () => Patch.derive(hunk.path, hunk.chunks, original),
+        catch: (error) =>
+          new MatchError({ path: hunk.path, detail: error instanceof Error ? error.message : String(error) }),
+      })
       return {
         type: "update",
         path: hunk.path,
@@ -171,7 +198,11 @@ export const tool = Effect.gen(function* () {
         after: update.content,
         content: Patch.joinBom(update.content, update.bom),
       } satisfies Prepared as Prepared
-    }).pipe(Effect.mapError((error) => failure(`Unable to apply patch at ${hunk.path}`, error)))
+    }).pipe(
+      Effect.mapError((error) =>
+        error instanceof LLM.ToolFailure ? error : caused(`Unable to apply patch at ${hunk.path}`, error),
+      ),
+    )
 
   const commit = (change: Prepared): Effect.Effect<Applied, unknown> => {
     const done = (result: FileMutation.WriteResult | FileMutation.RemoveResult): Applied => ({
@@ -207,12 +238,22 @@ export const tool = Effect.gen(function* () {
 
       const targets = yield* Effect.gen(function* () {
         const resolved: Array<LocationMutation.Target> = []
-        for (const hunk of hunks) resolved.push(yield* mutation.resolve({ path: hunk.path, kind: "file" }))
+        for (const hunk of hunks) {
+          resolved.push(
+            yield* mutation
+              .resolve({ path: hunk.path, kind: "file" })
+              .pipe(Effect.mapError((error) => caused(`Unable to apply patch at ${hunk.path}`, error))),
+          )
+        }
         yield* MutationGate.authorize(gate, identity, resolved)
         return resolved
       }).pipe(
         Effect.mapError((error) =>
-          isPermission(error) ? PermissionV2.toToolFailure(error) : failure("Unable to apply patch at patch", error),
+          error instanceof LLM.ToolFailure
+            ? error
+            : isPermission(error)
+              ? PermissionV2.toToolFailure(error)
+              : caused("Unable to apply patch at patch", error),
         ),
       )
 
@@ -224,9 +265,9 @@ export const tool = Effect.gen(function* () {
         const result = yield* commit(change).pipe(
           Effect.mapError((error) =>
             applied.length === 0
-              ? failure(`Unable to apply patch at ${change.path}`, error)
+              ? caused(`Unable to apply patch at ${change.path}`, error)
               : failure(
-                  `Patch partially applied before failing at ${change.path}. Applied: ${applied.map((item) => item.resource).join(", ")}`,
+                  `${FileFailure.describe(`Patch partially applied before failing at ${change.path}`, error)}. Applied: ${applied.map((item) => item.resource).join(", ")}`,
                   error,
                 ),
           ),

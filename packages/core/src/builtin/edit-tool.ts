@@ -12,6 +12,7 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as FileDiff from "../values/file-diff.js"
+import * as FileFailure from "./internal/file-failure.js"
 import * as FileMutation from "../world/file-mutation.js"
 import * as LLM from "../values/llm.js"
 import * as LocationMutation from "../world/location-mutation.js"
@@ -180,7 +181,7 @@ export const tool = Effect.gen(function* () {
         PermissionV2.leafFailure((error) =>
           error instanceof FileMutation.StaleContentError
             ? new LLM.ToolFailure({ message: messages.stale, error })
-            : new LLM.ToolFailure({ message: `Unable to edit ${input.path}`, error }),
+            : new LLM.ToolFailure({ message: FileFailure.describe(`Unable to edit ${input.path}`, error), error }),
         ),
       ),
     )

@@ -9,6 +9,7 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as FileFailure from "./internal/file-failure.js"
 import * as Image from "../world/image.js"
 import * as LLM from "../values/llm.js"
 import * as LocationMutation from "../world/location-mutation.js"
@@ -140,32 +141,29 @@ type Failure =
   | PermissionV2.CorrectedError
   | SessionV2.NotFoundError
 
+/**
+ * The model-visible failure. Errors with their own text keep it; every other typed failure is the reference's
+ * `Unable to read <path>` followed by its cause (not found, outside the Location, the operating system's refusal,
+ * an I/O error with its code, a missing session; see `internal/file-failure.ts`).
+ */
 const toFailure = (input: Input, error: Failure): LLM.ToolFailure => {
   switch (error._tag) {
     case "PermissionV2.BlockedError":
     case "PermissionV2.CorrectedError":
       return PermissionV2.toToolFailure(error)
-    case "LocationMutation.PathError":
-      return new LLM.ToolFailure({
-        message:
-          error.reason === "invalid_path"
-            ? `Unable to read ${input.path}: ${error.message}`
-            : `Unable to read ${input.path}`,
-        error,
-      })
-    case "FileMutation.PathChangedError":
-      return new LLM.ToolFailure({
-        message: `Unable to read ${input.path}: it changed after it was checked; nothing was read`,
-        error,
-      })
     case "ReadTool.BinaryFileError":
     case "ReadTool.ColumnOutOfRangeError":
     case "ReadTool.MediaIngestLimitError":
     case "Image.DecodeError":
     case "Image.SizeError":
       return new LLM.ToolFailure({ message: error.message, error })
+    case "FileMutation.PathChangedError":
+      return new LLM.ToolFailure({
+        message: `Unable to read ${input.path}: it changed after it was checked; nothing was read`,
+        error,
+      })
     default:
-      return new LLM.ToolFailure({ message: `Unable to read ${input.path}`, error })
+      return new LLM.ToolFailure({ message: FileFailure.describe(`Unable to read ${input.path}`, error), error })
   }
 }
 

@@ -8,6 +8,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as FileFailure from "./internal/file-failure.js"
 import * as FileMutation from "../world/file-mutation.js"
 import * as LLM from "../values/llm.js"
 import * as LocationMutation from "../world/location-mutation.js"
@@ -106,7 +107,10 @@ export const tool = Effect.gen(function* () {
       return yield* files.writeTextPreservingBom({ target, content: input.content })
     }).pipe(
       Effect.mapError(
-        PermissionV2.leafFailure((error) => new LLM.ToolFailure({ message: `Unable to write ${input.path}`, error })),
+        // `Unable to write <path>: <cause>` (not found, outside the Location, a directory, the OS's refusal, …).
+        PermissionV2.leafFailure(
+          (error) => new LLM.ToolFailure({ message: FileFailure.describe(`Unable to write ${input.path}`, error), error }),
+        ),
       ),
     )
   }
