@@ -138,7 +138,7 @@ describe("webfetch", () => {
             agent: "build",
             action: "webfetch",
             resources: [url],
-            save: ["*"],
+            save: [`${origin}/*`],
             metadata: { url, format: "text", timeout: 4 },
             source,
           },

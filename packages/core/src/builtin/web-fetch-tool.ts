@@ -521,7 +521,8 @@ export const make = (
           yield* permission.assert({
             action: name,
             resources: [target.href],
-            save: ["*"],
+            // "always" allows this origin (scheme, host and port), not every URL: a new host asks again.
+            save: [`${Wildcard.literal(`${target.origin}/`)}*`],
             metadata: from === undefined ? { ...input } : { ...input, url: target.href, redirectedFrom: from },
             ...caller,
           })

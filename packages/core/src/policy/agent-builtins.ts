@@ -65,12 +65,49 @@ export const secretRules: ReadonlyArray<Rule> = [
 ]
 
 /**
- * The rules every built-in agent starts with.
+ * The read-only commands the `guarded` preset runs without asking, each judged per simple command of a bash call.
+ * Only commands the bash leaf checks the file arguments of (its `BashTool.READERS`), so `cat .env` asks `read` and
+ * `head ../x` asks `external_directory`, plus `pwd`. Left out on purpose: `ls`, `find`, `du` and `git` (their path
+ * arguments are not checked against the read rules, and `git log -p` shows tracked secrets), `echo` (a glob or
+ * variable in its arguments prints names outside or the environment), `file` (`-f` reads names from a file) and
+ * `diff` (`-r` reads whole trees).
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const GUARDED_READ_ONLY_COMMANDS = ["pwd", "cat", "head", "tail", "wc", "stat", "grep"] as const
+
+/**
+ * The rules of the `guarded` preset, placed right after the base `* * allow`: bash asks, except
+ * `GUARDED_READ_ONLY_COMMANDS`; an option the leaf does not follow asks again (`wc --files0-from` reads names from a
+ * file; every option of `grep`, since `-f`, `--file`, `-d recurse` and others read past the read rules); every web
+ * fetch and search asks (an "always" on a fetch saves its origin, so it asks once per host).
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const guardedRules: ReadonlyArray<Rule> = [
+  rule("bash", "*", "ask"),
+  ...GUARDED_READ_ONLY_COMMANDS.map((command) => rule("bash", `${command} *`, "allow")),
+  rule("bash", "wc *--files0-from*", "ask"),
+  rule("bash", "grep -*", "ask"),
+  rule("bash", "grep * -*", "ask"),
+  rule("webfetch", "*", "ask"),
+  rule("websearch", "*", "ask"),
+]
+
+/**
+ * The rules every built-in agent starts with, for a preset (`reference` unless configured).
  *
  * @since 0.1.0
  */
-export const defaults = (global: Global.Interface, output: string): ReadonlyArray<Rule> => [
+export const defaults = (
+  global: Global.Interface,
+  output: string,
+  preset: Config.Preset = "reference",
+): ReadonlyArray<Rule> => [
   rule("*", "*", "allow"),
+  ...(preset === "guarded" ? guardedRules : []),
   ...readonlyExternalDirectory(global, output),
   rule("question", "*", "deny"),
   rule("plan_enter", "*", "deny"),
@@ -197,12 +234,18 @@ export const agents = (global: Global.Interface, worktree: string, output: strin
 }
 
 /**
- * The transform that installs the built-in agents; rules are pushed onto whatever an agent already has.
+ * The transform that installs the built-in agents; rules are pushed onto whatever an agent already has. `preset`
+ * chooses the rules they start from (`defaults`).
  *
  * @since 0.1.0
  */
-export const builtins = (global: Global.Interface, worktree: string, output: string) => {
-  const base = defaults(global, output)
+export const builtins = (
+  global: Global.Interface,
+  worktree: string,
+  output: string,
+  preset: Config.Preset = "reference",
+) => {
+  const base = defaults(global, output, preset)
   const list = agents(global, worktree, output)
   return (draft: Draft): void => {
     for (const builtin of list) {

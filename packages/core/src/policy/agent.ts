@@ -49,6 +49,18 @@ export {
    * @since 0.2.0
    */
   secretRules,
+  /**
+   * The read-only commands the `guarded` preset runs without asking.
+   *
+   * @since 0.3.0
+   */
+  GUARDED_READ_ONLY_COMMANDS,
+  /**
+   * The rules of the `guarded` preset.
+   *
+   * @since 0.3.0
+   */
+  guardedRules,
 } from "./agent-builtins.js"
 import { type Data, type Draft, ID, type Info, type MutableInfo, defaultID, empty } from "./agent-info.js"
 
@@ -178,8 +190,8 @@ export const make: Effect.Effect<Interface> = Effect.gen(function* () {
 export const layerEmpty: Layer.Layer<Service> = Layer.effect(Service, make)
 
 /**
- * The seven built-in agents, then the configuration's agents and rules on top (both as transforms that live as
- * long as the Location).
+ * The seven built-in agents (starting from the configured `preset`'s rules, the latest document's), then the
+ * configuration's agents and rules on top (both as transforms that live as long as the Location).
  *
  * @since 0.1.0
  */
@@ -191,8 +203,10 @@ export const layer: Layer.Layer<Service, never, Global.Service | Config.Service 
     const location = yield* Location.Service
     const config = yield* Config.Service
     const output = Global.toolOutputFor(global, ProjectV2.storageKey(location.project.id, location.directory))
-    yield* service.transform(Builtins.builtins(global, location.directory, output))
-    const documents = yield* Builtins.loadDocuments(yield* config.entries())
+    const entries = yield* config.entries()
+    const preset = Config.latest(entries, "preset") ?? "reference"
+    yield* service.transform(Builtins.builtins(global, location.directory, output, preset))
+    const documents = yield* Builtins.loadDocuments(entries)
     yield* service.transform(Builtins.configure(documents, global.home))
     return service
   }),

@@ -407,7 +407,7 @@ describe("the private check: what the host resolves to", () => {
       return yield* Effect.gen(function* () {
         log.answer = (request) =>
           request.resources[0]!.startsWith("private:") ? { reply: "reject", message: "no" } : { reply: "always" }
-        // The URL ask is answered "always" (saves webfetch *); the private ask still comes and is rejected.
+        // The URL ask is answered "always" (saves this origin); the private ask still comes and is rejected.
         expect((yield* fetch({ url: `${server.base}/a` })).result).toEqual(rejected)
         expect(asked(log)).toEqual([[`${server.base}/a`], [`private:${server.base}/a`]])
         expect(server.hits).toEqual([])
@@ -422,10 +422,10 @@ describe("the private check: what the host resolves to", () => {
           value: `${SECRET} at /c`,
         })
         expect(asked(log).slice(2)).toEqual([[`private:${server.base}/b`]])
-        // Another port is another origin: it asks again.
+        // Another port is another origin: its URL asks again (the "always" above saved only the first origin).
         log.answer = reject
         expect((yield* fetch({ url: `${other.base}/d` })).result).toEqual(rejected)
-        expect(asked(log).slice(3)).toEqual([[`private:${other.base}/d`]])
+        expect(asked(log).slice(3)).toEqual([[`${other.base}/d`]])
         expect(server.hits.map((hit) => hit.url)).toEqual(["/b", "/c"])
         expect(other.hits).toEqual([])
       }).pipe(Effect.provide(layer))
