@@ -272,7 +272,9 @@ const messageOf = (value: unknown): string => (typeof value === "string" ? value
 export const describeAsk = (request: PermissionV2.Request): string =>
   [
     ...(request.resources.length === 1
-      ? [`toolgate permission ${request.id}: ${Printable.show(request.action)} ${Printable.show(request.resources[0]!)}`]
+      ? [
+          `toolgate permission ${request.id}: ${Printable.show(request.action)} ${Printable.show(request.resources[0]!)}`,
+        ]
       : [
           `toolgate permission ${request.id}: ${Printable.show(request.action)} on ${request.resources.length} resources:`,
           ...request.resources.map((resource) => `  - ${Printable.show(resource)}`),
@@ -436,7 +438,10 @@ const makeBridge = (
                 )
               : Effect.void,
           )
-          return Effect.zipRight(unanswerable, Effect.asVoid(Effect.forkScoped(Effect.zipRight(Effect.sleep(timeout), expire))))
+          return Effect.zipRight(
+            unanswerable,
+            Effect.asVoid(Effect.forkScoped(Effect.zipRight(Effect.sleep(timeout), expire))),
+          )
         }
         yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(queue), watch)))
         return yield* Effect.raceFirst(settle, Deferred.await(abandoned))

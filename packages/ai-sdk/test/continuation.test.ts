@@ -28,13 +28,23 @@ const writer = () => {
       return n === 0
         ? {
             content: [
-              { type: "tool-call", toolCallId: "c1", toolName: "write", input: '{"path":"hello.txt","content":"bye\\n"}' },
+              {
+                type: "tool-call",
+                toolCallId: "c1",
+                toolName: "write",
+                input: '{"path":"hello.txt","content":"bye\\n"}',
+              },
             ],
             finishReason: { unified: "tool-calls", raw: undefined },
             usage,
             warnings: [],
           }
-        : { content: [{ type: "text", text: `answer ${n}` }], finishReason: { unified: "stop", raw: undefined }, usage, warnings: [] }
+        : {
+            content: [{ type: "text", text: `answer ${n}` }],
+            finishReason: { unified: "stop", raw: undefined },
+            usage,
+            warnings: [],
+          }
     },
   })
 }
@@ -42,7 +52,10 @@ const writer = () => {
 /** A real Location (Core.layer, nothing answering asks) whose toolgate.json asks for every edit. */
 const location = () => {
   const directory = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "toolgate-ai-sdk-")))
-  fs.writeFileSync(path.join(directory, "toolgate.json"), JSON.stringify({ permissions: [{ action: "edit", resource: "*", effect: "ask" }] }))
+  fs.writeFileSync(
+    path.join(directory, "toolgate.json"),
+    JSON.stringify({ permissions: [{ action: "edit", resource: "*", effect: "ask" }] }),
+  )
   fs.writeFileSync(path.join(directory, "hello.txt"), "hello\n")
   return { directory, layer: Core.layer({ directory, memoryDatabase: true, data: path.join(directory, ".data") }) }
 }
@@ -51,7 +64,12 @@ const tools = (options: AiSdkTools.Options) =>
   Effect.gen(function* () {
     const session = yield* (yield* SessionV2.Service).create({ agent: "build" })
     const turn = yield* (yield* ToolRegistry.Service).materialize([])
-    return AiSdkTools.toAiSdkTools(turn, { sessionID: session.id, agent: "build", assistantMessageID: "m1" }, yield* Effect.runtime<never>(), options)
+    return AiSdkTools.toAiSdkTools(
+      turn,
+      { sessionID: session.id, agent: "build", assistantMessageID: "m1" },
+      yield* Effect.runtime<never>(),
+      options,
+    )
   })
 
 describe("AiSdkTools in-process mode", () => {
@@ -80,7 +98,10 @@ describe("AiSdkTools in-process mode", () => {
       const permission = yield* PermissionV2.Service
       // A UI that answers a moment later, as a person would.
       yield* (yield* EventV2.Service).listen((envelope) => {
-        setTimeout(() => void Effect.runFork(Effect.ignore(permission.reply({ requestID: envelope.data.id, reply: "once" }))), 200)
+        setTimeout(
+          () => void Effect.runFork(Effect.ignore(permission.reply({ requestID: envelope.data.id, reply: "once" }))),
+          200,
+        )
       }, PermissionV2.Event.Asked)
       const set = yield* tools({})
       const result = yield* Effect.promise(() =>
@@ -93,9 +114,17 @@ describe("AiSdkTools in-process mode", () => {
 })
 
 describe("AiSdkTools: continuing a conversation after an approval", () => {
-  const approve = (messages: Array<ModelMessage>, first: { readonly content: ReadonlyArray<{ readonly type: string }> }) => {
-    const request = first.content.find((part) => part.type === "tool-approval-request") as unknown as { approvalId: string }
-    messages.push({ role: "tool", content: [{ type: "tool-approval-response", approvalId: request.approvalId, approved: true }] })
+  const approve = (
+    messages: Array<ModelMessage>,
+    first: { readonly content: ReadonlyArray<{ readonly type: string }> },
+  ) => {
+    const request = first.content.find((part) => part.type === "tool-approval-request") as unknown as {
+      approvalId: string
+    }
+    messages.push({
+      role: "tool",
+      content: [{ type: "tool-approval-response", approvalId: request.approvalId, approved: true }],
+    })
   }
 
   it.live("result.responseMessages carries the approved call's result; the next call goes on", () => {
@@ -105,7 +134,13 @@ describe("AiSdkTools: continuing a conversation after an approval", () => {
       const model = writer()
       const run = (messages: Array<ModelMessage>) =>
         Effect.promise(() =>
-          generateText({ model, tools: set, toolApproval: AiSdkTools.toolApproval(set), messages, stopWhen: stepCountIs(5) }),
+          generateText({
+            model,
+            tools: set,
+            toolApproval: AiSdkTools.toolApproval(set),
+            messages,
+            stopWhen: stepCountIs(5),
+          }),
         )
       const messages: Array<ModelMessage> = [{ role: "user", content: "overwrite hello.txt" }]
       const first = yield* run(messages)
@@ -114,30 +149,43 @@ describe("AiSdkTools: continuing a conversation after an approval", () => {
       const second = yield* run(messages)
       expect(fs.readFileSync(path.join(directory, "hello.txt"), "utf8")).toBe("bye\n")
       messages.push(...second.responseMessages)
-      expect(messages.some((m) => m.role === "tool" && m.content.some((part) => part.type === "tool-result" && part.toolCallId === "c1"))).toBe(true)
+      expect(
+        messages.some(
+          (m) => m.role === "tool" && m.content.some((part) => part.type === "tool-result" && part.toolCallId === "c1"),
+        ),
+      ).toBe(true)
       messages.push({ role: "user", content: "thanks" })
       const third = yield* run(messages)
       expect(third.text).toBe("answer 2")
     }).pipe(Effect.provide(layer), Effect.scoped)
   })
 
-  it.live("response.messages holds only the final step: the approved call's result is missing and the SDK refuses", () => {
-    const { layer } = location()
-    return Effect.gen(function* () {
-      const set = yield* tools({ approval: "ai-sdk" })
-      const model = writer()
-      const run = (messages: Array<ModelMessage>) =>
-        Effect.tryPromise(() =>
-          generateText({ model, tools: set, toolApproval: AiSdkTools.toolApproval(set), messages, stopWhen: stepCountIs(5) }),
-        )
-      const messages: Array<ModelMessage> = [{ role: "user", content: "overwrite hello.txt" }]
-      const first = yield* run(messages)
-      messages.push(...first.response.messages)
-      approve(messages, first)
-      const second = yield* run(messages)
-      messages.push(...second.response.messages, { role: "user", content: "thanks" })
-      const third = yield* Effect.flip(run(messages))
-      expect((third.cause as Error).name).toBe("AI_MissingToolResultsError")
-    }).pipe(Effect.provide(layer), Effect.scoped)
-  })
+  it.live(
+    "response.messages holds only the final step: the approved call's result is missing and the SDK refuses",
+    () => {
+      const { layer } = location()
+      return Effect.gen(function* () {
+        const set = yield* tools({ approval: "ai-sdk" })
+        const model = writer()
+        const run = (messages: Array<ModelMessage>) =>
+          Effect.tryPromise(() =>
+            generateText({
+              model,
+              tools: set,
+              toolApproval: AiSdkTools.toolApproval(set),
+              messages,
+              stopWhen: stepCountIs(5),
+            }),
+          )
+        const messages: Array<ModelMessage> = [{ role: "user", content: "overwrite hello.txt" }]
+        const first = yield* run(messages)
+        messages.push(...first.response.messages)
+        approve(messages, first)
+        const second = yield* run(messages)
+        messages.push(...second.response.messages, { role: "user", content: "thanks" })
+        const third = yield* Effect.flip(run(messages))
+        expect((third.cause as Error).name).toBe("AI_MissingToolResultsError")
+      }).pipe(Effect.provide(layer), Effect.scoped)
+    },
+  )
 })

@@ -80,14 +80,18 @@ describe("AI SDK approval reason", () => {
           }),
         )
         const request = result.content.find((part) => part.type === "tool-approval-request") as
-          | { readonly reason?: string }
-          | undefined
+          { readonly reason?: string } | undefined
         expect(request?.reason, call.id).toBeTypeOf("string")
         reasons.push(request!.reason!)
       }
       const all = reasons.join("\n")
       expect(Hostile.rawFound(all, { newlines: true })).toEqual([])
-      for (const fragment of ["\\r\\x1b[2Kls", "\\x1b[1A\\x1b[2K\\x1b[32mls", "\\x07\\x9b2Kls", "cat notes\\u202etxt.hs"]) {
+      for (const fragment of [
+        "\\r\\x1b[2Kls",
+        "\\x1b[1A\\x1b[2K\\x1b[32mls",
+        "\\x07\\x9b2Kls",
+        "cat notes\\u202etxt.hs",
+      ]) {
         expect(all, fragment).toContain(fragment)
       }
       expect(reasons.at(-1)).toContain(`: edit ${Printable.show(name)}\n`)

@@ -113,7 +113,13 @@ describe("CLI permission prompt", () => {
     const out = printed(asked.flatMap((request) => permissionPrompt(request, 100_000)))
     expect(Hostile.rawFound(out, { newlines: true })).toEqual([])
     // The shell splits some of them into segments (at `;` and the newline); each piece is shown escaped.
-    for (const fragment of ["\\r\\x1b[2Kls", "\\x1b[1A\\x1b[2K\\x1b[32mls", "rm x\\x1b]0", "\\x07\\x9b2Kls", "cat notes\\u202etxt.hs"]) {
+    for (const fragment of [
+      "\\r\\x1b[2Kls",
+      "\\x1b[1A\\x1b[2K\\x1b[32mls",
+      "rm x\\x1b]0",
+      "\\x07\\x9b2Kls",
+      "cat notes\\u202etxt.hs",
+    ]) {
       expect(out).toContain(fragment)
     }
     expect(out).toContain(Printable.show(name))

@@ -41,7 +41,9 @@ describe("file leaves name the cause of a failure", () => {
       expect(yield* settle("read", { path: "missing.txt" })).toEqual(
         error("Unable to read missing.txt: not found (ENOENT)"),
       )
-      expect(yield* settle("read", { path: "../outside.txt" })).toEqual(error(`Unable to read ../outside.txt: ${ESCAPE}`))
+      expect(yield* settle("read", { path: "../outside.txt" })).toEqual(
+        error(`Unable to read ../outside.txt: ${ESCAPE}`),
+      )
       expect(yield* settle("read", { path: "file.txt/inner" })).toEqual(
         error("Unable to read file.txt/inner: a parent of the path is not a directory"),
       )
@@ -108,7 +110,9 @@ describe("file leaves name the cause of a failure", () => {
   it.scoped("the operating system's refusal, as a real unreadable file (needs a user without root's override)", () =>
     Effect.gen(function* () {
       if (process.getuid?.() === 0) {
-        console.log("skipped: running as root, which reads and writes mode-000 files; the typed mapping is tested below")
+        console.log(
+          "skipped: running as root, which reads and writes mode-000 files; the typed mapping is tested below",
+        )
         return
       }
       const { directory } = yield* Location.Service
@@ -141,7 +145,9 @@ describe("FileFailure.cause", () => {
     expect(FileFailure.describe("Unable to read x", system("PermissionDenied", "EPERM"))).toBe(
       "Unable to read x: the operating system denied access (EPERM)",
     )
-    expect(FileFailure.describe("Unable to write x", system("Unknown", "EIO"))).toBe("Unable to write x: I/O error (EIO)")
+    expect(FileFailure.describe("Unable to write x", system("Unknown", "EIO"))).toBe(
+      "Unable to write x: I/O error (EIO)",
+    )
     expect(FileFailure.describe("Unable to write x", system("Unknown", "ENOSPC"))).toBe(
       "Unable to write x: I/O error: no space left on the device (ENOSPC)",
     )

@@ -312,7 +312,11 @@ describe("path confinement", () => {
             }),
           )
           const settled = yield* Leaf.settle("write", { path: "sub/target.txt", content: "payload" })
-          expect(settled.result).toEqual({ type: "error", value: "Unable to write sub/target.txt: it changed after it was checked (a symbolic link was swapped in, or the file moved); nothing was done" })
+          expect(settled.result).toEqual({
+            type: "error",
+            value:
+              "Unable to write sub/target.txt: it changed after it was checked (a symbolic link was swapped in, or the file moved); nothing was done",
+          })
           expect(yield* FakePermission.actions).toEqual(["edit"])
           expect(yield* RecordingFs.writes).toEqual([])
           expect(snapshot(outside, "")).toEqual(before)
@@ -333,7 +337,11 @@ describe("path confinement", () => {
             }),
           )
           const settled = yield* Leaf.settle("write", { path: "victim.txt", content: "payload" })
-          expect(settled.result).toEqual({ type: "error", value: "Unable to write victim.txt: it changed after it was checked (a symbolic link was swapped in, or the file moved); nothing was done" })
+          expect(settled.result).toEqual({
+            type: "error",
+            value:
+              "Unable to write victim.txt: it changed after it was checked (a symbolic link was swapped in, or the file moved); nothing was done",
+          })
           expect(nodeFs.readFileSync(path.join(outside, "secret.txt"), "utf8")).toBe("secret")
           expect(yield* RecordingFs.writes).toEqual([])
         }),
@@ -352,7 +360,11 @@ describe("path confinement", () => {
             }),
           )
           const settled = yield* Leaf.settle("edit", { path: "victim.txt", oldString: "secret", newString: "owned" })
-          expect(settled.result).toEqual({ type: "error", value: "Unable to edit victim.txt: it changed after it was checked (a symbolic link was swapped in, or the file moved); nothing was done" })
+          expect(settled.result).toEqual({
+            type: "error",
+            value:
+              "Unable to edit victim.txt: it changed after it was checked (a symbolic link was swapped in, or the file moved); nothing was done",
+          })
           expect(nodeFs.readFileSync(path.join(outside, "secret.txt"), "utf8")).toBe("secret")
           expect(yield* RecordingFs.writes).toEqual([])
         }),

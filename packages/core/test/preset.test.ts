@@ -75,7 +75,9 @@ const bash = (command: string) => call("bash", { command })
 /** The model-visible text of a bash result (its content parts joined). */
 const shown = (result: { readonly type: string; readonly value: unknown }): string =>
   result.type === "content"
-    ? (result.value as ReadonlyArray<{ readonly type: string; readonly text?: string }>).map((part) => part.text ?? "").join("")
+    ? (result.value as ReadonlyArray<{ readonly type: string; readonly text?: string }>)
+        .map((part) => part.text ?? "")
+        .join("")
     : String(result.value)
 const text = (value: string) => ({ type: "text", value })
 
@@ -122,7 +124,10 @@ describe("preset: guarded", () => {
         const before = asked.length
         const result = yield* bash(command)
         expect(result, command).toEqual({ type: "error", value: REJECTED })
-        expect(asked.slice(before).map((request) => request.action), command).toEqual([action])
+        expect(
+          asked.slice(before).map((request) => request.action),
+          command,
+        ).toEqual([action])
       }
       expect(fs.readFileSync(path.join(directory, "victim.txt"), "utf8")).toBe("keep me\n")
       expect(fs.existsSync(path.join(root, "copied.txt"))).toBe(false)
@@ -133,7 +138,9 @@ describe("preset: guarded", () => {
   it.scoped("writes inside are allowed, a write outside asks; read and edit tools keep the read rules", () => {
     const { root, directory, asked, layer } = project({ preset: "guarded" })
     return Effect.gen(function* () {
-      expect(yield* call("write", { path: "new.txt", content: "x" })).toEqual(text("Created file successfully: new.txt"))
+      expect(yield* call("write", { path: "new.txt", content: "x" })).toEqual(
+        text("Created file successfully: new.txt"),
+      )
       expect(yield* call("write", { path: path.join(root, "out.txt"), content: "x" })).toEqual({
         type: "error",
         value: REJECTED,
@@ -170,15 +177,18 @@ describe("preset: guarded", () => {
     }).pipe(Effect.provide(layer))
   })
 
-  it.scoped("a later document can choose the reference again; the build agent's rules show which one is in force", () => {
-    const { directory, layer } = project({ preset: "guarded" })
-    fs.mkdirSync(path.join(directory, ".toolgate"))
-    fs.writeFileSync(path.join(directory, ".toolgate", "toolgate.json"), JSON.stringify({ preset: "reference" }))
-    return Effect.gen(function* () {
-      const build = yield* (yield* AgentV2.Service).get("build")
-      expect(build?.permissions.filter((rule) => rule.action === "bash")).toEqual([])
-    }).pipe(Effect.provide(layer))
-  })
+  it.scoped(
+    "a later document can choose the reference again; the build agent's rules show which one is in force",
+    () => {
+      const { directory, layer } = project({ preset: "guarded" })
+      fs.mkdirSync(path.join(directory, ".toolgate"))
+      fs.writeFileSync(path.join(directory, ".toolgate", "toolgate.json"), JSON.stringify({ preset: "reference" }))
+      return Effect.gen(function* () {
+        const build = yield* (yield* AgentV2.Service).get("build")
+        expect(build?.permissions.filter((rule) => rule.action === "bash")).toEqual([])
+      }).pipe(Effect.provide(layer))
+    },
+  )
 
   it("every command the preset allows has its file arguments checked by the bash leaf (or takes none)", () => {
     for (const command of AgentV2.GUARDED_READ_ONLY_COMMANDS) {
@@ -188,19 +198,22 @@ describe("preset: guarded", () => {
 })
 
 describe("no preset: the reference default", () => {
-  it.scoped("bash is allowed wholesale (the reference's `* * allow`): cat .env, rm and cp out run; the read tool still asks", () => {
-    const { directory, asked, layer } = project({})
-    return Effect.gen(function* () {
-      const build = yield* (yield* AgentV2.Service).get("build")
-      expect(build?.permissions[0]).toEqual({ action: "*", resource: "*", effect: "allow" })
-      expect(build?.permissions.filter((rule) => rule.action === "bash")).toEqual([])
-      // The reference default: rm, cp to outside and cat .env run without an ask.
-      expect(shown(yield* bash("cat .env && rm victim.txt && cp notes.txt ../copied.txt && echo done"))).toMatch(
-        /^API_KEY=SECRET_ENV_VALUE\ndone\n/,
-      )
-      expect(fs.existsSync(path.join(directory, "victim.txt"))).toBe(false)
-      expect(yield* call("read", { path: ".env" })).toEqual({ type: "error", value: REJECTED })
-      expect(asked.map((request) => request.action)).toEqual(["read"])
-    }).pipe(Effect.provide(layer))
-  })
+  it.scoped(
+    "bash is allowed wholesale (the reference's `* * allow`): cat .env, rm and cp out run; the read tool still asks",
+    () => {
+      const { directory, asked, layer } = project({})
+      return Effect.gen(function* () {
+        const build = yield* (yield* AgentV2.Service).get("build")
+        expect(build?.permissions[0]).toEqual({ action: "*", resource: "*", effect: "allow" })
+        expect(build?.permissions.filter((rule) => rule.action === "bash")).toEqual([])
+        // The reference default: rm, cp to outside and cat .env run without an ask.
+        expect(shown(yield* bash("cat .env && rm victim.txt && cp notes.txt ../copied.txt && echo done"))).toMatch(
+          /^API_KEY=SECRET_ENV_VALUE\ndone\n/,
+        )
+        expect(fs.existsSync(path.join(directory, "victim.txt"))).toBe(false)
+        expect(yield* call("read", { path: ".env" })).toEqual({ type: "error", value: REJECTED })
+        expect(asked.map((request) => request.action)).toEqual(["read"])
+      }).pipe(Effect.provide(layer))
+    },
+  )
 })

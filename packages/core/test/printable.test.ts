@@ -6,9 +6,7 @@ import * as Hostile from "./support/hostile-text.js"
 describe("Printable.show", () => {
   it("writes every C0/C1 control, DEL, bidi and invisible character as a visible escape", () => {
     for (const char of Hostile.ALL) {
-      expect(Printable.show(`a${char}b`), `U+${char.codePointAt(0)!.toString(16)}`).toBe(
-        `a${Hostile.escapeOf(char)}b`,
-      )
+      expect(Printable.show(`a${char}b`), `U+${char.codePointAt(0)!.toString(16)}`).toBe(`a${Hostile.escapeOf(char)}b`)
     }
     const shown = Printable.show(Hostile.EVERYTHING)
     expect(Hostile.rawFound(shown)).toEqual([])
@@ -20,7 +18,14 @@ describe("Printable.show", () => {
   })
 
   it("leaves ordinary text, spaces, quotes and non-Latin letters alone", () => {
-    for (const text of ["ls -la", 'echo "a b" \'c\'', "grep 'a\\|b' src", "C:\\Users\\me", "日本語 ünïcødé 🙂", "$(pwd)"]) {
+    for (const text of [
+      "ls -la",
+      "echo \"a b\" 'c'",
+      "grep 'a\\|b' src",
+      "C:\\Users\\me",
+      "日本語 ünïcødé 🙂",
+      "$(pwd)",
+    ]) {
       expect(Printable.show(text)).toBe(text)
       expect(Printable.isPlain(text)).toBe(true)
     }

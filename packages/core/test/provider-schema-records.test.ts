@@ -15,7 +15,9 @@ import { openAiStrictViolations } from "./support/openai-strict.js"
 const Input = Schema.Struct({
   env: Schema.Record({ key: Schema.String, value: Schema.String }),
   limits: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Number })),
-  groups: Schema.Array(Schema.Struct({ name: Schema.String, tags: Schema.Record({ key: Schema.String, value: Schema.Boolean }) })),
+  groups: Schema.Array(
+    Schema.Struct({ name: Schema.String, tags: Schema.Record({ key: Schema.String, value: Schema.Boolean }) }),
+  ),
   headers: Schema.optional(Schema.Record({ key: Schema.TemplateLiteral("x-", Schema.String), value: Schema.String })),
 })
 
@@ -65,7 +67,12 @@ describe("ProviderSchema.toStrict: records", () => {
         record(FastCheck.double({ noNaN: true, noDefaultInfinity: true })),
         record(FastCheck.boolean()),
         (env, limits, tags) => {
-          const sent = { env: pairs(env), limits: pairs(limits), groups: [{ name: "g", tags: pairs(tags) }], headers: null }
+          const sent = {
+            env: pairs(env),
+            limits: pairs(limits),
+            groups: [{ name: "g", tags: pairs(tags) }],
+            headers: null,
+          }
           expect(validate(sent), JSON.stringify(validate.errors)).toBe(true)
           const restored = ProviderSchema.fromStrictInput(provider(), sent)
           expect(restored).toEqual({ env, limits, groups: [{ name: "g", tags }] })
@@ -93,7 +100,10 @@ describe("ProviderSchema.toStrict: records", () => {
   it("anything that is not a list of pairs is left for the tool's own decoding to judge", () => {
     const sent = { env: [{ key: "a", value: "1", extra: true }], groups: [] }
     expect(ProviderSchema.fromStrictInput(provider(), sent)).toEqual(sent)
-    expect(ProviderSchema.fromStrictInput(provider(), { env: { a: "1" }, groups: [] })).toEqual({ env: { a: "1" }, groups: [] })
+    expect(ProviderSchema.fromStrictInput(provider(), { env: { a: "1" }, groups: [] })).toEqual({
+      env: { a: "1" },
+      groups: [],
+    })
   })
 
   it("an object that mixes declared properties with other keys fails, naming the field", () => {
@@ -114,7 +124,12 @@ describe("ProviderSchema.toStrict: records", () => {
       const turn = yield* registry.materialize([])
       const definition = turn.definitions.find((candidate) => candidate.name === "tag")!
       expect(openAiStrictViolations(ProviderSchema.toStrict(definition.inputSchema))).toEqual([])
-      const sent = { env: [{ key: "HOME", value: "/h" }], limits: null, groups: [{ name: "g", tags: [{ key: "t", value: true }] }], headers: null }
+      const sent = {
+        env: [{ key: "HOME", value: "/h" }],
+        limits: null,
+        groups: [{ name: "g", tags: [{ key: "t", value: true }] }],
+        headers: null,
+      }
       const settled = yield* turn.settle({
         sessionID: "ses_x",
         agent: "build",

@@ -216,7 +216,10 @@ describe("apply_patch", () => {
       const settlement = yield* settle(
         patch("*** Add File: created.txt", "+c", "*** Update File: missing.txt", "@@", "-a", "+b"),
       ).pipe(Effect.provide(layer))
-      expect(settlement.result).toEqual({ type: "error", value: "Unable to apply patch at missing.txt: not found (ENOENT)" })
+      expect(settlement.result).toEqual({
+        type: "error",
+        value: "Unable to apply patch at missing.txt: not found (ENOENT)",
+      })
       expect(fs.existsSync(path.join(dir, "created.txt"))).toBe(false)
     }),
   )
@@ -229,7 +232,10 @@ describe("apply_patch", () => {
       const settlement = yield* settle(
         patch("*** Delete File: a.txt", "*** Update File: a.txt", "@@", "-zzz", "+b"),
       ).pipe(Effect.provide(layer))
-      expect(settlement.result).toEqual({ type: "error", value: "Unable to apply patch at a.txt: Failed to find expected lines in a.txt:\nzzz" })
+      expect(settlement.result).toEqual({
+        type: "error",
+        value: "Unable to apply patch at a.txt: Failed to find expected lines in a.txt:\nzzz",
+      })
       expect(fs.readFileSync(path.join(dir, "a.txt"), "utf8")).toBe("a\n")
     }),
   )
@@ -240,7 +246,10 @@ describe("apply_patch", () => {
       write(path.join(dir, "existing.txt"), "keep\n")
       const { layer } = harness(dir)
       const settlement = yield* settle(patch("*** Add File: existing.txt", "+replace")).pipe(Effect.provide(layer))
-      expect(settlement.result).toEqual({ type: "error", value: "Unable to apply patch at existing.txt: it already exists" })
+      expect(settlement.result).toEqual({
+        type: "error",
+        value: "Unable to apply patch at existing.txt: it already exists",
+      })
       expect(fs.readFileSync(path.join(dir, "existing.txt"), "utf8")).toBe("keep\n")
     }),
   )
@@ -256,7 +265,10 @@ describe("apply_patch", () => {
           Effect.sync(() => fs.writeFileSync(target, "concurrent\n")),
         )
         const settlement = yield* settle(patch("*** Add File: appeared.txt", "+mine"))
-        expect(settlement.result).toEqual({ type: "error", value: "Unable to apply patch at appeared.txt: it already exists" })
+        expect(settlement.result).toEqual({
+          type: "error",
+          value: "Unable to apply patch at appeared.txt: it already exists",
+        })
       }).pipe(Effect.provide(layer))
       expect(fs.readFileSync(target, "utf8")).toBe("concurrent\n")
     }),
@@ -337,7 +349,8 @@ describe("apply_patch", () => {
         expect((yield* settle(patch())).result).toEqual({ type: "error", value: "patch rejected: empty patch" })
         expect((yield* settle(patch("*** Delete File: ../escape.txt"))).result).toEqual({
           type: "error",
-          value: "Unable to apply patch at ../escape.txt: a relative path may not leave the current location (an absolute path outside it asks for external_directory)",
+          value:
+            "Unable to apply patch at ../escape.txt: a relative path may not leave the current location (an absolute path outside it asks for external_directory)",
         })
         yield* Permission.deny("edit")
         expect((yield* settle(patch("*** Delete File: a.txt"))).result).toEqual({

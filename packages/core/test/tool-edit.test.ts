@@ -219,7 +219,11 @@ describe("edit", () => {
           value: "No changes to apply: oldString and newString are identical.",
         })
         const escape = yield* edit({ path: "../outside.txt", oldString: "a", newString: "b" })
-        expect(escape.result).toEqual({ type: "error", value: "Unable to edit ../outside.txt: a relative path may not leave the current location (an absolute path outside it asks for external_directory)" })
+        expect(escape.result).toEqual({
+          type: "error",
+          value:
+            "Unable to edit ../outside.txt: a relative path may not leave the current location (an absolute path outside it asks for external_directory)",
+        })
         const missing = yield* edit({ path: "missing.txt", oldString: "a", newString: "b" })
         expect(missing.result).toEqual({ type: "error", value: "Unable to edit missing.txt: not found (ENOENT)" })
         expect(yield* FakePermission.actions).toEqual(["edit"])

@@ -354,26 +354,29 @@ describe("read", () => {
     }).pipe(Effect.provide(layer))
   })
 
-  it.effect("maps the other typed read failures to Unable to read with their cause and keeps the media limit message", () => {
-    const failures: Array<ReadToolFileSystem.ReadError> = [
-      new ReadToolFileSystem.MalformedUtf8Error({ resource: "x.txt" }),
-      new ReadToolFileSystem.OffsetOutOfRangeError({ offset: 9 }),
-      new ReadToolFileSystem.PathKindError({ resource: "x.txt", expected: "a file" }),
-      new ReadToolFileSystem.MediaIngestLimitError({ resource: "x.txt", maximumBytes: 20971520 }),
-    ]
-    let next = 0
-    const { layer } = harness({ read: () => Effect.fail(failures[next++]!) })
-    return Effect.gen(function* () {
-      const results = []
-      for (let i = 0; i < failures.length; i++) results.push((yield* settle({ path: "x.txt" })).result)
-      expect(results).toEqual([
-        { type: "error", value: "Unable to read x.txt: the file is not valid UTF-8 text" },
-        { type: "error", value: "Unable to read x.txt: offset 9 is out of range" },
-        { type: "error", value: "Unable to read x.txt: it is neither a regular file nor a directory" },
-        { type: "error", value: "Media exceeds 20971520 byte ingestion limit: x.txt" },
-      ])
-    }).pipe(Effect.provide(layer))
-  })
+  it.effect(
+    "maps the other typed read failures to Unable to read with their cause and keeps the media limit message",
+    () => {
+      const failures: Array<ReadToolFileSystem.ReadError> = [
+        new ReadToolFileSystem.MalformedUtf8Error({ resource: "x.txt" }),
+        new ReadToolFileSystem.OffsetOutOfRangeError({ offset: 9 }),
+        new ReadToolFileSystem.PathKindError({ resource: "x.txt", expected: "a file" }),
+        new ReadToolFileSystem.MediaIngestLimitError({ resource: "x.txt", maximumBytes: 20971520 }),
+      ]
+      let next = 0
+      const { layer } = harness({ read: () => Effect.fail(failures[next++]!) })
+      return Effect.gen(function* () {
+        const results = []
+        for (let i = 0; i < failures.length; i++) results.push((yield* settle({ path: "x.txt" })).result)
+        expect(results).toEqual([
+          { type: "error", value: "Unable to read x.txt: the file is not valid UTF-8 text" },
+          { type: "error", value: "Unable to read x.txt: offset 9 is out of range" },
+          { type: "error", value: "Unable to read x.txt: it is neither a regular file nor a directory" },
+          { type: "error", value: "Media exceeds 20971520 byte ingestion limit: x.txt" },
+        ])
+      }).pipe(Effect.provide(layer))
+    },
+  )
 
   it.effect("preserves unexpected filesystem defects", () => {
     const { calls, layer } = harness({ inspect: () => Effect.die(new Error("inspect exploded")) })

@@ -174,7 +174,8 @@ describe("write", () => {
         })
         expect((yield* write({ path: "../escape.txt", content: "x" })).result).toEqual({
           type: "error",
-          value: "Unable to write ../escape.txt: a relative path may not leave the current location (an absolute path outside it asks for external_directory)",
+          value:
+            "Unable to write ../escape.txt: a relative path may not leave the current location (an absolute path outside it asks for external_directory)",
         })
         expect(yield* FakePermission.actions).toEqual(["edit"])
       }),

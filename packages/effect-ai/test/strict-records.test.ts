@@ -28,7 +28,13 @@ const setenv = Tool.make({
 describe("a Schema.Record input under OpenAI strict mode", () => {
   it.scoped("is advertised as key/value pairs and reaches the tool as the record", () =>
     Effect.gen(function* () {
-      const args = { vars: [{ key: "A", value: "1" }, { key: "B", value: "two" }], note: null }
+      const args = {
+        vars: [
+          { key: "A", value: "1" },
+          { key: "B", value: "two" },
+        ],
+        note: null,
+      }
       const server = yield* FakeOpenAi.serve([
         (body) => {
           // The model answers in exactly the shape it was shown (checked below).

@@ -100,8 +100,16 @@ describe("MCP elicitation prompts", () => {
     for (const params of elicited) {
       expect(Hostile.rawFound(shownTexts(params).join("\n"), { newlines: true, tabs: true })).toEqual([])
     }
-    for (const fragment of ["\\r\\x1b[2Kls", "\\x1b[1A\\x1b[2K\\x1b[32mls", "\\x07\\x9b2Kls", "cat notes\\u202etxt.hs"]) {
-      expect(messages.some((message) => message.includes(fragment)), fragment).toBe(true)
+    for (const fragment of [
+      "\\r\\x1b[2Kls",
+      "\\x1b[1A\\x1b[2K\\x1b[32mls",
+      "\\x07\\x9b2Kls",
+      "cat notes\\u202etxt.hs",
+    ]) {
+      expect(
+        messages.some((message) => message.includes(fragment)),
+        fragment,
+      ).toBe(true)
     }
     expect(messages.some((message) => message.startsWith(`Allow edit on ${Printable.show(name)}?\n`))).toBe(true)
     expect(messages).toContain("Go\\x1b[2K on?")

@@ -109,7 +109,8 @@ export const tool = Effect.gen(function* () {
       Effect.mapError(
         // `Unable to write <path>: <cause>` (not found, outside the Location, a directory, the OS's refusal, …).
         PermissionV2.leafFailure(
-          (error) => new LLM.ToolFailure({ message: FileFailure.describe(`Unable to write ${input.path}`, error), error }),
+          (error) =>
+            new LLM.ToolFailure({ message: FileFailure.describe(`Unable to write ${input.path}`, error), error }),
         ),
       ),
     )

@@ -112,7 +112,8 @@ export const quote = (text: string): string => {
 export const safe = (text: string): string => {
   if (!ANY_UNSAFE.test(text)) return text
   let out = ""
-  for (const char of text) out += char !== "\n" && char !== "\t" && isUnsafe(char) ? escapeOf(char.codePointAt(0)!) : char
+  for (const char of text)
+    out += char !== "\n" && char !== "\t" && isUnsafe(char) ? escapeOf(char.codePointAt(0)!) : char
   return out
 }
 

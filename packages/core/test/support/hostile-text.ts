@@ -13,13 +13,41 @@ export const CONTROLS: ReadonlyArray<string> = [
 
 /** The bidi embeddings, overrides, isolates and marks. */
 export const BIDI: ReadonlyArray<string> = [
-  "\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069", "\u200e", "\u200f", "\u061c",
+  "\u202a",
+  "\u202b",
+  "\u202c",
+  "\u202d",
+  "\u202e",
+  "\u2066",
+  "\u2067",
+  "\u2068",
+  "\u2069",
+  "\u200e",
+  "\u200f",
+  "\u061c",
 ]
 
 /** Zero-width and other invisible characters. */
 export const INVISIBLE: ReadonlyArray<string> = [
-  "\u200b", "\u200c", "\u200d", "\u2060", "\u2061", "\u2062", "\u2063", "\u2064", "\ufeff", "\u00ad", "\u180e",
-  "\u2028", "\u2029", "\u00a0", "\u3000", "\u3164", "\ufe0f", "\u{e0041}", "\u{e0100}",
+  "\u200b",
+  "\u200c",
+  "\u200d",
+  "\u2060",
+  "\u2061",
+  "\u2062",
+  "\u2063",
+  "\u2064",
+  "\ufeff",
+  "\u00ad",
+  "\u180e",
+  "\u2028",
+  "\u2029",
+  "\u00a0",
+  "\u3000",
+  "\u3164",
+  "\ufe0f",
+  "\u{e0041}",
+  "\u{e0100}",
 ]
 
 /** Every character above. */
@@ -53,9 +81,7 @@ export const rawFound = (
   ALL.filter(
     (char) =>
       !(options.newlines === true && char === "\n") && !(options.tabs === true && char === "\t") && text.includes(char),
-  ).map(
-    (char) => `U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`,
-  )
+  ).map((char) => `U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`)
 
 /** How `Printable.show` writes one character of `ALL`, independently of the implementation. */
 export const escapeOf = (char: string): string => {
