@@ -7,21 +7,22 @@ import * as net from "node:net"
 import { Duplex, PassThrough } from "node:stream"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FastCheck } from "effect"
+import * as Frame from "../src/world/internal/egress-frame.js"
 import * as Mux from "../src/world/internal/egress-mux.js"
 
-const frameArbitrary: FastCheck.Arbitrary<Mux.Frame> = FastCheck.oneof(
+const frameArbitrary: FastCheck.Arbitrary<Frame.Frame> = FastCheck.oneof(
   FastCheck.record({
-    kind: FastCheck.constant(Mux.Kind.data),
+    kind: FastCheck.constant(Frame.Kind.data),
     stream: FastCheck.integer({ min: 1, max: 0xffffffff }),
     payload: FastCheck.uint8Array({ minLength: 1, maxLength: 2048 }),
   }),
   FastCheck.record({
-    kind: FastCheck.constantFrom(Mux.Kind.open, Mux.Kind.end, Mux.Kind.close),
+    kind: FastCheck.constantFrom(Frame.Kind.open, Frame.Kind.end, Frame.Kind.close),
     stream: FastCheck.integer({ min: 1, max: 0xffffffff }),
     payload: FastCheck.constant(new Uint8Array(0)),
   }),
   FastCheck.tuple(FastCheck.integer({ min: 1, max: 0xffffffff }), FastCheck.integer({ min: 0, max: 0xffffffff })).map(
-    ([stream, bytes]) => Mux.credit(stream, bytes),
+    ([stream, bytes]) => Frame.credit(stream, bytes),
   ),
 )
 
@@ -38,7 +39,7 @@ const cut = (bytes: Buffer, offsets: ReadonlyArray<number>): Array<Buffer> => {
   return pieces
 }
 
-const plain = (frame: Mux.Frame) => ({ kind: frame.kind, stream: frame.stream, payload: [...frame.payload] })
+const plain = (frame: Frame.Frame) => ({ kind: frame.kind, stream: frame.stream, payload: [...frame.payload] })
 
 describe("frame format", () => {
   it("decodes any frames, however the bytes are split or merged, to the frames encoded", () => {
@@ -47,8 +48,8 @@ describe("frame format", () => {
         FastCheck.array(frameArbitrary, { maxLength: 20 }),
         FastCheck.array(FastCheck.nat(), { maxLength: 30 }),
         (frames, offsets) => {
-          const bytes = Buffer.concat(frames.map(Mux.encode))
-          const decoder = new Mux.Decoder()
+          const bytes = Buffer.concat(frames.map(Frame.encode))
+          const decoder = new Frame.Decoder()
           const decoded = cut(bytes, offsets).flatMap((piece) => decoder.push(piece))
           expect(decoded.map(plain)).toEqual(frames.map(plain))
           expect(decoder.pending).toBe(0)
@@ -58,8 +59,8 @@ describe("frame format", () => {
   })
 
   it("holds back an incomplete frame until its last byte arrives", () => {
-    const bytes = Mux.encode({ kind: Mux.Kind.data, stream: 7, payload: Buffer.from("hello") })
-    const decoder = new Mux.Decoder()
+    const bytes = Frame.encode({ kind: Frame.Kind.data, stream: 7, payload: Buffer.from("hello") })
+    const decoder = new Frame.Decoder()
     for (let i = 0; i < bytes.length - 1; i++) expect(decoder.push(bytes.subarray(i, i + 1))).toEqual([])
     expect(decoder.pending).toBe(bytes.length - 1)
     const [frame] = decoder.push(bytes.subarray(bytes.length - 1))
@@ -67,13 +68,13 @@ describe("frame format", () => {
   })
 
   it("has a 9-byte big-endian header", () => {
-    expect([...Mux.encode({ kind: Mux.Kind.data, stream: 0x01020304, payload: Buffer.from("ab") })]).toEqual([
+    expect([...Frame.encode({ kind: Frame.Kind.data, stream: 0x01020304, payload: Buffer.from("ab") })]).toEqual([
       2, 1, 2, 3, 4, 0, 0, 0, 2, 97, 98,
     ])
   })
 
   const header = (kind: number, stream: number, size: number) => {
-    const bytes = Buffer.alloc(Mux.HEADER_BYTES)
+    const bytes = Buffer.alloc(Frame.HEADER_BYTES)
     bytes.writeUInt8(kind, 0)
     bytes.writeUInt32BE(stream, 1)
     bytes.writeUInt32BE(size, 5)
@@ -82,21 +83,21 @@ describe("frame format", () => {
 
   it.each([
     ["an unknown kind", Buffer.concat([header(9, 1, 0)])],
-    ["stream id 0", header(Mux.Kind.open, 0, 0)],
-    ["a payload on open", Buffer.concat([header(Mux.Kind.open, 1, 1), Buffer.from("x")])],
-    ["an empty data frame", header(Mux.Kind.data, 1, 0)],
-    ["a credit of 3 bytes", Buffer.concat([header(Mux.Kind.credit, 1, 3), Buffer.from("abc")])],
+    ["stream id 0", header(Frame.Kind.open, 0, 0)],
+    ["a payload on open", Buffer.concat([header(Frame.Kind.open, 1, 1), Buffer.from("x")])],
+    ["an empty data frame", header(Frame.Kind.data, 1, 0)],
+    ["a credit of 3 bytes", Buffer.concat([header(Frame.Kind.credit, 1, 3), Buffer.from("abc")])],
   ])("refuses %s", (_, bytes) => {
-    expect(() => new Mux.Decoder().push(bytes)).toThrow(Mux.ProtocolError)
+    expect(() => new Frame.Decoder().push(bytes)).toThrow(Frame.ProtocolError)
   })
 
   it("refuses an announced payload above the limit before it arrives", () => {
-    expect(() => new Mux.Decoder().push(header(Mux.Kind.data, 1, Mux.MAX_PAYLOAD + 1))).toThrow(
+    expect(() => new Frame.Decoder().push(header(Frame.Kind.data, 1, Frame.MAX_PAYLOAD + 1))).toThrow(
       "payload of 65537 bytes announced",
     )
-    expect(() => Mux.encode({ kind: Mux.Kind.data, stream: 1, payload: new Uint8Array(Mux.MAX_PAYLOAD + 1) })).toThrow(
-      Mux.ProtocolError,
-    )
+    expect(() =>
+      Frame.encode({ kind: Frame.Kind.data, stream: 1, payload: new Uint8Array(Frame.MAX_PAYLOAD + 1) }),
+    ).toThrow(Frame.ProtocolError)
   })
 })
 
@@ -248,10 +249,10 @@ describe("Mux", () => {
       proxy.on("stream", (stream: Duplex) => streams.push(stream))
       const errors: Array<Error> = []
       proxy.on("protocolError", (error: Error) => errors.push(error))
-      a.write(Mux.encode({ kind: Mux.Kind.open, stream: 1, payload: new Uint8Array(0) }))
+      a.write(Frame.encode({ kind: Frame.Kind.open, stream: 1, payload: new Uint8Array(0) }))
       // More data than the window grants.
-      for (let sent = 0; sent <= Mux.WINDOW; sent += Mux.MAX_PAYLOAD) {
-        a.write(Mux.encode({ kind: Mux.Kind.data, stream: 1, payload: new Uint8Array(Mux.MAX_PAYLOAD) }))
+      for (let sent = 0; sent <= Mux.WINDOW; sent += Frame.MAX_PAYLOAD) {
+        a.write(Frame.encode({ kind: Frame.Kind.data, stream: 1, payload: new Uint8Array(Frame.MAX_PAYLOAD) }))
       }
       yield* Effect.async<void>((resume) => {
         if (proxy.isClosed) resume(Effect.void)
@@ -267,8 +268,8 @@ describe("Mux", () => {
     const proxy = new Mux.Mux(wire, { side: "proxy" })
     const errors: Array<string> = []
     proxy.on("protocolError", (error: Error) => errors.push(error.message))
-    wire.emit("data", Mux.encode({ kind: Mux.Kind.open, stream: 5, payload: new Uint8Array(0) }))
-    wire.emit("data", Mux.encode({ kind: Mux.Kind.open, stream: 5, payload: new Uint8Array(0) }))
+    wire.emit("data", Frame.encode({ kind: Frame.Kind.open, stream: 5, payload: new Uint8Array(0) }))
+    wire.emit("data", Frame.encode({ kind: Frame.Kind.open, stream: 5, payload: new Uint8Array(0) }))
     expect(errors).toEqual(["stream 5 reused or out of order"])
     expect(() => new Mux.Mux(new PassThrough(), { side: "proxy" }).open()).toThrow("only the bridge opens streams")
   })

@@ -7,24 +7,17 @@
  *
  * Each new destination is the permission resource `net:<host>:<port>` under the action `webfetch` (the host
  * canonical as `WebAddress` makes it); a host that resolves to a loopback, private, link-local, metadata or other
- * non-public address also needs `private:net:<host>:<port>`. Both prefixes are explicit
- * (`PermissionV2.EXPLICIT_RESOURCE_PREFIXES`): only a rule naming them allows. The name is resolved once, after
- * `net:` was allowed, and the connection goes to exactly the classified addresses. A refused destination gets a
- * 403 (502 when it does not resolve) with a short reason, and nothing is sent to it. Verdicts last for the call.
+ * non-public address also needs `private:net:<host>:<port>`, which only a rule naming `private:` allows
+ * (`PermissionV2.EXPLICIT_RESOURCE_PREFIXES`). A name is resolved once, after `net:` was allowed, and the connection
+ * goes to exactly the classified addresses. A refused destination gets a 403 (502 when it does not resolve) with a
+ * short reason, and nothing is sent to it. Verdicts last for the call.
  *
- * Integration (the sandbox's prepare step, inside the call's scope):
- *
- * ```ts no-run
- * const egress = yield* EgressProxy.make({ permission, caller: PermissionV2.fromToolCall(context) })
- * const command = {
- *   command: "bwrap",
- *   // own network namespace; bind `egress.readable` read-only where the mount plan would hide them
- *   args: Sandbox.bubblewrapArgs({ ...plan, network: false }, egress.argv([shell, "-c", script])),
- *   channel: egress.attach, // AppProcess hands the child's descriptor 3 to the proxy
- * }
- * ```
- *
- * See docs/egress.md.
+ * Integration, in the sandbox's prepare step and inside the call's scope: `make({ permission, caller:
+ * PermissionV2.fromToolCall(context) })`; the bubblewrap argv is `Sandbox.bubblewrapArgs({ ...plan, network: false
+ * }, egress.argv([shell, "-c", command]))` with `egress.readable` bound read-only after the private `/tmp`; the
+ * `AppProcess.Command` carries `channel: egress.attach` (the child's descriptor 3); the run is raced against
+ * `egress.declined` (then `PermissionV2.DeclinedError`), and `note(decisions)` goes to the model. The whole
+ * function is in docs/egress.md.
  *
  * @since 0.3.0
  */
@@ -183,7 +176,7 @@ export interface Interface {
 const packageDirectory = (): string => path.dirname(CorePackage.require.resolve("@toolgate/core/package.json"))
 
 /** The bridge's modules, in the order they are written out. */
-const BRIDGE_MODULES = ["egress-mux", "egress-bridge"] as const
+const BRIDGE_MODULES = ["egress-frame", "egress-mux", "egress-bridge"] as const
 
 /**
  * From the TypeScript sources: the bridge's modules transpiled (TypeScript's own `transpileModule`, a development
@@ -218,7 +211,7 @@ let launched: Launch | undefined
 
 /**
  * How to start the bridge of this installation: the compiled `dist/world/internal/egress-bridge.js` with the running
- * Node executable. When toolgate itself runs from its TypeScript sources (tests, `tsx`), the bridge's two modules
+ * Node executable. When toolgate itself runs from its TypeScript sources (tests, `tsx`), the bridge's modules
  * are transpiled once into the system temp directory, so the sandbox still runs plain JavaScript with no loader.
  *
  * @since 0.3.0

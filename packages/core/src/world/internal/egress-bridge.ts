@@ -7,6 +7,8 @@
  * with the command's status and forwards the usual termination signals to it.
  *
  * Usage: `node egress-bridge.js COMMAND [ARGUMENT…]`. Dependency-free, so a plain Node starts it. See docs/egress.md.
+ *
+ * @since 0.3.0
  */
 import * as childProcess from "node:child_process"
 import * as net from "node:net"

@@ -3,6 +3,8 @@
  * resource `net:<host>:<port>`, and the verdict — PermissionV2 on the resource (allow / deny / ask), then, for a
  * host that resolves (once) to a non-public address, on `private:net:<host>:<port>`. An allowed verdict carries the
  * addresses that were classified; the proxy connects to exactly those. Verdicts are kept for the rest of the call.
+ *
+ * @since 0.3.0
  */
 import * as net from "node:net"
 import * as Deferred from "effect/Deferred"
@@ -15,14 +17,30 @@ import * as PermissionV2 from "../../policy/permission.js"
 import * as Wildcard from "../../values/wildcard.js"
 import * as WebAddress from "../web-address.js"
 
-/** The permission action of egress (the one webfetch asks with). */
+/**
+ * The permission action of egress (the one webfetch asks with).
+ *
+ * @since 0.3.0
+ */
 export const ACTION = "webfetch"
-/** The prefix of an egress resource. */
+/**
+ * The prefix of an egress resource.
+ *
+ * @since 0.3.0
+ */
 export const NET_PREFIX = "net:"
-/** The prefix a non-public destination needs on top (as webfetch's). */
+/**
+ * The prefix a non-public destination needs on top (as webfetch's).
+ *
+ * @since 0.3.0
+ */
 export const PRIVATE_PREFIX = "private:"
 
-/** A destination: a canonical host (IPv6 without brackets) and a port. */
+/**
+ * A destination: a canonical host (IPv6 without brackets) and a port.
+ *
+ * @since 0.3.0
+ */
 export interface Target {
   readonly host: string
   readonly port: number
@@ -30,17 +48,29 @@ export interface Target {
   readonly literal: boolean
 }
 
-/** `host:port`, the IPv6 host in brackets. */
+/**
+ * `host:port`, the IPv6 host in brackets.
+ *
+ * @since 0.3.0
+ */
 export const authorityOf = (target: Pick<Target, "host" | "port">): string =>
   `${net.isIPv6(target.host) ? `[${target.host}]` : target.host}:${target.port}`
 
-/** The `Host` header for `target`: the authority without the default port 80. */
+/**
+ * The `Host` header for `target`: the authority without the default port 80.
+ *
+ * @since 0.3.0
+ */
 export const hostHeaderOf = (target: Pick<Target, "host" | "port">): string => {
   const host = net.isIPv6(target.host) ? `[${target.host}]` : target.host
   return target.port === 80 ? host : `${host}:${target.port}`
 }
 
-/** `net:<host>:<port>`. */
+/**
+ * `net:<host>:<port>`.
+ *
+ * @since 0.3.0
+ */
 export const resourceOf = (target: Pick<Target, "host" | "port">): string => `${NET_PREFIX}${authorityOf(target)}`
 
 const AUTHORITY = /^(?:\[([0-9A-Fa-f:.]+)\]|([^\s/?#@[\]:\\%]+))(?::([0-9]{1,5}))?$/
@@ -49,6 +79,8 @@ const AUTHORITY = /^(?:\[([0-9A-Fa-f:.]+)\]|([^\s/?#@[\]:\\%]+))(?::([0-9]{1,5})
  * The target of `authority` (`host[:port]`, IPv6 in brackets), the host canonicalised as `WebAddress.canonical`
  * does (lower case, every IPv4 spelling as a dotted quad, IPv4-mapped IPv6 as IPv4, trailing dots dropped, IDN as
  * punycode). `defaultPort` applies when no port is written; `undefined` makes the port required.
+ *
+ * @since 0.3.0
  */
 export const parseAuthority = (authority: string, defaultPort?: number): Either.Either<Target, string> => {
   const match = AUTHORITY.exec(authority)
@@ -68,13 +100,21 @@ export const parseAuthority = (authority: string, defaultPort?: number): Either.
   return Either.right({ host: canonical.hostname, port, literal: canonical.literal })
 }
 
-/** An absolute-form `http://` request target: where it goes and the path (with query) to send, as written. */
+/**
+ * An absolute-form `http://` request target: where it goes and the path (with query) to send, as written.
+ *
+ * @since 0.3.0
+ */
 export interface Absolute {
   readonly target: Target
   readonly path: string
 }
 
-/** Parses the request target of a plain (non-CONNECT) proxy request; only `http://` absolute URLs are accepted. */
+/**
+ * Parses the request target of a plain (non-CONNECT) proxy request; only `http://` absolute URLs are accepted.
+ *
+ * @since 0.3.0
+ */
 export const parseAbsolute = (url: string): Either.Either<Absolute, string> => {
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(url)
   if (scheme === null) return Either.left("a proxy request needs an absolute http:// URL")
@@ -90,10 +130,18 @@ export const parseAbsolute = (url: string): Either.Either<Absolute, string> => {
   return Either.map(parseAuthority(authority, 80), (target) => ({ target, path }))
 }
 
-/** Why a destination is refused. */
+/**
+ * Why a destination is refused.
+ *
+ * @since 0.3.0
+ */
 export type Refusal = "denied" | "rejected" | "declined" | "unresolvable" | "no_session"
 
-/** The verdict on a destination. */
+/**
+ * The verdict on a destination.
+ *
+ * @since 0.3.0
+ */
 export type Verdict =
   | { readonly _tag: "allowed"; readonly addresses: ReadonlyArray<WebAddress.Resolved>; readonly private: boolean }
   | {
@@ -105,10 +153,18 @@ export type Verdict =
       readonly detail: string
     }
 
-/** The caller fields of `PermissionV2.fromToolCall`: the asks go to this session and agent, about this call. */
+/**
+ * The caller fields of `PermissionV2.fromToolCall`: the asks go to this session and agent, about this call.
+ *
+ * @since 0.3.0
+ */
 export type Caller = Pick<PermissionV2.AssertInput, "sessionID" | "agent" | "source">
 
-/** What deciding needs: the permission service, the caller, the resolver, and metadata added to every ask. */
+/**
+ * What deciding needs: the permission service, the caller, the resolver, and metadata added to every ask.
+ *
+ * @since 0.3.0
+ */
 export interface Asker {
   readonly permission: Pick<PermissionV2.Interface, "assert">
   readonly caller: Caller
@@ -126,6 +182,8 @@ const refused = (reason: Refusal, detail: string, status: 403 | 502 = 403): Verd
 /**
  * The verdict on `target`, asked about `request` (the request line, for the prompt). A name is resolved only after
  * `net:` was allowed, so a refused name is never looked up.
+ *
+ * @since 0.3.0
  */
 export const decide = (asker: Asker, target: Target, request: string): Effect.Effect<Verdict> => {
   const resource = resourceOf(target)
@@ -182,13 +240,21 @@ export const decide = (asker: Asker, target: Target, request: string): Effect.Ef
   )
 }
 
-/** One destination decided during the call. */
+/**
+ * One destination decided during the call.
+ *
+ * @since 0.3.0
+ */
 export interface Decision {
   readonly resource: string
   readonly verdict: Verdict
 }
 
-/** The verdicts of one call: each destination decided once, concurrent requests for it waiting on the same ask. */
+/**
+ * The verdicts of one call: each destination decided once, concurrent requests for it waiting on the same ask.
+ *
+ * @since 0.3.0
+ */
 export interface Memo {
   readonly verdict: (target: Target, request: string) => Effect.Effect<Verdict>
   readonly decisions: () => ReadonlyArray<Decision>
@@ -196,7 +262,11 @@ export interface Memo {
   readonly declined: Effect.Effect<void>
 }
 
-/** A fresh memo over `asker`. */
+/**
+ * A fresh memo over `asker`.
+ *
+ * @since 0.3.0
+ */
 export const memo = (asker: Asker): Effect.Effect<Memo> =>
   Effect.gen(function* () {
     const declined = yield* Deferred.make<void>()

@@ -4,6 +4,8 @@
  * is decrypted); an absolute-form `http://` request is forwarded. Either waits for the verdict on its destination
  * first: a refused one gets a short 403 (or 502) and no byte goes out; an allowed one connects to exactly the
  * addresses the verdict carries.
+ *
+ * @since 0.3.0
  */
 import * as http from "node:http"
 import * as net from "node:net"
@@ -53,7 +55,11 @@ const STATUS_TEXT: Record<number, string> = {
   504: "Gateway Timeout",
 }
 
-/** The body of every answer the proxy itself gives. */
+/**
+ * The body of every answer the proxy itself gives.
+ *
+ * @since 0.3.0
+ */
 export const answerText = (status: number, text: string): string => `toolgate egress proxy (${status}): ${text}\n`
 
 /** A complete raw HTTP/1.1 answer that closes the connection (for CONNECT and malformed requests). */
@@ -89,7 +95,11 @@ const refusalText = (target: Decision.Target, verdict: Extract<Decision.Verdict,
 const failureText = (target: Decision.Target, error: NodeJS.ErrnoException) =>
   `could not connect to ${Decision.authorityOf(target)}: ${error.code ?? error.message}`
 
-/** Options of `make`. */
+/**
+ * Options of `make`.
+ *
+ * @since 0.3.0
+ */
 export interface Options {
   readonly memo: Decision.Memo
   /** Runs an effect in the proxy's scope (interrupted when it closes). */
@@ -97,7 +107,11 @@ export interface Options {
   readonly connectTimeoutMs: number
 }
 
-/** A running forwarder. */
+/**
+ * A running forwarder.
+ *
+ * @since 0.3.0
+ */
 export interface Forwarder {
   /** Serves the bridge at the other end of `channel`. */
   readonly attach: (channel: Duplex) => void
@@ -105,7 +119,11 @@ export interface Forwarder {
   readonly close: () => void
 }
 
-/** Builds the forwarder. */
+/**
+ * Builds the forwarder.
+ *
+ * @since 0.3.0
+ */
 export const make = (options: Options): Forwarder => {
   const muxes = new Set<Mux>()
   const outgoing = new Set<net.Socket>()

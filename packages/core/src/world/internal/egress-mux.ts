@@ -1,171 +1,52 @@
 /**
- * The wire between the egress bridge (inside the sandbox) and the egress proxy (in toolgate): many TCP connections
- * carried over one inherited, already-connected socket. Each connection is a stream of frames:
+ * The multiplexer of the egress channel: many TCP connections carried as streams of frames (`egress-frame.ts`) over
+ * one inherited, already-connected socket between the bridge (inside the sandbox) and the egress proxy (in
+ * toolgate). Only the bridge opens streams, with strictly increasing ids. `end` is a half-close (no more data from
+ * the sender), `close` an abort. Flow control is per stream: a sender may have at most `WINDOW` bytes
+ * unacknowledged; the receiver returns `credit` as its consumer reads them, so a slow connection never stalls the
+ * others and memory stays bounded (`WINDOW` per stream each way, `MAX_STREAMS` streams). A frame that breaks these
+ * rules ends the whole channel.
  *
- * | bytes | field |
- * |---|---|
- * | 1 | kind: 1 open, 2 data, 3 end, 4 close, 5 credit |
- * | 4 | stream id (unsigned, big-endian; never 0) |
- * | 4 | payload length (unsigned, big-endian) |
- * | n | payload: data bytes (1 to `MAX_PAYLOAD`), a 4-byte credit for `credit`, nothing otherwise |
+ * Dependency-free (Node built-ins only): the bridge loads it in a fresh Node process inside the sandbox. See
+ * docs/egress.md.
  *
- * Only the bridge opens streams, with strictly increasing ids. `end` is a half-close (no more data from the sender),
- * `close` an abort. Flow control is per stream: a sender may have at most `WINDOW` bytes unacknowledged; the receiver
- * returns `credit` as its consumer reads them, so a slow connection never stalls the others and memory stays bounded
- * (`WINDOW` per stream each way, `MAX_STREAMS` streams). A frame that breaks these rules ends the whole channel.
- *
- * This file is dependency-free (Node built-ins only) because the bridge loads it in a fresh Node process inside the
- * sandbox. See docs/egress.md.
+ * @since 0.3.0
  */
 import { Buffer } from "node:buffer"
 import { EventEmitter } from "node:events"
 import { Duplex, finished } from "node:stream"
-
-/** The bytes before each payload. */
-export const HEADER_BYTES = 9
-/** The largest data payload of one frame. */
-export const MAX_PAYLOAD = 64 * 1024
-/** The unacknowledged bytes a sender may have in flight per stream. */
-export const WINDOW = 256 * 1024
-/** The streams the proxy side keeps open at once; later opens are closed at once. */
-export const MAX_STREAMS = 256
-
-/** The frame kinds. */
-export const Kind = { open: 1, data: 2, end: 3, close: 4, credit: 5 } as const
-/** @see Kind */
-export type Kind = (typeof Kind)[keyof typeof Kind]
-
-/** One frame. */
-export interface Frame {
-  readonly kind: Kind
-  readonly stream: number
-  readonly payload: Uint8Array
-}
-
-/** A frame or a sequence of frames that breaks the format; the channel carrying it is closed. */
-export class ProtocolError extends Error {
-  override readonly name = "EgressMux.ProtocolError"
-}
-
-const EMPTY = Buffer.alloc(0)
-const MAX_ID = 0xffffffff
-
-/** Whether `frame` is well formed: a known kind, a stream id in 1..2^32-1, and the payload size its kind requires. */
-export const validate = (frame: Frame): string | undefined => {
-  if (!Number.isInteger(frame.stream) || frame.stream < 1 || frame.stream > MAX_ID) return "stream id out of range"
-  const size = frame.payload.byteLength
-  switch (frame.kind) {
-    case Kind.data:
-      return size >= 1 && size <= MAX_PAYLOAD ? undefined : `data payload of ${size} bytes`
-    case Kind.credit:
-      return size === 4 ? undefined : `credit payload of ${size} bytes`
-    case Kind.open:
-    case Kind.end:
-    case Kind.close:
-      return size === 0 ? undefined : `payload on a control frame`
-    default:
-      return `unknown frame kind ${String(frame.kind)}`
-  }
-}
-
-/** The bytes of `frame`; throws `ProtocolError` for a malformed one. */
-export const encode = (frame: Frame): Buffer => {
-  const invalid = validate(frame)
-  if (invalid !== undefined) throw new ProtocolError(invalid)
-  const bytes = Buffer.allocUnsafe(HEADER_BYTES + frame.payload.byteLength)
-  headerOf(frame.kind, frame.stream, frame.payload.byteLength).copy(bytes, 0)
-  bytes.set(frame.payload, HEADER_BYTES)
-  return bytes
-}
-
-/** A `credit` frame returning `bytes` to the sender of `stream`. */
-export const credit = (stream: number, bytes: number): Frame => {
-  const payload = Buffer.allocUnsafe(4)
-  payload.writeUInt32BE(bytes, 0)
-  return { kind: Kind.credit, stream, payload }
-}
-
-/** The 9-byte header of a frame with a `size`-byte payload. */
-const headerOf = (kind: Kind, stream: number, size: number): Buffer => {
-  const bytes = Buffer.allocUnsafe(HEADER_BYTES)
-  bytes.writeUInt8(kind, 0)
-  bytes.writeUInt32BE(stream, 1)
-  bytes.writeUInt32BE(size, 5)
-  return bytes
-}
+import {
+  credit,
+  Decoder,
+  encode,
+  type Frame,
+  headerOf,
+  Kind,
+  MAX_PAYLOAD,
+  ProtocolError,
+  validate,
+} from "./egress-frame.js"
 
 /**
- * Reassembles frames from chunks split or merged anywhere. Chunks are queued and a frame is copied only when it
- * spans chunks; a payload inside one chunk is a view of it.
+ * The unacknowledged bytes a sender may have in flight per stream.
+ *
+ * @since 0.3.0
  */
-export class Decoder {
-  private readonly chunks: Array<Buffer> = []
-  private size = 0
+export const WINDOW = 256 * 1024
+/**
+ * The streams the proxy side keeps open at once; later opens are closed at once.
+ *
+ * @since 0.3.0
+ */
+export const MAX_STREAMS = 256
 
-  /** The frames completed by `chunk`, in order; throws `ProtocolError` on the first malformed one. */
-  push(chunk: Uint8Array): Array<Frame> {
-    const incoming = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
-    if (incoming.length > 0) {
-      this.chunks.push(incoming)
-      this.size += incoming.length
-    }
-    const frames: Array<Frame> = []
-    while (this.size >= HEADER_BYTES) {
-      const header = this.peek(HEADER_BYTES)
-      const kind = header.readUInt8(0) as Kind
-      const stream = header.readUInt32BE(1)
-      const size = header.readUInt32BE(5)
-      // Checked before waiting for the payload, so a huge announced length never makes us buffer it.
-      if (size > MAX_PAYLOAD) throw new ProtocolError(`payload of ${size} bytes announced`)
-      if (this.size < HEADER_BYTES + size) break
-      const bytes = this.take(HEADER_BYTES + size)
-      const frame: Frame = { kind, stream, payload: bytes.subarray(HEADER_BYTES) }
-      const invalid = validate(frame)
-      if (invalid !== undefined) throw new ProtocolError(invalid)
-      frames.push(frame)
-    }
-    return frames
-  }
+const EMPTY = Buffer.alloc(0)
 
-  /** Bytes of an incomplete frame held back. */
-  get pending(): number {
-    return this.size
-  }
-
-  /** The first `n` queued bytes as one buffer, without consuming them. */
-  private peek(n: number): Buffer {
-    const first = this.chunks[0]!
-    if (first.length >= n) return first
-    const joined = Buffer.concat(this.chunks, this.size)
-    this.chunks.length = 0
-    this.chunks.push(joined)
-    return joined
-  }
-
-  /** Removes and returns the first `n` queued bytes (a view when they lie in one chunk). */
-  private take(n: number): Buffer {
-    this.size -= n
-    const first = this.chunks[0]!
-    if (first.length >= n) {
-      if (first.length === n) this.chunks.shift()
-      else this.chunks[0] = first.subarray(n)
-      return first.subarray(0, n)
-    }
-    const out = Buffer.allocUnsafe(n)
-    let at = 0
-    while (at < n) {
-      const chunk = this.chunks[0]!
-      const part = Math.min(chunk.length, n - at)
-      chunk.copy(out, at, 0, part)
-      at += part
-      if (part === chunk.length) this.chunks.shift()
-      else this.chunks[0] = chunk.subarray(part)
-    }
-    return out
-  }
-}
-
-/** Options of a `Mux`. */
+/**
+ * Options of a `Mux`.
+ *
+ * @since 0.3.0
+ */
 export interface MuxOptions {
   /** `bridge` opens streams; `proxy` accepts them (at most `maxStreams` at once). */
   readonly side: "bridge" | "proxy"
@@ -176,8 +57,11 @@ export interface MuxOptions {
 /**
  * One side of a multiplexed channel. Emits `stream` (proxy side) with each stream the bridge opened, and `close`
  * once the channel is gone (every stream is destroyed with it).
+ *
+ * @since 0.3.0
  */
 export class Mux extends EventEmitter {
+  /** @since 0.3.0 */
   readonly window: number
   private readonly streams = new Map<number, MuxStream>()
   private readonly decoder = new Decoder()
@@ -198,7 +82,11 @@ export class Mux extends EventEmitter {
     channel.on("error", () => this.close())
   }
 
-  /** Opens a new stream (bridge side). On a closed channel the stream is returned already destroyed. */
+  /**
+   * Opens a new stream (bridge side). On a closed channel the stream is returned already destroyed.
+   *
+   * @since 0.3.0
+   */
   open(): MuxStream {
     if (this.options.side !== "bridge") throw new Error("only the bridge opens streams")
     const id = ++this.lastOpened
@@ -212,7 +100,11 @@ export class Mux extends EventEmitter {
     return stream
   }
 
-  /** Destroys every stream and the channel. */
+  /**
+   * Destroys every stream and the channel.
+   *
+   * @since 0.3.0
+   */
   close(): void {
     if (this.closed) return
     this.closed = true
@@ -232,7 +124,11 @@ export class Mux extends EventEmitter {
     return this.streams.size
   }
 
-  /** Writes a frame; false when the channel asks the writer to wait for `whenDrained`. */
+  /**
+   * Writes a frame; false when the channel asks the writer to wait for `whenDrained`.
+   *
+   * @since 0.3.0
+   */
   send(frame: Frame): boolean {
     if (this.closed) return true
     if (frame.kind !== Kind.data) return this.channel.write(encode(frame))
@@ -246,21 +142,31 @@ export class Mux extends EventEmitter {
     return ready
   }
 
-  /** Runs `waiter` once the channel drained (or closed). */
+  /**
+   * Runs `waiter` once the channel drained (or closed).
+   *
+   * @since 0.3.0
+   */
   whenDrained(waiter: () => void): void {
     if (this.closed) waiter()
     else this.drainWaiters.push(waiter)
   }
 
-  /** Forgets a destroyed stream. */
+  /**
+   * Forgets a destroyed stream.
+   *
+   * @since 0.3.0
+   */
   forget(stream: MuxStream): void {
     if (this.streams.get(stream.id) === stream) this.streams.delete(stream.id)
   }
 
+  /** @since 0.3.0 */
   private drained(): void {
     for (const waiter of this.drainWaiters.splice(0)) waiter()
   }
 
+  /** @since 0.3.0 */
   private receive(chunk: Buffer): void {
     if (this.closed) return
     try {
@@ -272,6 +178,7 @@ export class Mux extends EventEmitter {
     }
   }
 
+  /** @since 0.3.0 */
   private dispatch(frame: Frame): void {
     if (this.closed) return
     if (frame.kind === Kind.open) {
@@ -312,7 +219,11 @@ interface Blocked {
   readonly callback: (error?: Error | null) => void
 }
 
-/** One connection on a `Mux`: a Duplex with half-close, flow-controlled by credit. */
+/**
+ * One connection on a `Mux`: a Duplex with half-close, flow-controlled by credit.
+ *
+ * @since 0.3.0
+ */
 export class MuxStream extends Duplex {
   /** Bytes this side may still send. */
   private sendCredit: number
@@ -332,38 +243,46 @@ export class MuxStream extends Duplex {
   }
 
   // Socket-like no-ops, so `http.Server` can serve a stream as a connection.
+  /** @since 0.3.0 */
   setTimeout(): this {
     return this
   }
+  /** @since 0.3.0 */
   setNoDelay(): this {
     return this
   }
+  /** @since 0.3.0 */
   setKeepAlive(): this {
     return this
   }
 
+  /** @since 0.3.0 */
   override _read(): void {
     this.grant()
   }
 
   // Credit is returned after a read took bytes out of the buffer (`_read` runs before they are taken).
+  /** @since 0.3.0 */
   override read(size?: number): unknown {
     const chunk: unknown = super.read(size)
     this.grant()
     return chunk
   }
 
+  /** @since 0.3.0 */
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
     this.blocked = { chunk, callback }
     this.flush()
   }
 
+  /** @since 0.3.0 */
   override _final(callback: (error?: Error | null) => void): void {
     this.sentEnd = true
     this.mux.send({ kind: Kind.end, stream: this.id, payload: EMPTY })
     callback()
   }
 
+  /** @since 0.3.0 */
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
     const blocked = this.blocked
     this.blocked = undefined
@@ -375,7 +294,11 @@ export class MuxStream extends Duplex {
     callback(error)
   }
 
-  /** Sends as much of the blocked write as credit allows; completes it when all is sent and the channel drained. */
+  /**
+   * Sends as much of the blocked write as credit allows; completes it when all is sent and the channel drained.
+   *
+   * @since 0.3.0
+   */
   private flush(): void {
     const blocked = this.blocked
     if (blocked === undefined || this.destroyed) return
@@ -392,7 +315,11 @@ export class MuxStream extends Duplex {
     else this.mux.whenDrained(() => blocked.callback())
   }
 
-  /** Returns credit for what the consumer has taken: in batches of a quarter window, or all once it caught up. */
+  /**
+   * Returns credit for what the consumer has taken: in batches of a quarter window, or all once it caught up.
+   *
+   * @since 0.3.0
+   */
   private grant(): void {
     const consumed = this.outstanding - this.readableLength
     if (consumed <= 0 || this.peerClosed || this.destroyed || this.receivedEnd) return
@@ -401,6 +328,7 @@ export class MuxStream extends Duplex {
     this.mux.send(credit(this.id, consumed))
   }
 
+  /** @since 0.3.0 */
   receiveData(payload: Uint8Array): void {
     if (this.receivedEnd) throw new ProtocolError(`data after end on stream ${this.id}`)
     if (this.outstanding + payload.byteLength > this.mux.window) {
@@ -411,17 +339,20 @@ export class MuxStream extends Duplex {
     this.grant()
   }
 
+  /** @since 0.3.0 */
   receiveEnd(): void {
     if (this.receivedEnd) throw new ProtocolError(`second end on stream ${this.id}`)
     this.receivedEnd = true
     this.push(null)
   }
 
+  /** @since 0.3.0 */
   receiveClose(): void {
     this.peerClosed = true
     this.destroy()
   }
 
+  /** @since 0.3.0 */
   receiveCredit(bytes: number): void {
     this.sendCredit += bytes
     if (this.sendCredit > this.mux.window) throw new ProtocolError(`stream ${this.id} credited past its window`)
@@ -432,6 +363,8 @@ export class MuxStream extends Duplex {
 /**
  * Joins a local socket and a stream both ways: data and half-closes flow through, and when either side fails or
  * closes before both directions finished, the other is destroyed.
+ *
+ * @since 0.3.0
  */
 export const link = (a: Duplex, b: Duplex): void => {
   a.pipe(b)
