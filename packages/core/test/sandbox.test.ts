@@ -4,7 +4,7 @@ import * as http from "node:http"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, FastCheck, Fiber, Layer, Queue } from "effect"
-import { AppProcess, ChildEnvironment, Config, EventV2, Global, Sandbox } from "../src/index.js"
+import { AppProcess, ChildEnvironment, Config, EventV2, Global, Project, Sandbox } from "../src/index.js"
 import { locationLayer, tempDir } from "./support/location.js"
 
 const bwrapWorks = (() => {
@@ -26,7 +26,10 @@ const sandboxLayer = (
   root: string,
   bash: typeof Config.Bash.Type,
   options: Sandbox.Options = {},
-): Layer.Layer<Sandbox.Service | AppProcess.Service | EventV2.Service, Sandbox.UnavailableError> => {
+): Layer.Layer<
+  Sandbox.Service | AppProcess.Service | EventV2.Service,
+  Sandbox.UnavailableError | Config.InvalidError
+> => {
   const location = locationLayer(root)
   const base = Layer.mergeAll(
     location,
@@ -40,13 +43,17 @@ const sandboxLayer = (
 
 /** Runs `command` in `root` through the sandbox and the real process spawner. */
 const run = (command: string, root: string) =>
-  Effect.gen(function* () {
-    const sandbox = yield* Sandbox.Service
-    const prepared = yield* sandbox.prepare({ command, cwd: root, shell: "/bin/sh" })
-    const result = yield* (yield* AppProcess.Service).run(prepared, { combineOutput: true, timeout: "20 seconds" })
-    const output = text(result.output)
-    return { exit: result.exitCode, output, note: sandbox.diagnose(output) }
-  })
+  Effect.scoped(
+    Effect.gen(function* () {
+      const sandbox = yield* Sandbox.Service
+      const prepared = yield* sandbox.prepare({ command, cwd: root, shell: "/bin/sh" })
+      const result = yield* (yield* AppProcess.Service).run(prepared, { combineOutput: true, timeout: "20 seconds" })
+      const output = text(result.output)
+      const note = yield* prepared.note(output)
+      expect(note).toBe(sandbox.diagnose(output))
+      return { exit: result.exitCode, output, note }
+    }),
+  )
 
 describe("Sandbox.bubblewrapArgs", () => {
   it("mounts the root read-only first, then a private /tmp, the writable binds and the read-only paths", () => {
@@ -57,6 +64,10 @@ describe("Sandbox.bubblewrapArgs", () => {
     expect(args).toEqual([
       "--die-with-parent",
       "--unshare-all",
+      "--unshare-user",
+      "--disable-userns",
+      "--cap-drop",
+      "ALL",
       "--ro-bind",
       "/",
       "/",
@@ -82,6 +93,71 @@ describe("Sandbox.bubblewrapArgs", () => {
       "-c",
       "ls",
     ])
+  })
+
+  it("orders the tree parents first, then pins, protected paths, hidden files and the read-only remounts", () => {
+    const args = Sandbox.bubblewrapArgs(
+      {
+        writable: ["/h/u/p", "/h/u/p/deep/cache"],
+        readOnly: ["/h/u/p/deep"],
+        network: false,
+        cwd: "/h/u/p",
+        readable: ["/opt/bridge"],
+        protected: ["/h/u/p/.git", "/h/u/p/.claude/skills"],
+        pinned: ["/h/u/p/.claude"],
+        hidden: { files: ["/h/u/p/.env"], directories: ["/h/u", "/h/u/.ssh"] },
+        emptyFile: "/e/empty",
+        user: { uid: 65534, gid: 65534 },
+        seccompFd: 4,
+      },
+      ["true"],
+    )
+    const after = args.slice(args.indexOf("/tmp") + 1)
+    expect(args.slice(0, args.indexOf("--ro-bind"))).toEqual([
+      "--die-with-parent",
+      "--unshare-all",
+      "--unshare-user",
+      "--disable-userns",
+      "--cap-drop",
+      "ALL",
+      "--uid",
+      "65534",
+      "--gid",
+      "65534",
+      "--seccomp",
+      "4",
+    ])
+    expect(after).toEqual([
+      ...["--ro-bind", "/opt/bridge", "/opt/bridge"],
+      // The hidden home first (depth 2), so the Location below it is bound back in.
+      ...["--tmpfs", "/h/u"],
+      ...["--bind", "/h/u/p", "/h/u/p"],
+      ...["--tmpfs", "/h/u/.ssh"],
+      ...["--ro-bind", "/h/u/p/deep", "/h/u/p/deep"],
+      ...["--bind", "/h/u/p/deep/cache", "/h/u/p/deep/cache"],
+      ...["--bind", "/h/u/p/.claude", "/h/u/p/.claude"],
+      ...["--ro-bind", "/h/u/p/.git", "/h/u/p/.git"],
+      ...["--ro-bind", "/h/u/p/.claude/skills", "/h/u/p/.claude/skills"],
+      ...["--ro-bind", "/e/empty", "/h/u/p/.env"],
+      ...["--remount-ro", "/h/u"],
+      ...["--remount-ro", "/h/u/.ssh"],
+      ...["--chdir", "/h/u/p", "--", "true"],
+    ])
+  })
+
+  it("at one path, hidden wins over read-only, which wins over writable", () => {
+    const args = Sandbox.bubblewrapArgs(
+      {
+        writable: ["/p/x"],
+        readOnly: ["/p/x"],
+        network: false,
+        cwd: "/p",
+        hidden: { files: [], directories: ["/p/x"] },
+      },
+      ["true"],
+    )
+    const tree = args.slice(args.indexOf("/tmp") + 1, args.indexOf("--remount-ro"))
+    expect(tree).toEqual(["--bind", "/p/x", "/p/x", "--ro-bind", "/p/x", "/p/x", "--tmpfs", "/p/x"])
   })
 
   it("shares the network only when enabled", () => {
@@ -146,7 +222,9 @@ describe("Sandbox.layer", () => {
       const sandbox = yield* Effect.provide(Sandbox.Service, sandboxLayer(root, {}))
       expect(sandbox.mode).toBe("none")
       const prepared = yield* sandbox.prepare({ command: "ls", cwd: root, shell: "/bin/sh" })
-      expect(prepared).toEqual({ command: "ls", cwd: root, shell: "/bin/sh", env: {} })
+      expect(prepared).toMatchObject({ command: "ls", cwd: root, shell: "/bin/sh", env: {} })
+      expect(prepared.args).toBeUndefined()
+      expect(yield* prepared.note("Read-only file system")).toBeUndefined()
       expect(sandbox.diagnose("Read-only file system")).toBeUndefined()
     }),
   )
@@ -248,7 +326,7 @@ describe.runIf(bwrapWorks)("Sandbox in bubblewrap mode (real processes)", () => 
       }),
   )
 
-  it.scoped("writes inside the Location and the toolgate tmp directory work", () =>
+  it.scoped("writes inside the Location and the project's toolgate tmp directory work", () =>
     Effect.gen(function* () {
       const root = yield* tempDir()
       const result = yield* run(
@@ -258,11 +336,12 @@ describe.runIf(bwrapWorks)("Sandbox in bubblewrap mode (real processes)", () => 
       expect(result).toMatchObject({ exit: 0, output: "hello\n" })
       expect(fs.readFileSync(path.join(root, "inside.txt"), "utf8")).toBe("hello\n")
       expect(fs.readFileSync(path.join(root, "sub", "y"), "utf8")).toBe("x\n")
-      const tmp = yield* run(`echo t > ${path.join(root, ".tmp-toolgate")}/scratch && echo ok`, root).pipe(
+      const own = path.join(root, ".tmp-toolgate", Project.storageKey("global", root))
+      const tmp = yield* run(`echo t > ${own}/scratch && echo ok`, root).pipe(
         Effect.provide(sandboxLayer(root, { sandbox: { mode: "bubblewrap" } })),
       )
       expect(tmp.exit).toBe(0)
-      expect(fs.readFileSync(path.join(root, ".tmp-toolgate", "scratch"), "utf8")).toBe("t\n")
+      expect(fs.readFileSync(path.join(own, "scratch"), "utf8")).toBe("t\n")
     }),
   )
 

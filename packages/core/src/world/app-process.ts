@@ -41,7 +41,21 @@ export interface Command {
    * descriptor 3 (a sandbox's egress bridge reaches its proxy through it; see docs/egress.md).
    */
   readonly channel?: (socket: Duplex) => void
+  /**
+   * Bytes the child reads from its descriptors `FIRST_INPUT_FD`, `FIRST_INPUT_FD + 1`, …: one pipe each, written
+   * and closed right after the spawn (a sandbox hands bubblewrap its seccomp program this way). Descriptor 3 is
+   * `channel`'s, or closed.
+   */
+  readonly inputs?: ReadonlyArray<Uint8Array>
 }
+
+/**
+ * The child's descriptor of the first entry of `Command.inputs`.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const FIRST_INPUT_FD = 4
 
 /**
  * Options of `run`.
@@ -273,7 +287,12 @@ const spawn = (
       options?.stdin === undefined ? "ignore" : "pipe",
       "pipe",
       "pipe",
-      ...(command.channel === undefined ? [] : (["pipe"] as const)),
+      ...(command.channel === undefined
+        ? command.inputs === undefined
+          ? []
+          : (["ignore"] as const)
+        : (["pipe"] as const)),
+      ...(command.inputs ?? []).map(() => "pipe" as const),
     ],
     detached: isPosix,
     windowsHide: true,
@@ -297,6 +316,13 @@ const spawn = (
     if (child.pid === undefined) channel.destroy()
     else command.channel(channel)
   }
+  command.inputs?.forEach((bytes, index) => {
+    const input = child.stdio[FIRST_INPUT_FD + index] as Duplex | null | undefined
+    if (input == null) return
+    input.on("error", () => {})
+    if (child.pid === undefined) input.destroy()
+    else input.resume().end(bytes)
+  })
   child.stdout?.on("data", sinks.stdout)
   child.stderr?.on("data", sinks.stderr)
   if (child.stdin !== null && options?.stdin !== undefined) {

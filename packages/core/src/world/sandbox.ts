@@ -1,65 +1,97 @@
 /**
  * Sandbox: opt-in containment of the bash tool's child processes. Mode `none` (the default) runs commands with the
- * host user's full authority, as opencode does. Mode `bubblewrap` runs each command under `bwrap`: the root
- * filesystem read-only, the Location, toolgate's tmp directory and configured paths writable, `.git` and the
- * configuration files read-only, a private `/tmp`, minimal `/dev` and `/proc`, its own PID namespace, and no network
- * unless enabled. The service also decides the child's environment (`ChildEnvironment`). See docs/sandbox.md.
+ * host user's full authority, as opencode does. Mode `bubblewrap` runs each command under `bwrap` in a user
+ * namespace without capabilities or new privileges, under a seccomp filter (no Unix sockets, no namespaces or
+ * mounts): the root filesystem read-only; the Location, the project's own tmp directory and configured paths
+ * writable; every protected path of the Location read-only, missing ones included; credential stores, system
+ * secrets, the `.env` family and `denyRead` paths hidden; and no network, the host's, or egress by rule through a
+ * per-call proxy. The service also decides the child's environment (`ChildEnvironment`). See docs/sandbox.md.
+ *
+ * The body lives in `internal/`: the mount plan (`sandbox-mounts.ts`), the seccomp program (`sandbox-seccomp.ts`),
+ * what is hidden (`sandbox-secrets.ts`), the protected paths and their placeholders (`sandbox-protect.ts`), allowed
+ * Unix sockets (`sandbox-sockets.ts`), the availability probe (`sandbox-probe.ts`) and a call's preparation
+ * (`sandbox-prepare.ts`).
  *
  * @since 0.2.0
  */
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import * as Config from "../place/config.js"
 import * as EventV2 from "../place/event.js"
 import * as Location from "../place/location.js"
+import * as Project from "../place/project.js"
+import * as ProtectedPath from "../place/protected-path.js"
+import type * as PermissionV2 from "../policy/permission.js"
 import * as Global from "../system/global.js"
 import * as AppProcess from "./app-process.js"
 import * as ChildEnvironment from "./child-environment.js"
+import type * as EgressProxy from "./egress-proxy.js"
+import * as Mounts from "./internal/sandbox-mounts.js"
+import * as Prepare from "./internal/sandbox-prepare.js"
+import * as Probe from "./internal/sandbox-probe.js"
+import * as Protect from "./internal/sandbox-protect.js"
+import * as Secrets from "./internal/sandbox-secrets.js"
 
 /**
- * Paths inside the Location that stay read-only in the sandbox when they exist: the repository metadata and the
- * files that hold toolgate's own rules.
+ * The names protected in every directory from the project root down to the Location: read-only in the sandbox, and
+ * when missing, impossible to create there.
  *
  * @since 0.2.0
  */
-export const READ_ONLY_IN_LOCATION: ReadonlyArray<string> = [".git", "toolgate.json", "toolgate.jsonc", ".toolgate"]
+export const READ_ONLY_IN_LOCATION: ReadonlyArray<string> = Protect.CHAIN_ENTRIES
+
+/**
+ * The credential stores below the home directory that the sandbox hides.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const CREDENTIAL_STORES: ReadonlyArray<string> = Secrets.CREDENTIAL_STORES
+
+/**
+ * The system secret files the sandbox hides (and `/etc/ssh/ssh_host_*_key`).
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const SYSTEM_SECRETS: ReadonlyArray<string> = Secrets.SYSTEM_SECRETS
+
+/**
+ * The directories the call-time search for `.env` files does not enter.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const SEARCH_SKIPS: ReadonlyArray<string> = Secrets.SEARCH_SKIPS
+
+/**
+ * The uid and gid a root runner's sandbox runs as (`nobody`); other runners keep their own.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const UNPRIVILEGED_ID = 65534
 
 /**
  * What a bubblewrap sandbox may touch.
  *
  * @since 0.2.0
  */
-export interface Plan {
-  /** Absolute directories bound read-write (the Location first). */
-  readonly writable: ReadonlyArray<string>
-  /** Absolute paths bound read-only on top of the writable ones. */
-  readonly readOnly: ReadonlyArray<string>
-  /** Share the host's network namespace. */
-  readonly network: boolean
-  /** The working directory inside the sandbox. */
-  readonly cwd: string
-}
+export type Plan = Mounts.Plan
 
 /**
- * The `bwrap` arguments for `plan`, followed by `argv` (the command to run). Order matters: later mounts cover
- * earlier ones, so the read-only root comes first, then the private `/tmp`, then the writable binds, then the
- * read-only paths inside them.
+ * The `bwrap` arguments for `plan`, followed by `argv` (the command to run); see docs/sandbox.md for the order.
  *
  * @since 0.2.0
  */
-export const bubblewrapArgs = (plan: Plan, argv: ReadonlyArray<string>): ReadonlyArray<string> => {
-  const args: Array<string> = ["--die-with-parent", "--unshare-all"]
-  if (plan.network) args.push("--share-net")
-  args.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
-  for (const directory of plan.writable) args.push("--bind", directory, directory)
-  for (const entry of plan.readOnly) args.push("--ro-bind", entry, entry)
-  args.push("--chdir", plan.cwd, "--", ...argv)
-  return args
-}
+export const bubblewrapArgs: (plan: Plan, argv: ReadonlyArray<string>) => ReadonlyArray<string> = Mounts.bubblewrapArgs
 
 /**
  * The configured mode could not be used: `bwrap` is missing or cannot create namespaces here.
@@ -72,6 +104,20 @@ export class UnavailableError extends Schema.TaggedError<UnavailableError>()("Sa
 }) {
   override get message(): string {
     return `The ${this.mode} sandbox is not available: ${this.reason}`
+  }
+}
+
+/**
+ * A call could not be sandboxed as configured, so it does not run.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class PrepareError extends Schema.TaggedError<PrepareError>()("Sandbox.PrepareError", {
+  reason: Schema.String,
+}) {
+  override get message(): string {
+    return `The command was not run because the sandbox could not be prepared: ${this.reason}`
   }
 }
 
@@ -96,6 +142,30 @@ export interface Request {
   readonly shell: string
   /** Extra writable directories for this call (an approved external working directory). */
   readonly writable?: ReadonlyArray<string>
+  /**
+   * Who asks for the call's egress destinations (`network: "rules"`): the Location's permission service and the
+   * call's identity (`PermissionV2.fromToolCall`). Without it a `"rules"` sandbox does not run the command.
+   */
+  readonly egress?: {
+    readonly permission: Pick<PermissionV2.Interface, "assert">
+    readonly caller: EgressProxy.Caller
+  }
+}
+
+/**
+ * A prepared command: what to spawn, and what belongs to the call while it runs.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Prepared extends AppProcess.Command {
+  /**
+   * Never completes, unless the user rejected an egress ask without a message: then it dies with
+   * `PermissionV2.DeclinedError`. Race the command against it.
+   */
+  readonly declined: Effect.Effect<never>
+  /** The note for the model about what the sandbox blocked, from the command's output and the call's egress. */
+  readonly note: (output: string) => Effect.Effect<string | undefined>
 }
 
 /**
@@ -113,11 +183,14 @@ export interface Interface {
    * runs without asking; denies, `external_directory`, `protected_path` and unresolved segments still ask.
    */
   readonly autoAllow: boolean
-  /** The process to spawn for `request`: the shell itself, or `bwrap` around it; with the child's environment. */
-  readonly prepare: (request: Request) => Effect.Effect<AppProcess.Command>
+  /**
+   * The process to spawn for `request`: the shell itself, or `bwrap` around it; with the child's environment. What
+   * the call holds (placeholders of missing protected paths, the egress proxy) is released with the scope.
+   */
+  readonly prepare: (request: Request) => Effect.Effect<Prepared, PrepareError, Scope.Scope>
   /**
    * A note for the model when a sandboxed command's output shows that the sandbox blocked it (a read-only file
-   * system, a refused connection); `undefined` otherwise or in mode `none`.
+   * system, a refused connection); `undefined` otherwise or in mode `none`. `Prepared.note` adds the call's egress.
    */
   readonly diagnose: (output: string) => string | undefined
 }
@@ -129,29 +202,12 @@ export interface Interface {
  */
 export class Service extends Context.Tag("@toolgate/v2/Sandbox")<Service, Interface>() {}
 
-const WRITE_BLOCKED = /Read-only file system|EROFS/
-const NETWORK_BLOCKED =
-  /Network is unreachable|ENETUNREACH|Failed to connect|Couldn't connect|Could not resolve host|Temporary failure in name resolution|EAI_AGAIN|ENOTFOUND|Connection refused|ECONNREFUSED|getaddrinfo/
-
 /**
  * The model-facing note for `output` under a sandbox with the given network setting.
  *
  * @since 0.2.0
  */
-export const diagnose = (output: string, network: boolean): string | undefined => {
-  const notes: Array<string> = []
-  if (WRITE_BLOCKED.test(output)) {
-    notes.push(
-      "The sandbox blocked a write: only the project directory, the toolgate tmp directory and configured writable paths can be changed, and .git and the toolgate configuration are read-only. Work inside the project, or ask the user to add the directory to bash.sandbox.writable.",
-    )
-  }
-  if (!network && NETWORK_BLOCKED.test(output)) {
-    notes.push(
-      "The sandbox has no network access, so connections fail. Ask the user to enable bash.sandbox.network if the command needs the network.",
-    )
-  }
-  return notes.length === 0 ? undefined : notes.join("\n")
-}
+export const diagnose: (output: string, network: boolean | "rules") => string | undefined = Prepare.diagnose
 
 /**
  * Options of `layerWith`.
@@ -168,18 +224,22 @@ const resolveIn = (base: string, entry: string, home: string): string => {
   return path.resolve(base, expanded)
 }
 
-const realOrSelf = (entry: string): string => {
-  try {
-    return fs.realpathSync(entry)
-  } catch {
-    return entry
+/** The last document that sets `bash.<key>`, so a later document's other `bash` settings do not drop it. */
+const lastSetting = <K extends "sandbox" | "env">(entries: ReadonlyArray<Config.Entry>, key: K) => {
+  let found: { readonly value: NonNullable<Config.Info["bash"]>[K]; readonly path: string | undefined } | undefined
+  for (const document of Config.documents(entries)) {
+    const value = document.info.bash?.[key]
+    if (value !== undefined) found = { value, path: document.path }
   }
+  return found
 }
 
 /**
  * The sandbox of a Location, configured by `bash.sandbox` and `bash.env`. Building it probes bubblewrap once when
  * that mode is configured; an unavailable sandbox fails the build with `UnavailableError` when
  * `failIfUnavailable` is set (the default), and otherwise publishes `sandbox.unavailable` and falls back to `none`.
+ * A configuration the sandbox cannot hold (`allowUnixSockets` with `network: true`) fails with
+ * `Config.InvalidError`.
  *
  * @since 0.2.0
  */
@@ -187,22 +247,33 @@ export const layerWith = (
   options: Options = {},
 ): Layer.Layer<
   Service,
-  UnavailableError,
+  UnavailableError | Config.InvalidError,
   Config.Service | Location.Service | Global.Service | EventV2.Service | AppProcess.Service
 > =>
-  Layer.effect(
+  Layer.scoped(
     Service,
     Effect.gen(function* () {
       const entries = yield* (yield* Config.Service).entries()
       const location = yield* Location.Service
       const global = yield* Global.Service
-      const bash = Config.latest(entries, "bash")
-      const configured = bash?.sandbox
+      const setting = lastSetting(entries, "sandbox")
+      const configured = setting?.value
       const executable = options.executable ?? "bwrap"
+      const network = configured?.network ?? false
+      const sockets = configured?.allowUnixSockets ?? []
+      const user = process.getuid?.() === 0 ? { uid: UNPRIVILEGED_ID, gid: UNPRIVILEGED_ID } : undefined
+      const policy = { blockUnixSockets: sockets.length === 0 }
 
       let mode: Interface["mode"] = configured?.mode ?? "none"
+      if (mode === "bubblewrap" && network === true && sockets.length > 0) {
+        const file = setting?.path ?? "the configuration"
+        return yield* new Config.InvalidError({
+          path: file,
+          message: `Invalid config in ${file} at bash.sandbox.allowUnixSockets: allowed Unix sockets need the sandbox's own network namespace (network false or "rules"), or every abstract socket of the host would be reachable`,
+        })
+      }
       if (mode === "bubblewrap") {
-        const reason = yield* probe(executable)
+        const reason = yield* Probe.probe(executable, user, policy)
         if (reason !== undefined) {
           const error = new UnavailableError({ mode, reason })
           if (configured?.failIfUnavailable ?? true) return yield* error
@@ -212,44 +283,77 @@ export const layerWith = (
         }
       }
 
-      const environment = ChildEnvironment.settings(bash?.env, mode === "bubblewrap" ? "scrub" : "inherit")
-      const network = configured?.network ?? false
-      const base = location.directory
-      const writable = [
-        base,
-        global.tmp,
-        ...(configured?.writable ?? []).map((entry) => resolveIn(base, entry, global.home)),
-      ]
-      const readOnly = [
-        ...READ_ONLY_IN_LOCATION.map((entry) => path.join(base, entry)),
-        ...(configured?.readOnly ?? []).map((entry) => resolveIn(base, entry, global.home)),
-      ]
+      const environment = ChildEnvironment.settings(
+        lastSetting(entries, "env")?.value,
+        mode === "bubblewrap" ? "scrub" : "inherit",
+      )
+      const diagnoseOutput = (output: string) => (mode === "none" ? undefined : diagnose(output, network))
+      if (mode === "none") {
+        return Service.of({
+          mode,
+          network,
+          autoAllow: false,
+          prepare: (request) =>
+            Effect.sync(() => Prepare.unsandboxed(request, ChildEnvironment.overrides(environment))),
+          diagnose: diagnoseOutput,
+        })
+      }
 
+      const base = location.directory
+      const home = global.home
+      const project = location.project
+      const tmp = path.join(
+        global.tmp,
+        Project.storageKey(project.id, project.id === Project.GLOBAL_ID ? base : project.directory),
+      )
+      const protectedPaths = yield* Effect.serviceOption(ProtectedPath.Service)
+      const roots = Option.match(protectedPaths, {
+        onNone: () => ProtectedPath.roots(location, global),
+        onSome: (service) => service.roots,
+      }).map((root) => root.directory)
+      // The empty file hidden files are covered with: in a directory of its own, never inside a writable bind.
+      const emptyDirectory = yield* Effect.acquireRelease(
+        Effect.sync(() => {
+          const directory = fs.mkdtempSync(path.join(os.tmpdir(), "toolgate-sandbox-"))
+          fs.chmodSync(directory, 0o755)
+          fs.writeFileSync(path.join(directory, "empty"), "", { mode: 0o444 })
+          return directory
+        }),
+        (directory) => Effect.sync(() => fs.rmSync(directory, { recursive: true, force: true })),
+      )
+
+      const seccomp = Probe.seccompProgram(policy)
+      if ("reason" in seccomp) return yield* new UnavailableError({ mode, reason: seccomp.reason })
+      const program = seccomp.program
+      const registry = Protect.registry()
       const prepare = Effect.fn("Sandbox.prepare")(function* (request: Request) {
-        const env = ChildEnvironment.overrides(environment)
-        if (mode === "none") return { command: request.command, cwd: request.cwd, shell: request.shell, env }
-        // Bind targets must exist; the tmp directory is created on demand, other missing paths are skipped.
-        yield* Effect.sync(() => fs.mkdirSync(global.tmp, { recursive: true }))
-        const plan: Plan = {
-          writable: unique([...writable, ...(request.writable ?? [])].filter(fs.existsSync).map(realOrSelf)),
-          readOnly: unique(readOnly.filter(fs.existsSync).map(realOrSelf)),
-          network: network === true,
-          cwd: request.cwd,
-        }
-        return {
-          command: executable,
-          args: bubblewrapArgs(plan, [request.shell, "-c", request.command]),
-          cwd: request.cwd,
-          env,
-        }
+        return yield* Prepare.sandboxed(request, {
+          executable,
+          environment,
+          network,
+          policy,
+          program,
+          user,
+          base,
+          tmp,
+          home,
+          chain: Config.projectChain(location),
+          roots,
+          writable: (configured?.writable ?? []).map((entry) => resolveIn(base, entry, home)),
+          readOnly: (configured?.readOnly ?? []).map((entry) => resolveIn(base, entry, home)),
+          denyRead: (configured?.denyRead ?? []).map((entry) => resolveIn(base, entry, home)),
+          allowUnixSockets: sockets.map((entry) => resolveIn(base, entry, home)),
+          emptyFile: path.join(emptyDirectory, "empty"),
+          registry,
+        }).pipe(Effect.mapError((reason) => new PrepareError({ reason })))
       })
 
       return Service.of({
         mode,
         network,
-        autoAllow: mode === "bubblewrap" && configured?.autoAllow === true,
+        autoAllow: configured?.autoAllow === true,
         prepare,
-        diagnose: (output) => (mode === "none" ? undefined : diagnose(output, network === true)),
+        diagnose: diagnoseOutput,
       })
     }),
   )
@@ -272,24 +376,7 @@ export const layerNone: Layer.Layer<Service> = Layer.succeed(
     mode: "none",
     network: true,
     autoAllow: false,
-    prepare: (request) => Effect.succeed({ command: request.command, cwd: request.cwd, shell: request.shell }),
+    prepare: (request) => Effect.succeed(Prepare.unsandboxed(request, undefined)),
     diagnose: () => undefined,
   }),
 )
-
-const unique = (entries: ReadonlyArray<string>): ReadonlyArray<string> => [...new Set(entries)]
-
-/** Runs `bwrap … true`; `undefined` when it works, else why not. */
-const probe = (executable: string): Effect.Effect<string | undefined, never, AppProcess.Service> =>
-  Effect.gen(function* () {
-    const process = yield* AppProcess.Service
-    const argv = bubblewrapArgs({ writable: [], readOnly: [], network: false, cwd: "/" }, ["true"])
-    return yield* process.run({ command: executable, args: argv }, { timeout: "10 seconds", maxErrorBytes: 4096 }).pipe(
-      Effect.map((result) =>
-        result.exitCode === 0
-          ? undefined
-          : `${executable} exited ${result.exitCode}: ${Buffer.from(result.stderr).toString("utf8").trim()}`,
-      ),
-      Effect.catchAll((error) => Effect.succeed(error.message)),
-    )
-  })

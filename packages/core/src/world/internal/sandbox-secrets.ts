@@ -1,0 +1,182 @@
+/**
+ * What a bubblewrap sandbox hides: the user's credential stores, the system's secret files (which a root runner's
+ * sandbox could otherwise read, its host-side uid being root), the secret-file family (`.env*`) found in the
+ * Location at call time, and the configured `denyRead` paths. A hidden file reads as empty, a hidden directory as
+ * an empty directory; both are read-only.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as AgentBuiltins from "../../policy/agent-builtins.js"
+import * as PermissionV2 from "../../policy/permission.js"
+
+/**
+ * Credential stores below the home directory. Each is hidden when it exists.
+ */
+export const CREDENTIAL_STORES: ReadonlyArray<string> = [
+  // Keys and agents.
+  ".ssh",
+  ".gnupg",
+  ".local/share/keyrings",
+  ".password-store",
+  ".pki",
+  // Clouds and clusters.
+  ".aws",
+  ".azure",
+  ".config/gcloud",
+  ".kube",
+  ".oci",
+  ".config/doctl",
+  ".terraform.d/credentials.tfrc.json",
+  ".vault-token",
+  ".config/rclone",
+  // Containers.
+  ".docker",
+  ".config/containers/auth.json",
+  // Package registries.
+  ".npmrc",
+  ".yarnrc.yml",
+  ".pypirc",
+  ".gem/credentials",
+  ".cargo/credentials",
+  ".cargo/credentials.toml",
+  ".m2/settings.xml",
+  ".gradle/gradle.properties",
+  // Source hosting and git.
+  ".netrc",
+  ".git-credentials",
+  ".config/git/credentials",
+  ".config/gh",
+  ".config/hub",
+  // Databases.
+  ".pgpass",
+  ".my.cnf",
+  // Password managers.
+  ".config/op",
+]
+
+/**
+ * System files that hold secrets; the kernel keeps them from an ordinary user, but a root runner's sandbox runs with
+ * the host-side uid root. Each is hidden when it exists, whoever runs toolgate.
+ */
+export const SYSTEM_SECRETS: ReadonlyArray<string> = [
+  "/etc/shadow",
+  "/etc/shadow-",
+  "/etc/gshadow",
+  "/etc/gshadow-",
+  "/etc/security/opasswd",
+  "/etc/ssl/private",
+  "/etc/krb5.keytab",
+]
+
+/** The directory of the SSH host keys; its `ssh_host_*_key` files are hidden too. */
+const SSH_DIRECTORY = "/etc/ssh"
+const SSH_HOST_KEY = /^ssh_host_.*_key$/
+
+/**
+ * Directories the call-time search for the secret family does not enter: `.git` (repository metadata, read-only in
+ * the sandbox) and `node_modules` (installed packages; a secret cannot be moved there from inside the sandbox,
+ * since the hidden file reads as empty and its mount cannot be renamed). See docs/sandbox.md for the measured cost.
+ */
+export const SEARCH_SKIPS: ReadonlyArray<string> = [".git", "node_modules"]
+
+/** The default `read` rules' verdict on the secret family, `allow` for everything else. */
+const FAMILY: ReadonlyArray<PermissionV2.Rule> = [
+  { action: "read", resource: "*", effect: "allow" },
+  ...AgentBuiltins.secretRules,
+]
+
+/** A cheap first test every member of the family passes (the patterns all contain `.env`, in any case). */
+const mayBeSecret = (name: string): boolean => name.toLowerCase().includes(".env")
+
+/** True iff `absolute` is in the secret family the default `read` rules ask for (templates excluded). */
+export const isSecretFile = (absolute: string): boolean =>
+  mayBeSecret(path.basename(absolute)) &&
+  PermissionV2.evaluate("read", absolute.replaceAll("\\", "/"), FAMILY).effect === "ask"
+
+/** What to hide: existing paths, split by what replaces them. */
+export interface Hidden {
+  readonly files: ReadonlyArray<string>
+  readonly directories: ReadonlyArray<string>
+}
+
+/**
+ * How many directory entries the search visits before it gives up (the call then fails rather than run with secrets
+ * it did not look for).
+ */
+export const SEARCH_LIMIT = 200_000
+
+/**
+ * The secret-family files below `root` (their real paths), found now; `undefined` when the tree has more than
+ * `limit` entries. Symbolic links are not followed into directories; a link whose name is in the family is reported
+ * by its target, which is what a reader would get.
+ */
+export const findSecretFiles = (root: string, limit: number = SEARCH_LIMIT): ReadonlyArray<string> | undefined => {
+  const found: Array<string> = []
+  const skips = new Set(SEARCH_SKIPS)
+  const pending: Array<string> = [root]
+  let visited = 0
+  while (pending.length > 0) {
+    const directory = pending.pop()!
+    let entries: Array<fs.Dirent>
+    try {
+      entries = fs.readdirSync(directory, { withFileTypes: true })
+    } catch {
+      continue
+    }
+    visited += entries.length
+    if (visited > limit) return undefined
+    for (const entry of entries) {
+      const name = entry.name
+      if (entry.isDirectory()) {
+        if (!skips.has(name)) pending.push(path.join(directory, name))
+        continue
+      }
+      if (!mayBeSecret(name)) continue
+      const full = path.join(directory, name)
+      if (!isSecretFile(full)) continue
+      if (entry.isSymbolicLink()) {
+        try {
+          const target = fs.realpathSync(full)
+          if (fs.statSync(target).isFile()) found.push(target)
+        } catch {
+          // A dangling link reads nothing.
+        }
+      } else if (entry.isFile()) found.push(full)
+    }
+  }
+  return found
+}
+
+/** Sorts existing `paths` (resolved through symbolic links) into files and directories; missing ones are dropped. */
+export const classify = (paths: Iterable<string>): Hidden => {
+  const files = new Set<string>()
+  const directories = new Set<string>()
+  for (const entry of paths) {
+    try {
+      const real = fs.realpathSync(entry)
+      const info = fs.statSync(real)
+      if (info.isDirectory()) directories.add(real)
+      else files.add(real)
+    } catch {
+      // Nothing there to hide.
+    }
+  }
+  return { files: [...files], directories: [...directories] }
+}
+
+/** The system secrets that exist now, SSH host keys included. */
+export const systemSecrets = (): ReadonlyArray<string> => {
+  const out = [...SYSTEM_SECRETS]
+  try {
+    for (const name of fs.readdirSync(SSH_DIRECTORY)) {
+      if (SSH_HOST_KEY.test(name)) out.push(path.join(SSH_DIRECTORY, name))
+    }
+  } catch {
+    // No SSH server keys here.
+  }
+  return out
+}
+
+/** The credential stores of `home`. */
+export const credentialStores = (home: string): ReadonlyArray<string> =>
+  CREDENTIAL_STORES.map((entry) => path.join(home, entry))
