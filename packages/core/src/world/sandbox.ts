@@ -14,8 +14,6 @@
  *
  * @since 0.2.0
  */
-import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -250,7 +248,7 @@ export const layerWith = (
   UnavailableError | Config.InvalidError,
   Config.Service | Location.Service | Global.Service | EventV2.Service | AppProcess.Service
 > =>
-  Layer.scoped(
+  Layer.effect(
     Service,
     Effect.gen(function* () {
       const entries = yield* (yield* Config.Service).entries()
@@ -311,17 +309,6 @@ export const layerWith = (
         onNone: () => ProtectedPath.roots(location, global),
         onSome: (service) => service.roots,
       }).map((root) => root.directory)
-      // The empty file hidden files are covered with: in a directory of its own, never inside a writable bind.
-      const emptyDirectory = yield* Effect.acquireRelease(
-        Effect.sync(() => {
-          const directory = fs.mkdtempSync(path.join(os.tmpdir(), "toolgate-sandbox-"))
-          fs.chmodSync(directory, 0o755)
-          fs.writeFileSync(path.join(directory, "empty"), "", { mode: 0o444 })
-          return directory
-        }),
-        (directory) => Effect.sync(() => fs.rmSync(directory, { recursive: true, force: true })),
-      )
-
       const seccomp = Probe.seccompProgram(policy)
       if ("reason" in seccomp) return yield* new UnavailableError({ mode, reason: seccomp.reason })
       const program = seccomp.program
@@ -343,7 +330,6 @@ export const layerWith = (
           readOnly: (configured?.readOnly ?? []).map((entry) => resolveIn(base, entry, home)),
           denyRead: (configured?.denyRead ?? []).map((entry) => resolveIn(base, entry, home)),
           allowUnixSockets: sockets.map((entry) => resolveIn(base, entry, home)),
-          emptyFile: path.join(emptyDirectory, "empty"),
           registry,
         }).pipe(Effect.mapError((reason) => new PrepareError({ reason })))
       })

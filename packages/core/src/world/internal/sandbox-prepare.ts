@@ -55,7 +55,6 @@ export interface Settings {
   readonly readOnly: ReadonlyArray<string>
   readonly denyRead: ReadonlyArray<string>
   readonly allowUnixSockets: ReadonlyArray<string>
-  readonly emptyFile: string
   readonly registry: Protect.Registry
 }
 
@@ -140,19 +139,13 @@ export const sandboxed = (
     const writable = existing([settings.base, settings.tmp, ...settings.writable, ...(request.writable ?? [])])
     const readOnly = existing(settings.readOnly)
 
-    const empty = (() => {
-      try {
-        return fs.lstatSync(settings.emptyFile)
-      } catch {
-        return undefined
-      }
-    })()
-    if (empty === undefined || !empty.isFile() || empty.size !== 0) {
-      return yield* Effect.fail(`the sandbox's empty file ${settings.emptyFile} is missing or was changed`)
-    }
-    if (writable.some((directory) => Protect.within(directory, settings.emptyFile))) {
+    const emptyFile = yield* Effect.try({
+      try: Secrets.emptyFile,
+      catch: (cause) => `the sandbox's empty file cannot be created: ${message(cause)}`,
+    })
+    if (writable.some((directory) => Protect.within(directory, emptyFile))) {
       return yield* Effect.fail(
-        `the sandbox's empty file ${settings.emptyFile} lies inside a writable path; set TMPDIR outside bash.sandbox.writable`,
+        `the sandbox's empty file ${emptyFile} lies inside a writable path; set TMPDIR outside bash.sandbox.writable`,
       )
     }
 
@@ -210,7 +203,7 @@ export const sandboxed = (
       protected: held.protection.readOnly,
       pinned: held.protection.pinned,
       hidden,
-      emptyFile: settings.emptyFile,
+      emptyFile,
       sockets: allowed,
       seccompFd: AppProcess.FIRST_INPUT_FD,
       ...(settings.user === undefined ? {} : { user: settings.user }),

@@ -5,6 +5,7 @@
  * an empty directory; both are read-only.
  */
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import * as AgentBuiltins from "../../policy/agent-builtins.js"
 import * as PermissionV2 from "../../policy/permission.js"
@@ -180,3 +181,32 @@ export const systemSecrets = (): ReadonlyArray<string> => {
 /** The credential stores of `home`. */
 export const credentialStores = (home: string): ReadonlyArray<string> =>
   CREDENTIAL_STORES.map((entry) => path.join(home, entry))
+
+let empty: string | undefined
+
+const isEmptyFile = (file: string): boolean => {
+  try {
+    const info = fs.lstatSync(file)
+    return info.isFile() && info.size === 0
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The empty file hidden files are covered with: one per process, in a directory of its own below the system temp
+ * directory (private in the sandbox), made again if anything removed or filled it, and removed when the process
+ * exits.
+ */
+export const emptyFile = (): string => {
+  if (empty !== undefined && isEmptyFile(empty)) return empty
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), "toolgate-sandbox-"))
+  fs.chmodSync(directory, 0o755)
+  const file = path.join(directory, "empty")
+  fs.writeFileSync(file, "", { mode: 0o444 })
+  if (empty === undefined)
+    process.once("exit", () => fs.rmSync(path.dirname(empty ?? file), { recursive: true, force: true }))
+  else fs.rmSync(path.dirname(empty), { recursive: true, force: true })
+  empty = file
+  return file
+}
