@@ -89,6 +89,15 @@ export interface Registry {
   }
 }
 
+/** The mount namespace of a process, or `undefined` when it cannot be read (another user's process). */
+const namespaceOf = (pid: string): string | undefined => {
+  try {
+    return fs.readlinkSync(`/proc/${pid}/ns/mnt`)
+  } catch {
+    return undefined
+  }
+}
+
 /** Placeholder paths still mounted in some other process's mount namespace (a concurrent sandbox elsewhere). */
 const mountedElsewhere = (paths: ReadonlyArray<string>): ReadonlySet<string> => {
   const wanted = new Set(
@@ -101,7 +110,10 @@ const mountedElsewhere = (paths: ReadonlyArray<string>): ReadonlySet<string> => 
   } catch {
     return new Set(paths)
   }
+  const own = namespaceOf("self")
   for (const pid of pids) {
+    // A process in this mount namespace cannot hold a sandbox's mount; only others are read.
+    if (own !== undefined && namespaceOf(pid) === own) continue
     let info: string
     try {
       info = fs.readFileSync(`/proc/${pid}/mountinfo`, "utf8")
