@@ -17,11 +17,15 @@
  *    win over everything configured;
  * 5. `hidden.files`, each covered with the empty file;
  * 6. the hidden directories remounted read-only (after the binds inside them were made).
+ *
+ * @since 0.3.0
  */
 import * as path from "node:path"
 
 /**
  * What a bubblewrap sandbox may touch.
+ *
+ * @since 0.3.0
  */
 export interface Plan {
   /** Absolute paths bound read-write (the Location first). */
@@ -57,6 +61,8 @@ const RANK: Readonly<Record<Kind, number>> = { writable: 0, socket: 1, readOnly:
 
 /**
  * The `bwrap` arguments for `plan`, followed by `argv` (the command to run).
+ *
+ * @since 0.3.0
  */
 export const bubblewrapArgs = (plan: Plan, argv: ReadonlyArray<string>): ReadonlyArray<string> => {
   const args: Array<string> = [

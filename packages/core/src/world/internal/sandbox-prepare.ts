@@ -2,6 +2,8 @@
  * One call's preparation in a bubblewrap sandbox: the plan built from the Location's settings and what is on disk
  * now (existing writable paths, `.env` files, missing protected paths, sockets), the egress proxy for
  * `network: "rules"`, and the model-facing notes about what the sandbox blocked.
+ *
+ * @since 0.3.0
  */
 import * as fs from "node:fs"
 import * as Effect from "effect/Effect"
@@ -16,7 +18,11 @@ import type * as Seccomp from "./sandbox-seccomp.js"
 import * as Secrets from "./sandbox-secrets.js"
 import * as Sockets from "./sandbox-sockets.js"
 
-/** The request fields preparation reads (`Sandbox.Request`). */
+/**
+ * The request fields preparation reads (`Sandbox.Request`).
+ *
+ * @since 0.3.0
+ */
 export interface Request {
   readonly command: string
   readonly cwd: string
@@ -28,13 +34,21 @@ export interface Request {
   }
 }
 
-/** What `Sandbox.Prepared` adds to the command. */
+/**
+ * What `Sandbox.Prepared` adds to the command.
+ *
+ * @since 0.3.0
+ */
 export interface Extras {
   readonly declined: Effect.Effect<never>
   readonly note: (output: string) => Effect.Effect<string | undefined>
 }
 
-/** The settings of one Location's sandbox, resolved to absolute paths. */
+/**
+ * The settings of one Location's sandbox, resolved to absolute paths.
+ *
+ * @since 0.3.0
+ */
 export interface Settings {
   readonly executable: string
   readonly environment: ChildEnvironment.Settings
@@ -64,7 +78,11 @@ const NETWORK_BLOCKED =
 const SOCKET_BLOCKED =
   /(?:socket|connect)[^\n]*(?:Operation not permitted|EPERM)|(?:Operation not permitted|EPERM)[^\n]*(?:socket|connect)/i
 
-/** The model-facing note for `output` under a sandbox with the given network setting. */
+/**
+ * The model-facing note for `output` under a sandbox with the given network setting.
+ *
+ * @since 0.3.0
+ */
 export const diagnose = (output: string, network: boolean | "rules"): string | undefined => {
   const notes: Array<string> = []
   if (WRITE_BLOCKED.test(output)) {
@@ -92,7 +110,11 @@ export const diagnose = (output: string, network: boolean | "rules"): string | u
 
 const NOTHING: Extras = { declined: Effect.never, note: () => Effect.succeed(undefined) }
 
-/** The command of mode `none`: the shell itself. */
+/**
+ * The command of mode `none`: the shell itself.
+ *
+ * @since 0.3.0
+ */
 export const unsandboxed = (
   request: Request,
   env: Readonly<Record<string, string | undefined>> | undefined,
@@ -125,7 +147,11 @@ const unique = (entries: Iterable<string>): ReadonlyArray<string> => [...new Set
 const existing = (entries: ReadonlyArray<string>): ReadonlyArray<string> => unique(entries.filter(exists).map(real))
 const message = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
 
-/** The `bwrap` command of one call; fails with the reason the call cannot be contained as configured. */
+/**
+ * The `bwrap` command of one call; fails with the reason the call cannot be contained as configured.
+ *
+ * @since 0.3.0
+ */
 export const sandboxed = (
   request: Request,
   settings: Settings,

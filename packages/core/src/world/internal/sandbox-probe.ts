@@ -2,13 +2,19 @@
  * The availability probe of the bubblewrap sandbox: one run of `bwrap … true` with the same privilege settings and
  * seccomp program every call uses, so a kernel without user namespaces, a bubblewrap without `--disable-userns`
  * (before 0.8) or an architecture without a seccomp program is found when the Location is built, not on a call.
+ *
+ * @since 0.3.0
  */
 import * as Effect from "effect/Effect"
 import * as AppProcess from "../app-process.js"
 import { bubblewrapArgs, type Plan } from "./sandbox-mounts.js"
 import * as Seccomp from "./sandbox-seccomp.js"
 
-/** The seccomp program of this runner's architecture, or why there is none. */
+/**
+ * The seccomp program of this runner's architecture, or why there is none.
+ *
+ * @since 0.3.0
+ */
 export const seccompProgram = (
   policy: Seccomp.Policy,
 ): { readonly program: Uint8Array } | { readonly reason: string } => {
@@ -17,7 +23,11 @@ export const seccompProgram = (
   return { program: Seccomp.program(arch, policy) }
 }
 
-/** `undefined` when `executable` runs a sandbox here, else why not. */
+/**
+ * `undefined` when `executable` runs a sandbox here, else why not.
+ *
+ * @since 0.3.0
+ */
 export const probe = (
   executable: string,
   user: Plan["user"],

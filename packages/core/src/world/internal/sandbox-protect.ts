@@ -13,25 +13,39 @@
  * (mount points cannot be renamed), so `mv .claude x && mkdir -p .claude/skills` cannot route around the
  * protection. A placeholder still mounted in another process's sandbox (two toolgate processes in one Location) is
  * left in place rather than pulled from under it.
+ *
+ * @since 0.3.0
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as ProtectedPath from "../../place/protected-path.js"
 
-/** The names protected in every directory of the Location's chain, in the order they are bound. */
+/**
+ * The names protected in every directory of the Location's chain, in the order they are bound.
+ *
+ * @since 0.3.0
+ */
 export const CHAIN_ENTRIES: ReadonlyArray<string> = [
   ...ProtectedPath.CONFIG_FILES,
   ...ProtectedPath.DIRECTORIES,
   ...ProtectedPath.SKILL_FOLDERS.map((folder) => path.join(folder, "skills")),
 ]
 
-/** True iff `child` is `root` or below it (both absolute and resolved). */
+/**
+ * True iff `child` is `root` or below it (both absolute and resolved).
+ *
+ * @since 0.3.0
+ */
 export const within = (root: string, child: string): boolean => {
   const relative = path.relative(root, child)
   return relative === "" || (relative !== ".." && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative))
 }
 
-/** What the sandbox binds for the protected paths of one call. */
+/**
+ * What the sandbox binds for the protected paths of one call.
+ *
+ * @since 0.3.0
+ */
 export interface Protection {
   /** Bound read-only (existing protected paths and placeholders). */
   readonly readOnly: ReadonlyArray<string>
@@ -51,6 +65,8 @@ const exists = (entry: string): boolean => {
 /**
  * The protected paths that lie inside `writable` (resolved absolute directories): `CHAIN_ENTRIES` in each of
  * `chain`, and `roots`. Paths outside every writable bind stay read-only with the root filesystem.
+ *
+ * @since 0.3.0
  */
 export const targets = (
   chain: ReadonlyArray<string>,
@@ -77,6 +93,8 @@ export const targets = (
 /**
  * The placeholders of one Location, shared by its concurrent calls: created by the first call that needs one,
  * removed after the last.
+ *
+ * @since 0.3.0
  */
 export interface Registry {
   /**
@@ -129,7 +147,11 @@ const mountedElsewhere = (paths: ReadonlyArray<string>): ReadonlySet<string> => 
   return found
 }
 
-/** A registry for one Location. */
+/**
+ * A registry for one Location.
+ *
+ * @since 0.3.0
+ */
 export const registry = (): Registry => {
   /** Paths this process created, with the number of calls using each. */
   const users = new Map<string, number>()

@@ -3,6 +3,8 @@
  * sandbox could otherwise read, its host-side uid being root), the secret-file family (`.env*`) found in the
  * Location at call time, and the configured `denyRead` paths. A hidden file reads as empty, a hidden directory as
  * an empty directory; both are read-only.
+ *
+ * @since 0.3.0
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -12,6 +14,8 @@ import * as PermissionV2 from "../../policy/permission.js"
 
 /**
  * Credential stores below the home directory. Each is hidden when it exists.
+ *
+ * @since 0.3.0
  */
 export const CREDENTIAL_STORES: ReadonlyArray<string> = [
   // Keys and agents.
@@ -58,6 +62,8 @@ export const CREDENTIAL_STORES: ReadonlyArray<string> = [
 /**
  * System files that hold secrets; the kernel keeps them from an ordinary user, but a root runner's sandbox runs with
  * the host-side uid root. Each is hidden when it exists, whoever runs toolgate.
+ *
+ * @since 0.3.0
  */
 export const SYSTEM_SECRETS: ReadonlyArray<string> = [
   "/etc/shadow",
@@ -77,6 +83,8 @@ const SSH_HOST_KEY = /^ssh_host_.*_key$/
  * Directories the call-time search for the secret family does not enter: `.git` (repository metadata, read-only in
  * the sandbox) and `node_modules` (installed packages; a secret cannot be moved there from inside the sandbox,
  * since the hidden file reads as empty and its mount cannot be renamed). See docs/sandbox.md for the measured cost.
+ *
+ * @since 0.3.0
  */
 export const SEARCH_SKIPS: ReadonlyArray<string> = [".git", "node_modules"]
 
@@ -89,12 +97,20 @@ const FAMILY: ReadonlyArray<PermissionV2.Rule> = [
 /** A cheap first test every member of the family passes (the patterns all contain `.env`, in any case). */
 const mayBeSecret = (name: string): boolean => name.toLowerCase().includes(".env")
 
-/** True iff `absolute` is in the secret family the default `read` rules ask for (templates excluded). */
+/**
+ * True iff `absolute` is in the secret family the default `read` rules ask for (templates excluded).
+ *
+ * @since 0.3.0
+ */
 export const isSecretFile = (absolute: string): boolean =>
   mayBeSecret(path.basename(absolute)) &&
   PermissionV2.evaluate("read", absolute.replaceAll("\\", "/"), FAMILY).effect === "ask"
 
-/** What to hide: existing paths, split by what replaces them. */
+/**
+ * What to hide: existing paths, split by what replaces them.
+ *
+ * @since 0.3.0
+ */
 export interface Hidden {
   readonly files: ReadonlyArray<string>
   readonly directories: ReadonlyArray<string>
@@ -103,6 +119,8 @@ export interface Hidden {
 /**
  * How many directory entries the search visits before it gives up (the call then fails rather than run with secrets
  * it did not look for).
+ *
+ * @since 0.3.0
  */
 export const SEARCH_LIMIT = 200_000
 
@@ -110,6 +128,8 @@ export const SEARCH_LIMIT = 200_000
  * The secret-family files below `root` (their real paths), found now; `undefined` when the tree has more than
  * `limit` entries. Symbolic links are not followed into directories; a link whose name is in the family is reported
  * by its target, which is what a reader would get.
+ *
+ * @since 0.3.0
  */
 export const findSecretFiles = (root: string, limit: number = SEARCH_LIMIT): ReadonlyArray<string> | undefined => {
   const found: Array<string> = []
@@ -148,7 +168,11 @@ export const findSecretFiles = (root: string, limit: number = SEARCH_LIMIT): Rea
   return found
 }
 
-/** Sorts existing `paths` (resolved through symbolic links) into files and directories; missing ones are dropped. */
+/**
+ * Sorts existing `paths` (resolved through symbolic links) into files and directories; missing ones are dropped.
+ *
+ * @since 0.3.0
+ */
 export const classify = (paths: Iterable<string>): Hidden => {
   const files = new Set<string>()
   const directories = new Set<string>()
@@ -165,7 +189,11 @@ export const classify = (paths: Iterable<string>): Hidden => {
   return { files: [...files], directories: [...directories] }
 }
 
-/** The system secrets that exist now, SSH host keys included. */
+/**
+ * The system secrets that exist now, SSH host keys included.
+ *
+ * @since 0.3.0
+ */
 export const systemSecrets = (): ReadonlyArray<string> => {
   const out = [...SYSTEM_SECRETS]
   try {
@@ -178,7 +206,11 @@ export const systemSecrets = (): ReadonlyArray<string> => {
   return out
 }
 
-/** The credential stores of `home`. */
+/**
+ * The credential stores of `home`.
+ *
+ * @since 0.3.0
+ */
 export const credentialStores = (home: string): ReadonlyArray<string> =>
   CREDENTIAL_STORES.map((entry) => path.join(home, entry))
 
@@ -197,6 +229,8 @@ const isEmptyFile = (file: string): boolean => {
  * The empty file hidden files are covered with: one per process, in a directory of its own below the system temp
  * directory (private in the sandbox), made again if anything removed or filled it, and removed when the process
  * exits.
+ *
+ * @since 0.3.0
  */
 export const emptyFile = (): string => {
   if (empty !== undefined && isEmptyFile(empty)) return empty

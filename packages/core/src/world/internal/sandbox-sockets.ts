@@ -7,13 +7,19 @@
  * `docker.sock`) — is covered with an empty read-only file, except the allowed ones, which are bound into the
  * sandbox even where their directory is private or hidden. Abstract sockets stay unreachable because the sandbox
  * keeps its own network namespace; `network: true` together with allowed sockets is therefore refused.
+ *
+ * @since 0.3.0
  */
 import * as fs from "node:fs"
 
 const unescapeMountPoint = (text: string): string =>
   text.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)))
 
-/** The pathname sockets listed in `/proc/net/unix` text (bound sockets; abstract and unnamed ones left out). */
+/**
+ * The pathname sockets listed in `/proc/net/unix` text (bound sockets; abstract and unnamed ones left out).
+ *
+ * @since 0.3.0
+ */
 export const parseNetUnix = (text: string): ReadonlyArray<string> => {
   const out = new Set<string>()
   for (const line of text.split("\n").slice(1)) {
@@ -25,7 +31,11 @@ export const parseNetUnix = (text: string): ReadonlyArray<string> => {
   return [...out]
 }
 
-/** The mount points listed in `/proc/self/mountinfo` text. */
+/**
+ * The mount points listed in `/proc/self/mountinfo` text.
+ *
+ * @since 0.3.0
+ */
 export const parseMountPoints = (text: string): ReadonlyArray<string> =>
   text
     .split("\n")
@@ -49,7 +59,11 @@ const read = (file: string): string => {
   }
 }
 
-/** Every socket file found now (see the module doc), as paths of the runner's file system. */
+/**
+ * Every socket file found now (see the module doc), as paths of the runner's file system.
+ *
+ * @since 0.3.0
+ */
 export const findSockets = (): ReadonlyArray<string> => {
   const candidates = new Set([
     ...parseNetUnix(read("/proc/net/unix")),
@@ -58,7 +72,11 @@ export const findSockets = (): ReadonlyArray<string> => {
   return [...candidates].filter(isSocket)
 }
 
-/** The allowed sockets that exist now, by real path. */
+/**
+ * The allowed sockets that exist now, by real path.
+ *
+ * @since 0.3.0
+ */
 export const allowedSockets = (paths: ReadonlyArray<string>): ReadonlyArray<string> => {
   const out = new Set<string>()
   for (const entry of paths) {
