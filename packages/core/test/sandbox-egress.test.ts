@@ -3,10 +3,12 @@
  * destination, curl inside the bubblewrap sandbox is the client, loopback servers record what reached them.
  */
 import * as ChildProcess from "node:child_process"
+import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Layer, Queue } from "effect"
 import { AppProcess, Config, EventV2, Global, PermissionV2, Sandbox } from "../src/index.js"
+import { registryStub } from "./support/egress.js"
 import { tempDir } from "./support/location.js"
 import { loopbackServer, respond } from "./support/loopback-server.js"
 import { fixture, withMemoryStack } from "./support/permission-stack.js"
@@ -16,6 +18,8 @@ const works = (command: string, args: ReadonlyArray<string>) =>
 const ready =
   works("bwrap", ["--unshare-all", "--unshare-user", "--disable-userns", "--ro-bind", "/", "/", "true"]) &&
   works("curl", ["--version"])
+const hasNpm = works("npm", ["--version"])
+if (!hasNpm) console.warn("sandbox-egress: npm is not installed; the npm install case is skipped")
 if (!ready) console.warn("sandbox-egress: bubblewrap 0.8+ or curl is missing; the cases are skipped")
 
 const caller = {
@@ -112,6 +116,35 @@ describe.runIf(ready)('Sandbox with network: "rules"', () => {
             }
             expect(asked).toEqual([[`net:127.0.0.1:${other.port}`, `private:net:127.0.0.1:${other.port}`]])
             expect(other.hits.length).toBe(0)
+          }),
+        )
+      }),
+    120_000,
+  )
+
+  it.scoped.runIf(hasNpm)(
+    "npm install from a loopback registry works through the Sandbox with an allow rule for its host",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* tempDir("toolgate-sandbox-npm-")
+        const registry = yield* registryStub(root)
+        yield* withMemoryStack(
+          root,
+          Effect.gen(function* () {
+            const { permission, setRules } = yield* fixture
+            yield* setRules([allow(`net:127.0.0.1:${registry.port}`), allow(`private:net:127.0.0.1:${registry.port}`)])
+            const sandbox = yield* Effect.provide(Sandbox.Service, rulesSandbox(root))
+            const run = yield* call(
+              sandbox,
+              permission,
+              root,
+              `npm install --no-audit --no-fund --no-update-notifier --cache /tmp/npm-cache --registry ${registry.base}/ tiny-egress && node -e 'console.log(require("tiny-egress"))'`,
+            )
+            expect(run.output).toContain("added 1 package")
+            expect(run.output).toContain("tiny egress package\n")
+            expect(fs.readFileSync(path.join(root, "node_modules", "tiny-egress", "index.js"), "utf8")).toContain(
+              "tiny egress package",
+            )
           }),
         )
       }),
