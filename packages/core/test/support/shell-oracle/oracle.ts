@@ -110,9 +110,13 @@ export const check = (oracle: Oracle, item: Case, gate: Gate.Gate = oracle.gate)
     return { case: item, view, reply: reply.right, verdict }
   })
 
+/** A result without its strace log (thousands of them are kept). */
+const slim = (result: Result): Result =>
+  result.reply === undefined ? result : { ...result, reply: { ...result.reply, trace: "" } }
+
 /** Judges `items`, `concurrency` at a time, in order. */
 export const survey = (oracle: Oracle, items: ReadonlyArray<Case>, concurrency: number) =>
-  Effect.forEach(items, (item) => check(oracle, item), { concurrency })
+  Effect.forEach(items, (item) => Effect.map(check(oracle, item), slim), { concurrency })
 
 /** The commands fast-check generates for `seed`: run `i` of `fc.check(…, { seed, numRuns })` is element `i`. */
 export const generate = (arbitrary: fc.Arbitrary<Case>, seed: number, runs: number): ReadonlyArray<Case> => {
