@@ -119,7 +119,8 @@ const answering = (reply: PermissionV2.Reply, message?: string) =>
 const proxyFor = (permission: PermissionV2.Interface, resolver?: WebAddress.ResolverInterface) =>
   EgressProxy.make({ permission, caller, ...(resolver === undefined ? {} : { resolver }) })
 
-describe.skipIf(!ready)("EgressProxy in a bubblewrap sandbox", () => {
+// Each case starts bubblewrap, Node and curl or npm: on a loaded 2-core machine that can take many seconds.
+describe.skipIf(!ready)("EgressProxy in a bubblewrap sandbox", { timeout: 90_000 }, () => {
   for (const user of ["root", "nobody"] as const) {
     describe.skipIf(user === "nobody" && !nobodyWorks)(`as ${user}`, () => {
       it.scoped(
@@ -210,6 +211,31 @@ describe.skipIf(!ready)("EgressProxy in a bubblewrap sandbox", () => {
       )
     })
   }
+
+  it.scoped("the command's exit status and death by signal come through the bridge as without it", () =>
+    Effect.gen(function* () {
+      const root = yield* location("root")
+      yield* withMemoryStack(
+        root,
+        Effect.gen(function* () {
+          const { permission } = yield* fixture
+          const egress = yield* proxyFor(permission)
+          for (const script of ["exit 7", "kill -TERM $$", "exec /nonexistent-command"]) {
+            const plain = yield* AppProcess.make.run({
+              command: "bwrap",
+              args: Sandbox.bubblewrapArgs({ writable: [root], readOnly: [], network: false, cwd: root }, [
+                "/bin/sh",
+                "-c",
+                script,
+              ]),
+            })
+            const bridged = yield* sandboxed(egress, root, script)
+            expect([script, bridged.exit]).toEqual([script, plain.exitCode])
+          }
+        }),
+      )
+    }),
+  )
 
   it.scoped("a denied host gets 403 with the reason, is never asked and never reached", () =>
     Effect.gen(function* () {

@@ -32,13 +32,13 @@ import {
  *
  * @since 0.3.0
  */
-export const WINDOW = 256 * 1024
+export const WINDOW = 512 * 1024
 /**
  * The streams the proxy side keeps open at once; later opens are closed at once.
  *
  * @since 0.3.0
  */
-export const MAX_STREAMS = 256
+export const MAX_STREAMS = 128
 
 const EMPTY = Buffer.alloc(0)
 
@@ -316,14 +316,15 @@ export class MuxStream extends Duplex {
   }
 
   /**
-   * Returns credit for what the consumer has taken: in batches of a quarter window, or all once it caught up.
+   * Returns credit for what the consumer has taken, in batches of at least a quarter window.
    *
    * @since 0.3.0
    */
   private grant(): void {
     const consumed = this.outstanding - this.readableLength
     if (consumed <= 0 || this.peerClosed || this.destroyed || this.receivedEnd) return
-    if (consumed < this.mux.window / 4 && this.readableLength > 0) return
+    // A sender is only ever blocked with a whole window outstanding, so a quarter of it read always frees it.
+    if (consumed < this.mux.window / 4) return
     this.outstanding -= consumed
     this.mux.send(credit(this.id, consumed))
   }
