@@ -179,15 +179,33 @@ const packageDirectory = (): string => path.dirname(CorePackage.require.resolve(
 const BRIDGE_MODULES = ["egress-frame", "egress-mux", "egress-bridge"] as const
 
 /**
+ * Whether `directory` and every entry in it belong to this process's user and nobody else can change them, so code
+ * found there under a predictable name (the temp directory is shared) is ours.
+ */
+const ownedByUs = (directory: string): boolean => {
+  const uid = process.getuid?.()
+  const safe = (entry: string) => {
+    const stat = fs.lstatSync(entry)
+    return (uid === undefined || stat.uid === uid) && (stat.mode & 0o022) === 0 && !stat.isSymbolicLink()
+  }
+  try {
+    return safe(directory) && fs.readdirSync(directory).every((name) => safe(path.join(directory, name)))
+  } catch {
+    return false
+  }
+}
+
+/**
  * From the TypeScript sources: the bridge's modules transpiled (TypeScript's own `transpileModule`, a development
- * dependency) into a directory of the system temp directory named by their content, written once and reused.
+ * dependency) into a directory of the system temp directory named by their content and this user, written once
+ * and reused while it is ours alone; otherwise into a fresh private one.
  */
 const transpiledBridge = (sources: string): string => {
   const ts = CorePackage.require("typescript") as typeof import("typescript")
   const texts = BRIDGE_MODULES.map((name) => fs.readFileSync(path.join(sources, `${name}.ts`), "utf8"))
   const digest = crypto.createHash("sha256").update(ts.version).update(texts.join("\0")).digest("hex").slice(0, 16)
-  const directory = path.join(os.tmpdir(), `toolgate-egress-bridge-${digest}`)
-  if (fs.existsSync(path.join(directory, "egress-bridge.js"))) return directory
+  const directory = path.join(os.tmpdir(), `toolgate-egress-bridge-${process.getuid?.() ?? "u"}-${digest}`)
+  if (fs.existsSync(path.join(directory, "egress-bridge.js")) && ownedByUs(directory)) return directory
   const staging = fs.mkdtempSync(`${directory}-`)
   // Readable by the sandbox's user, which may not be ours (a root runner sandboxes as an unprivileged user).
   fs.chmodSync(staging, 0o755)
@@ -201,8 +219,8 @@ const transpiledBridge = (sources: string): string => {
   try {
     fs.renameSync(staging, directory)
   } catch {
-    // Another process wrote the same content first.
-    fs.rmSync(staging, { recursive: true, force: true })
+    // The name is taken: by another process of ours with the same content, or by someone else — keep our copy.
+    return ownedByUs(directory) ? (fs.rmSync(staging, { recursive: true, force: true }), directory) : staging
   }
   return directory
 }
