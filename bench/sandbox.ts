@@ -4,7 +4,8 @@
  * `bubblewrap` (user namespace, dropped capabilities, seccomp program on fd 4, hidden secrets, placeholders for the
  * missing protected paths), interleaved. Then the call-time search for `.env` files on a tree of 20,000 source
  * files with a 100,000-file `node_modules` beside them (skipped), against reading the same tree in full.
- * Targets: ≤ +30 ms per call; the search ≤ 25 ms on that tree.
+ * Also bare `bwrap` with the first sandbox's arguments, to separate what bubblewrap costs from what the hardening and
+ * the per-call plan add. Targets: ≤ +30 ms per call; the search ≤ 25 ms on that tree.
  *
  * Run: npx tsx --conditions=@toolgate/source bench/sandbox.ts
  */
@@ -38,17 +39,32 @@ const median = (values: ReadonlyArray<number>) => {
   return sorted[Math.floor(sorted.length / 2)]!
 }
 
+/** Time spent in `prepare` of the bubblewrap calls (the plan: searches, placeholders, arguments). */
+const preparing: Array<number> = []
+
 /** One call as the bash tool makes it: prepare (timed), run, release. */
 const once = (service: Sandbox.Interface, command: string) =>
   Effect.scoped(
     Effect.gen(function* () {
       const start = performance.now()
       const prepared = yield* service.prepare({ command, cwd: root, shell: "/bin/sh" })
+      if (service.mode === "bubblewrap") preparing.push(performance.now() - start)
       const result = yield* (yield* AppProcess.Service).run(prepared, { combineOutput: true })
       if (result.exitCode !== 0) throw new Error(`${command} exited ${result.exitCode}`)
       return performance.now() - start
     }),
   )
+
+/** `bwrap` with the arguments of the first sandbox (no hardening, no hiding): what bubblewrap itself costs. */
+const bareBwrap = (command: string) =>
+  Effect.gen(function* () {
+    const start = performance.now()
+    const args = ["--die-with-parent", "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    args.push("--tmpfs", "/tmp", "--bind", root, root, "--chdir", root, "--", "/bin/sh", "-c", command)
+    const result = yield* (yield* AppProcess.Service).run({ command: "bwrap", args }, { combineOutput: true })
+    if (result.exitCode !== 0) throw new Error(`bare bwrap exited ${result.exitCode}`)
+    return performance.now() - start
+  })
 
 const tree = (base: string, files: number, width: number) => {
   for (let i = 0; i < files; i++) {
@@ -87,12 +103,20 @@ const main = Effect.gen(function* () {
       plain.push(yield* once(none, command))
       boxed.push(yield* once(bwrap, command))
     }
+    const bare: Array<number> = []
+    for (let i = 0; i < RUNS; i++) bare.push(yield* bareBwrap(command))
     const a = median(plain)
     const b = median(boxed)
+    const c = median(bare)
+    console.log(
+      `${label.padEnd(12)} bare bwrap (the 0.2 arguments: no user namespace option, seccomp or hiding) ${c.toFixed(2)} ms: the full sandbox is ${(b / c).toFixed(2)}× that (+${(b - c).toFixed(2)} ms)`,
+    )
     console.log(
       `${label.padEnd(12)} none ${a.toFixed(2)} ms, bubblewrap ${b.toFixed(2)} ms: ${(b / a).toFixed(2)}× (+${(b - a).toFixed(2)} ms per call; target ≤ +30 ms) ${b - a <= 30 ? "ok" : "MISSED"}`,
     )
   }
+
+  console.log(`prepare      bubblewrap plan per call (median): ${median(preparing).toFixed(2)} ms`)
 
   const big = fs.mkdtempSync(path.join(os.tmpdir(), "toolgate-bench-secrets-"))
   try {

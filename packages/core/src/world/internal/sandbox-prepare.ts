@@ -126,14 +126,7 @@ export const unsandboxed = (
   ...NOTHING,
 })
 
-const exists = (entry: string): boolean => {
-  try {
-    fs.lstatSync(entry)
-    return true
-  } catch {
-    return false
-  }
-}
+const exists = (entry: string): boolean => fs.lstatSync(entry, { throwIfNoEntry: false }) !== undefined
 
 const real = (entry: string): string => {
   try {

@@ -53,14 +53,7 @@ export interface Protection {
   readonly pinned: ReadonlyArray<string>
 }
 
-const exists = (entry: string): boolean => {
-  try {
-    fs.lstatSync(entry)
-    return true
-  } catch {
-    return false
-  }
-}
+const exists = (entry: string): boolean => fs.lstatSync(entry, { throwIfNoEntry: false }) !== undefined
 
 /**
  * The protected paths that lie inside `writable` (resolved absolute directories): `CHAIN_ENTRIES` in each of

@@ -177,6 +177,8 @@ export const classify = (paths: Iterable<string>): Hidden => {
   const files = new Set<string>()
   const directories = new Set<string>()
   for (const entry of paths) {
+    // Most of the listed paths do not exist: a check that does not throw first.
+    if (!fs.existsSync(entry)) continue
     try {
       const real = fs.realpathSync(entry)
       const info = fs.statSync(real)
