@@ -5,6 +5,12 @@
  */
 export * as McpCommand from "./command.js"
 /**
+ * What the server accepts as one JSON-RPC message, and what it answers for anything else.
+ *
+ * @since 0.3.0
+ */
+export * as McpMessage from "./message.js"
+/**
  * What the MCP server asks the user through elicitation: permission decisions and questions.
  *
  * @since 0.2.0
@@ -22,3 +28,9 @@ export * as McpServer from "./server.js"
  * @since 0.2.0
  */
 export * as McpTools from "./tools.js"
+/**
+ * The server's transports: stdio with a limit on one message, and the message check in front of any transport.
+ *
+ * @since 0.3.0
+ */
+export * as McpTransport from "./transport.js"

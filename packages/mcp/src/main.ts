@@ -5,7 +5,6 @@
  *
  * @since 0.1.0
  */
-import { Database } from "@toolgate/core"
 import * as Cause from "effect/Cause"
 import * as Runtime from "effect/Runtime"
 import { main } from "./command.js"
@@ -14,6 +13,11 @@ try {
   await main(process.argv.slice(2))
 } catch (error) {
   const reason = Runtime.isFiberFailure(error) ? Cause.squash(error[Runtime.FiberFailureCauseId]) : error
-  process.stderr.write(`toolgate-mcp: ${Database.describe(reason)}\n`)
+  // The library loads here only when starting failed after it was loaded anyway.
+  const line = await import("@toolgate/core").then(
+    ({ Database }) => Database.describe(reason),
+    () => (reason instanceof Error ? reason.message : String(reason)),
+  )
+  process.stderr.write(`toolgate-mcp: ${line}\n`)
   process.exit(1)
 }

@@ -5,38 +5,19 @@
  * `notifications/tools/list_changed`, driven by the registry's change stream (no polling). Permission asks and the
  * model's questions go to the user through elicitation when the client supports it; otherwise asks are refused with
  * a message saying why — an ask is never silently allowed — and questions are dismissed. A call with a progress
- * token reports the tool's progress and, while it waits (for a person or a long command), a heartbeat.
+ * token reports the tool's progress and, while it waits (for a person or a long command), a heartbeat every
+ * `heartbeat` (1 s by default). Every received message goes through `McpTransport.guard` (malformed messages with an
+ * id are answered with a JSON-RPC error); the stdio transport limits one message to `McpTransport.MAX_MESSAGE_BYTES`.
+ * A client that did not declare elicitation does not see the `question` tool. Configuration watching lives in
+ * `internal/watch.ts`, the answering of asks and questions in `internal/asks.ts`.
  *
  * @since 0.1.0
  */
-import * as fs from "node:fs"
 import * as path from "node:path"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import {
-  CallToolRequestSchema,
-  type CallToolResult,
-  ListToolsRequestSchema,
-  type ServerNotification,
-} from "@modelcontextprotocol/sdk/types.js"
-import {
-  AgentV2,
-  Config,
-  Core,
-  Database,
-  EventV2,
-  Global,
-  Identifier,
-  Location,
-  PermissionV2,
-  QuestionV2,
-  Runner,
-  SessionV2,
-  Tool,
-  ToolRegistry,
-} from "@toolgate/core"
-import * as Cause from "effect/Cause"
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
+import { AgentV2, Core, Database, EventV2, PermissionV2, QuestionV2, SessionV2, ToolRegistry } from "@toolgate/core"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -46,12 +27,16 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Queue from "effect/Queue"
 import * as Runtime from "effect/Runtime"
-import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as Prompts from "./prompts.js"
+import * as Asks from "./internal/asks.js"
+import * as Call from "./internal/call.js"
+import { type Generation, materialize, release } from "./internal/call.js"
+import * as Package from "./internal/package.js"
+import { watchConfiguration } from "./internal/watch.js"
 import * as Tools from "./tools.js"
+import * as McpTransport from "./transport.js"
 
 export {
   /**
@@ -101,11 +86,22 @@ export {
  */
 export const NAME = "toolgate"
 /**
- * The server's version in the MCP handshake.
+ * The server's version in the MCP handshake and `toolgate-mcp --version`: the version in `@toolgate/mcp`'s own
+ * package.json, found by the package's name (from the sources, `dist/` and the bundled bin alike).
  *
  * @since 0.1.0
  */
-export const VERSION = "0.2.0"
+export const VERSION: string = Package.VERSION
+
+/**
+ * How often a running call with a progress token hears from the server when the tool itself says nothing
+ * (`notifications/progress` with a `running (Ns)` or `waiting for permission: <action>` message), unless
+ * `heartbeat` says otherwise: often enough for a client whose request timeout resets on progress, down to a 2 s
+ * timeout.
+ *
+ * @since 0.3.0
+ */
+export const DEFAULT_HEARTBEAT: Duration.Duration = Package.DEFAULT_HEARTBEAT
 
 /**
  * Options of `serve`.
@@ -119,8 +115,13 @@ export interface ServeOptions {
   readonly agent?: string
   /** How long a burst of catalogue changes must settle before one `list_changed` is sent (default 50 ms). */
   readonly debounce?: Duration.DurationInput
-  /** How often a running call with a progress token hears from us when the tool says nothing (default 5 s). */
+  /** How often a running call with a progress token hears from us when the tool says nothing (default 1 s). */
   readonly heartbeat?: Duration.DurationInput
+  /**
+   * The limit on one received message in bytes (default `McpTransport.MAX_MESSAGE_BYTES`, 64 MiB); only for the
+   * default stdio transport (a transport you pass frames its own messages).
+   */
+  readonly maxMessageBytes?: number
 }
 
 /**
@@ -128,13 +129,7 @@ export interface ServeOptions {
  *
  * @since 0.1.0
  */
-export type Requirements =
-  | ToolRegistry.Service
-  | AgentV2.Service
-  | SessionV2.Service
-  | PermissionV2.Service
-  | QuestionV2.Service
-  | EventV2.Service
+export type Requirements = Call.Requirements
 
 /**
  * The agent named with `--agent` / `options.agent` does not exist in the Location.
@@ -150,64 +145,14 @@ export class UnknownAgentError extends Schema.TaggedError<UnknownAgentError>()("
   }
 }
 
-const failureText = (cause: Cause.Cause<unknown>): string => {
-  if (Tool.isUserStop(cause) || Cause.isInterruptedOnly(cause)) return Runner.INTERRUPTED
-  const failure = Cause.squash(cause)
-  return `Tool execution failed: ${failure instanceof Error ? failure.message : Tools.textOf(failure)}`
-}
-
-/** One build of the Location the server answers from; `run` replaces it when configuration files change. */
-interface Generation {
-  readonly context: Context.Context<Requirements>
-  readonly agent: string
-  readonly sessionID: string
-  readonly rules: ReadonlyArray<ToolRegistry.VisibilityRule>
-  /** The action a call (by call id) waits for a person on, while it does. */
-  readonly waiting: Map<string, string>
-  inflight: number
-  retired: boolean
-  /** Closes the generation's own scope (generations built by `run`); `serve`'s is closed by its caller. */
-  readonly close?: Effect.Effect<void>
-}
-
 /** The protocol side of one connection: the MCP server and what every generation shares. */
 interface Connection {
   readonly server: Server
   current: Generation
   readonly changed: Queue.Queue<void>
+  /** What the client last saw of the catalogue (or was last told changed), for `list_changed`. */
+  announced: string
 }
-
-const answerPermission = (server: Server, request: PermissionV2.Request) =>
-  Effect.gen(function* () {
-    const permission = yield* PermissionV2.Service
-    const reply = (answer: { readonly reply: PermissionV2.Reply; readonly message?: string }) =>
-      Effect.ignore(permission.reply({ requestID: request.id, ...answer }))
-    if (server.getClientCapabilities()?.elicitation === undefined)
-      return yield* reply({ reply: "reject", message: Prompts.NO_PROMPT })
-    const elicited = yield* Effect.tryPromise(() =>
-      server.elicitInput({ message: Prompts.askMessage(request), requestedSchema: Prompts.permissionSchema }),
-    ).pipe(Effect.either)
-    if (elicited._tag === "Left")
-      return yield* reply({ reply: "reject", message: `the permission prompt failed: ${elicited.left.error}` })
-    return yield* reply(Prompts.permissionReply(elicited.right))
-  })
-
-const answerQuestion = (server: Server, request: QuestionV2.Request) =>
-  Effect.gen(function* () {
-    const questions = yield* QuestionV2.Service
-    if (server.getClientCapabilities()?.elicitation === undefined)
-      return yield* Effect.ignore(questions.reject(request.id))
-    const elicited = yield* Effect.tryPromise(() =>
-      server.elicitInput({
-        message: Prompts.questionMessage(request),
-        requestedSchema: Prompts.questionSchema(request),
-      }),
-    ).pipe(Effect.either)
-    const answers = elicited._tag === "Right" ? Prompts.questionAnswers(request, elicited.right) : undefined
-    return yield* Effect.ignore(
-      answers === undefined ? questions.reject(request.id) : questions.reply({ requestID: request.id, answers }),
-    )
-  })
 
 /**
  * Prepares a generation in the current Location: checks the agent, creates the session every call settles in,
@@ -228,6 +173,7 @@ const prepare = (
     const selection = yield* agents.select(agent)
     const session = yield* (yield* SessionV2.Service).create({ agent: selection.id })
     const waiting = new Map<string, string>()
+    const notes: Asks.Notes = new Map()
     const calls = new Map<string, string>()
 
     const asked = yield* events.queue(PermissionV2.Event.Asked, PermissionV2.Event.Replied, QuestionV2.Event.Asked)
@@ -245,7 +191,7 @@ const prepare = (
                   waiting.set(callID, request.action)
                   calls.set(request.id, callID)
                 }
-                return Effect.asVoid(Effect.forkScoped(answerPermission(server, request)))
+                return Effect.asVoid(Effect.forkScoped(Asks.answerPermission(server, request, notes)))
               }
               case "permission.v2.replied": {
                 const callID = calls.get(envelope.data.requestID)
@@ -255,7 +201,7 @@ const prepare = (
               }
               case "question.v2.asked":
                 return envelope.data.sessionID === session.id
-                  ? Effect.asVoid(Effect.forkScoped(answerQuestion(server, envelope.data)))
+                  ? Effect.asVoid(Effect.forkScoped(Asks.answerQuestion(server, envelope.data)))
                   : Effect.void
             }
           },
@@ -272,25 +218,20 @@ const prepare = (
       sessionID: session.id,
       rules: selection.info?.permissions ?? PermissionV2.denyAll,
       waiting,
+      notes,
       inflight: 0,
       retired: false,
     } satisfies Generation as Generation
   })
 
-const materialize = (generation: Generation) =>
-  Effect.provide(
-    Effect.flatMap(ToolRegistry.Service, (registry) => registry.materialize(generation.rules)),
-    generation.context,
-  )
+const listing = (turn: ToolRegistry.Materialization) =>
+  turn.definitions.map((definition) => Tools.toMcpTool(definition))
 
-const fingerprint = (generation: Generation) =>
-  Effect.map(materialize(generation), (turn) =>
-    JSON.stringify(turn.definitions.map((definition) => Tools.toMcpTool(definition))),
-  )
+const fingerprint = (generation: Generation, server: Server) =>
+  Effect.map(materialize(generation, server), (turn) => JSON.stringify(listing(turn)))
 
-/** Ends a retired generation once its last call has settled. */
-const release = (generation: Generation): Effect.Effect<void> =>
-  generation.retired && generation.inflight === 0 && generation.close !== undefined ? generation.close : Effect.void
+/** A failure the SDK reports (a refused message, a response to an unknown request, a transport error) in one line. */
+const reported = (error: Error): string => `McpServer: ${error.message.replace(/\s+/g, " ").trim()}`
 
 /** Creates the MCP server and its handlers; they always answer from `connection.current`. */
 const open = <E, R>(
@@ -302,87 +243,27 @@ const open = <E, R>(
     const run = <A>(effect: Effect.Effect<A>, signal?: AbortSignal) =>
       Runtime.runPromise(runtime)(effect, signal === undefined ? undefined : { signal })
     const server = new Server({ name: NAME, version: VERSION }, { capabilities: { tools: { listChanged: true } } })
+    server.onerror = (error) => Runtime.runFork(runtime)(Effect.logWarning(reported(error)))
     const changed = yield* Queue.unbounded<void>()
-    const connection: Connection = { server, changed, current: yield* first(server, changed) }
-    const heartbeat = Duration.decode(options.heartbeat ?? Duration.seconds(5))
+    const current = yield* first(server, changed)
+    const connection: Connection = { server, changed, current, announced: yield* fingerprint(current, server) }
+    const heartbeat = Duration.decode(options.heartbeat ?? DEFAULT_HEARTBEAT)
 
     server.setRequestHandler(ListToolsRequestSchema, () =>
-      run(Effect.map(materialize(connection.current), (turn) => ({ tools: turn.definitions.map(Tools.toMcpTool) }))),
+      run(
+        Effect.map(materialize(connection.current, server), (turn) => {
+          const tools = listing(turn)
+          connection.announced = JSON.stringify(tools)
+          return { tools }
+        }),
+      ),
     )
 
-    server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
-      const generation = connection.current
-      const callID = Identifier.create("call")
-      const token = extra._meta?.progressToken
-      let sent = 0
-      let last = Date.now()
-      const notify = (update: Tool.Progress) => {
-        if (token === undefined) return
-        sent = Math.max(sent + 1, update.progress ?? 0)
-        last = Date.now()
-        const notification: ServerNotification = {
-          method: "notifications/progress",
-          params: {
-            progressToken: token,
-            progress: sent,
-            ...(update.total === undefined ? {} : { total: update.total }),
-            message: update.message,
-          },
-        }
-        extra.sendNotification(notification).catch(() => undefined)
-      }
-      const started = Date.now()
-      const beat = Effect.sync(() => {
-        if (Date.now() - last < Duration.toMillis(heartbeat) * 0.9) return
-        const action = generation.waiting.get(callID)
-        const seconds = Math.round((Date.now() - started) / 1000)
-        notify({ message: action === undefined ? `running (${seconds}s)` : `waiting for permission: ${action}` })
-      })
-      const settle = Effect.flatMap(materialize(generation), (turn) =>
-        turn.settle({
-          sessionID: generation.sessionID,
-          agent: generation.agent,
-          assistantMessageID: Identifier.create("msg"),
-          call: { id: callID, name: request.params.name, input: request.params.arguments ?? {} },
-          ...(token === undefined ? {} : { progress: notify }),
-        }),
-      )
-      // The heartbeat fiber lives in the call's own scope, so it ends (is interrupted) with the call.
-      const withHeartbeat =
-        token === undefined
-          ? settle
-          : Effect.scoped(
-              Effect.zipRight(
-                Effect.forkScoped(
-                  Effect.repeat(beat, Schedule.spaced(Duration.millis(Duration.toMillis(heartbeat) / 4))),
-                ),
-                settle,
-              ),
-            )
-      return run(
-        Effect.suspend(() => {
-          generation.inflight++
-          return withHeartbeat
-        }).pipe(
-          Effect.exit,
-          Effect.map((exit): CallToolResult =>
-            Exit.isSuccess(exit)
-              ? Tools.toCallToolResult(exit.value)
-              : { content: [{ type: "text", text: failureText(exit.cause) }], isError: true },
-          ),
-          Effect.ensuring(
-            Effect.suspend(() => {
-              generation.inflight--
-              return release(generation)
-            }),
-          ),
-        ),
-        extra.signal,
-      )
-    })
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+      Call.call(connection.current, server, request.params, extra, heartbeat, run),
+    )
 
     // One list_changed per burst of changes, and only when what `tools/list` returns did change.
-    let announced = yield* fingerprint(connection.current)
     const debounce = options.debounce ?? Duration.millis(50)
     yield* Effect.forkScoped(
       Effect.forever(
@@ -390,9 +271,9 @@ const open = <E, R>(
           yield* Queue.take(changed)
           yield* Effect.sleep(debounce)
           yield* Queue.takeAll(changed)
-          const now = yield* fingerprint(connection.current)
-          if (now === announced) return
-          announced = now
+          const now = yield* fingerprint(connection.current, server)
+          if (now === connection.announced) return
+          connection.announced = now
           yield* Effect.promise(() => server.sendToolListChanged().catch(() => undefined))
         }),
       ),
@@ -400,20 +281,20 @@ const open = <E, R>(
     return connection
   })
 
-/** Connects `connection.server` to `transport` (stdio by default) and waits until the client disconnects. */
-const connect = (connection: Connection, transport: Transport | undefined) =>
+/**
+ * Connects `connection.server` to `transport` (stdio by default), every message checked by `McpTransport.guard`,
+ * and waits until the client disconnects.
+ */
+const connect = (connection: Connection, options: ServeOptions) =>
   Effect.gen(function* () {
     const runtime = yield* Effect.runtime<never>()
     const closed = yield* Deferred.make<void>()
     connection.server.onclose = () => Runtime.runSync(runtime)(Deferred.succeed(closed, undefined))
-    let chosen = transport
-    if (chosen === undefined) {
-      chosen = new StdioServerTransport()
-      // The stdio transport does not notice the client closing stdin: treat end of input as disconnection.
-      process.stdin.once("end", () => void connection.server.close().catch(() => undefined))
-    }
-    const connected = chosen
-    yield* Effect.promise(() => connection.server.connect(connected))
+    const transport = McpTransport.guard(
+      options.transport ??
+        McpTransport.stdio(options.maxMessageBytes === undefined ? {} : { maxMessageBytes: options.maxMessageBytes }),
+    )
+    yield* Effect.promise(() => connection.server.connect(transport))
     yield* Effect.addFinalizer(() => Effect.promise(() => connection.server.close().catch(() => undefined)))
     yield* Deferred.await(closed)
   })
@@ -427,7 +308,7 @@ const connect = (connection: Connection, transport: Transport | undefined) =>
 export const serve = (options: ServeOptions = {}): Effect.Effect<void, UnknownAgentError, Requirements | Scope.Scope> =>
   Effect.gen(function* () {
     const connection = yield* open((server, changed) => prepare(server, changed, options.agent), options)
-    yield* connect(connection, options.transport)
+    yield* connect(connection, options)
   })
 
 /**
@@ -454,52 +335,6 @@ export interface RunOptions extends Omit<ServeOptions, "transport"> {
 /** Logs go to stderr: stdout is the protocol channel. */
 const stderrLogger = Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger))
 
-/** The configuration files and folders a Location reads, as directories to watch (recursively for `.toolgate`). */
-const watchedPaths = Effect.gen(function* () {
-  const location = yield* Location.Service
-  const global = yield* Global.Service
-  const directories = [...Config.projectChain(location), global.config]
-  return directories.flatMap((directory) => {
-    const folder = path.join(directory, Config.DIRECTORY_NAME)
-    return [
-      { path: directory, recursive: false },
-      ...(fs.existsSync(folder) ? [{ path: folder, recursive: true }] : []),
-    ]
-  })
-})
-
-const isConfigChange = (directory: string, file: string | null): boolean =>
-  file === null ||
-  path.basename(directory) === Config.DIRECTORY_NAME ||
-  (Config.FILE_NAMES as ReadonlyArray<string>).includes(file) ||
-  file === Config.DIRECTORY_NAME
-
-/** Calls `onChange` for every change to a configuration file of the Location, until the scope closes. */
-const watchConfiguration = (onChange: () => void) =>
-  Effect.gen(function* () {
-    for (const entry of yield* watchedPaths) {
-      yield* Effect.acquireRelease(
-        Effect.sync(() => {
-          try {
-            return fs.watch(entry.path, { recursive: entry.recursive, persistent: false }, (_, file) => {
-              if (isConfigChange(entry.path, file === null ? null : String(file))) onChange()
-            })
-          } catch {
-            return undefined
-          }
-        }),
-        (watcher) => Effect.sync(() => watcher?.close()),
-      )
-    }
-  })
-
-/**
- * Serves `directory` over stdio with its own process services until the client disconnects. stdout belongs to the
- * protocol from here on: `console.log` is redirected to stderr and logs go to stderr. With `watch` (the default) an
- * edited `toolgate.json`, `toolgate.jsonc` or `.toolgate/` rebuilds the Location: new calls use the new rules,
- * calls in flight finish on the old ones, and `list_changed` is sent when the catalogue changed. A configuration
- * that no longer loads keeps the previous one (with a warning on stderr).
- */
 /**
  * Why `run` could not start: the Location could not be built, or the agent does not exist.
  *
@@ -510,7 +345,16 @@ export type RunError =
   | Layer.Layer.Error<ReturnType<typeof Core.layerProcess>>
   | UnknownAgentError
 
-/** @since 0.1.0 */
+/**
+ * Serves `directory` over stdio with its own process services until the client disconnects. stdout belongs to the
+ * protocol from here on: `console.log` is redirected to stderr and logs go to stderr. With `watch` (the default) an
+ * edited `toolgate.json`, `toolgate.jsonc` or `.toolgate/` rebuilds the Location: new calls use the new rules,
+ * calls in flight finish on the old ones, and `list_changed` is sent when the catalogue changed. A configuration
+ * that no longer loads keeps the previous one (with a warning on stderr). `McpCommand.check` validates the
+ * command-line form of these options.
+ *
+ * @since 0.1.0
+ */
 export const run = (options: RunOptions): Effect.Effect<void, RunError> =>
   Effect.gen(function* () {
     yield* Effect.sync(() => {
@@ -562,5 +406,5 @@ export const run = (options: RunOptions): Effect.Effect<void, RunError> =>
         }),
       ),
     )
-    yield* connect(connection, undefined)
+    yield* connect(connection, options)
   }).pipe(Effect.scoped, Effect.provide(stderrLogger))

@@ -45,6 +45,8 @@ export interface ConnectOptions {
   readonly config?: unknown
   /** Which server to start (default `serve`, the test entry). */
   readonly entry?: keyof typeof entries
+  /** More command-line arguments of the `run` entry. */
+  readonly args?: ReadonlyArray<string>
 }
 
 /** Starts the server as a child process over stdio and connects the official SDK client to it. */
@@ -58,7 +60,10 @@ export const connect = async (options: ConnectOptions = {}) => {
   const entry = options.entry ?? "serve"
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [...serverArgs(entry), ...(entry === "run" ? ["--dir", directory, "--data", data] : [])],
+    args: [
+      ...serverArgs(entry),
+      ...(entry === "run" ? ["--dir", directory, "--data", data, ...(options.args ?? [])] : []),
+    ],
     cwd: packageDir,
     env: {
       ...(process.env as Record<string, string>),
@@ -82,6 +87,8 @@ export const connect = async (options: ConnectOptions = {}) => {
     const elicit = options.elicit
     client.setRequestHandler(ElicitRequestSchema, async (request) => elicit(request.params))
   }
+  let stderr = ""
+  transport.stderr?.on("data", (chunk: Buffer) => void (stderr += chunk.toString("utf8")))
   await client.connect(transport)
   cleanups.push(() => client.close())
   const listChanged = (timeout: number) =>
@@ -94,7 +101,7 @@ export const connect = async (options: ConnectOptions = {}) => {
     })
   const call = (name: string, args: Record<string, unknown>) =>
     client.callTool({ name, arguments: args }) as Promise<CallToolResult>
-  return { client, directory, data, changes, listChanged, call }
+  return { client, directory, data, changes, listChanged, call, stderr: () => stderr }
 }
 
 /** The text of a result's content. */

@@ -1,7 +1,7 @@
 /**
  * The MCP server as the tests run it: a real child process serving TOOLGATE_MCP_DIR over stdio, with its data in
  * TOOLGATE_MCP_DATA. Creating `<data>/register-now` registers an extra `echo` tool in the server's Location; the
- * heartbeat is short so progress tests stay fast.
+ * heartbeat is short so progress tests stay fast. TOOLGATE_MCP_MAX_MESSAGE, when set, is the limit on one message.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -33,7 +33,11 @@ const registerOnTrigger = Effect.gen(function* () {
 
 const program = Effect.gen(function* () {
   yield* Effect.forkScoped(registerOnTrigger)
-  yield* McpServer.serve({ heartbeat: "400 millis" })
+  const limit = process.env["TOOLGATE_MCP_MAX_MESSAGE"]
+  yield* McpServer.serve({
+    heartbeat: "400 millis",
+    ...(limit === undefined ? {} : { maxMessageBytes: Number(limit) }),
+  })
 }).pipe(Effect.scoped, Effect.provide(Core.layer({ directory, data, memoryDatabase: true })))
 
 await Effect.runPromise(program)
