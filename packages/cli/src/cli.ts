@@ -3,20 +3,24 @@
  *
  * @since 0.1.0
  */
+import { createRequire } from "node:module"
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { CliError, UsageError } from "./errors.js"
 import * as Paths from "./paths.js"
 
 /**
- * The CLI version (the package version).
+ * The CLI version: the version in `@toolgate/cli`'s own package.json (one folder above `src/`, `dist/` and
+ * `bundle/` alike).
  *
  * @since 0.1.0
  */
-export const VERSION = "0.1.0"
+export const VERSION: string = (createRequire(import.meta.url)("../package.json") as { readonly version: string })
+  .version
 
 /** Imports a command's implementation on first use (the library is only loaded when a command needs it). */
 const load = <A>(importer: () => Promise<A>): Effect.Effect<A> => Effect.promise(importer)
@@ -134,7 +138,7 @@ const mcp = Command.make(
   "mcp",
   {
     dir: Options.text("dir").pipe(
-      Options.withDescription("The project directory whose tools are served (default: the working directory)"),
+      Options.withDescription("The project directory whose tools are served (required)"),
       Options.optional,
     ),
     agent: Options.text("agent").pipe(
@@ -142,18 +146,38 @@ const mcp = Command.make(
       Options.optional,
     ),
     data,
+    heartbeat: Options.text("heartbeat").pipe(
+      Options.withDescription("Milliseconds between progress heartbeats of a waiting call (default 1000)"),
+      Options.optional,
+    ),
+    noWatch: Options.boolean("no-watch").pipe(
+      Options.withDescription("Do not rebuild the project when its configuration files change"),
+    ),
   },
   (options) =>
-    Effect.flatMap(Paths.existingDirectory(options.dir), (directory) =>
-      Effect.flatMap(
-        load(() => import("@toolgate/mcp")),
-        ({ McpServer }) =>
-          McpServer.run({
-            directory,
-            ...(Option.isSome(options.agent) ? { agent: options.agent.value } : {}),
-            ...(Option.isSome(options.data) ? { data: options.data.value } : {}),
-          }).pipe(Effect.mapError((error) => new CliError({ message: McpServer.describeFailure(error) }))),
-      ),
+    Effect.flatMap(
+      load(() => import("@toolgate/mcp")),
+      ({ McpCommand, McpServer }) =>
+        // The same check as `toolgate-mcp`: the same one-line messages, exit 2 for usage and 1 for a bad directory.
+        Either.match(
+          McpCommand.check({
+            dir: Option.getOrUndefined(options.dir),
+            agent: Option.getOrUndefined(options.agent),
+            data: Option.getOrUndefined(options.data),
+            heartbeat: Option.getOrUndefined(options.heartbeat),
+            watch: !options.noWatch,
+          }),
+          {
+            onLeft: (error) =>
+              Effect.fail(
+                error.usage ? new UsageError({ message: error.message }) : new CliError({ message: error.message }),
+              ),
+            onRight: (checked) =>
+              McpServer.run(checked).pipe(
+                Effect.mapError((error) => new CliError({ message: McpServer.describeFailure(error) })),
+              ),
+          },
+        ),
     ),
 ).pipe(
   Command.withDescription("Serve the project's tools over stdio as an MCP server (permission asks via elicitation)"),

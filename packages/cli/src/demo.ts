@@ -31,7 +31,7 @@ import * as Stream from "effect/Stream"
 import * as Answers from "./answers.js"
 import * as Describe from "./describe.js"
 import * as Paths from "./paths.js"
-import { CliError } from "./errors.js"
+import { CliError, StoppedError } from "./errors.js"
 import * as Screen from "./screen.js"
 import * as Table from "./table.js"
 
@@ -82,7 +82,10 @@ interface Call {
   readonly callID: string
   readonly tool: string
   readonly input: unknown
-  status: "running" | "completed" | "failed"
+  /** `rejected`: the user rejected one of its permission asks; `dismissed`: the user dismissed its question. */
+  status: "running" | "completed" | "failed" | "rejected" | "dismissed"
+  /** Set when the user rejected an ask of the call or dismissed its question, before the call ends. */
+  stoppedBy?: "rejected" | "dismissed"
   outcome: string
   /** When the call started running (reset when a prompt for it is answered). */
   started: number
@@ -126,6 +129,8 @@ const session = (screen: Screen.Screen, answerer: Answers.Answerer) =>
     const questions = yield* QuestionV2.Service
     const calls: Array<Call> = []
     const decisions: Array<Decision> = []
+    /** The headers of the questions the user dismissed. */
+    const dismissed: Array<string> = []
     const truncated: Array<{ readonly tool: string; readonly callID: string; readonly path: string }> = []
     const requests = new Map<string, PermissionV2.Request>()
     const ours = new Map<string, Answers.PermissionAnswer>()
@@ -162,14 +167,15 @@ const session = (screen: Screen.Screen, answerer: Answers.Answerer) =>
           const call = calls.find((candidate) => candidate.callID === data.callID)
           const result = data.result
           const failed = envelope.type === "session.next.tool.failed"
+          const status = failed ? (call?.stoppedBy ?? "failed") : "completed"
           if (call !== undefined) {
-            call.status = failed ? "failed" : "completed"
+            call.status = status
             call.outcome = Describe.outcome(data.tool, call.input, result)
           }
           screen.status(undefined)
           const lines = Describe.resultLines(data.tool, call?.input, result)
           screen.line(
-            `  ${failed ? "✗" : "✓"} ${data.tool}${failed ? " failed" : ""}${call === undefined ? "" : ` (${((Date.now() - call.started) / 1000).toFixed(1)}s)`}`,
+            `  ${failed ? "✗" : "✓"} ${data.tool}${failed ? ` ${status}` : ""}${call === undefined ? "" : ` (${((Date.now() - call.started) / 1000).toFixed(1)}s)`}`,
           )
           for (const line of lines) screen.line(`    │ ${line}`)
           for (const saved of envelope.type === "session.next.tool.success" ? (envelope.data.outputPaths ?? []) : []) {
@@ -203,6 +209,7 @@ const session = (screen: Screen.Screen, answerer: Answers.Answerer) =>
           const callID = request.source?.callID
           const call = callID === undefined ? undefined : calls.find((candidate) => candidate.callID === callID)
           if (call !== undefined) call.started = Date.now()
+          if (call !== undefined && data.reply === "reject") call.stoppedBy = "rejected"
           return
         }
         case "question.v2.asked": {
@@ -228,10 +235,19 @@ const session = (screen: Screen.Screen, answerer: Answers.Answerer) =>
         screen.status(undefined)
         for (const line of Describe.permissionPrompt(request)) screen.line(line)
         if (answerer.name === "stdin") screen.line(`    (${Answers.PERMISSION_HINT})`)
-        const answer = yield* answerer.permission(request)
-        if (answerer.name === "--yes") screen.line(`    > ${answer.reply} (--yes)`)
-        ours.set(request.id, answer)
-        yield* Effect.ignore(permission.reply({ requestID: request.id, ...answer }))
+        // An `always` whose approval cannot be saved leaves the ask pending: say why and ask again (once or reject).
+        for (;;) {
+          const answer = yield* answerer.permission(request)
+          if (answerer.name === "--yes") screen.line(`    > ${answer.reply} (--yes)`)
+          ours.set(request.id, answer)
+          const unsaved = yield* permission.reply({ requestID: request.id, ...answer }).pipe(
+            Effect.as(undefined),
+            Effect.catchTag("PermissionV2.SaveError", (error) => Effect.succeed(error)),
+            Effect.catchTag("PermissionV2.NotFoundError", () => Effect.succeed(undefined)),
+          )
+          if (unsaved === undefined) return
+          screen.line(`    ! ${unsaved.message}`)
+        }
       })
 
     const askQuestion = (request: QuestionV2.Request): Effect.Effect<void, never, Prompt.Prompt.Environment> =>
@@ -248,6 +264,9 @@ const session = (screen: Screen.Screen, answerer: Answers.Answerer) =>
           }
           const answer = yield* answerer.question(question, index)
           if (answer === undefined) {
+            const call = calls.find((candidate) => candidate.callID === request.tool?.callID)
+            if (call !== undefined) call.stoppedBy = "dismissed"
+            dismissed.push(question.header)
             yield* Effect.ignore(questions.reject(request.id))
             return
           }
@@ -282,7 +301,7 @@ const session = (screen: Screen.Screen, answerer: Answers.Answerer) =>
     const session = yield* (yield* SessionV2.Service).create()
     const result = yield* (yield* Runner.Service).run({ sessionID: session.id, prompt: PROMPT })
     screen.status(undefined)
-    return { result, calls, decisions, truncated }
+    return { result, calls, decisions, dismissed, truncated }
   })
 
 /** Where the demo left its files. */
@@ -294,13 +313,16 @@ interface Places {
 /** Prints the closing summary. */
 const summary = (screen: Screen.Screen, report: Effect.Effect.Success<ReturnType<typeof session>>, places: Places) => {
   const { result, calls, decisions, truncated } = report
-  const completed = calls.filter((call) => call.status === "completed").length
-  const failed = calls.filter((call) => call.status === "failed").length
+  const count = (status: Call["status"]) => calls.filter((call) => call.status === status).length
+  const stopped = [
+    count("rejected") > 0 ? `, ${count("rejected")} rejected` : "",
+    count("dismissed") > 0 ? `, ${count("dismissed")} dismissed` : "",
+  ].join("")
   screen.line("")
   screen.line("Summary")
   screen.line("=======")
   screen.line(
-    `Session ${result.stopped === "user" ? "stopped by the user" : "finished"} after ${result.steps} turns: ${calls.length} tool calls, ${completed} completed, ${failed} failed.`,
+    `Session ${result.stopped === "user" ? "stopped by the user" : "finished"} after ${result.steps} turns: ${calls.length} tool calls, ${count("completed")} completed, ${count("failed")} failed${stopped}.`,
   )
   screen.line("")
   screen.line("Calls")
@@ -361,8 +383,18 @@ const summary = (screen: Screen.Screen, report: Effect.Effect.Success<ReturnType
   )
 }
 
+/** Why the session stopped, for the closing `StoppedError`. */
+const stopReason = (report: Effect.Effect.Success<ReturnType<typeof session>>): string => {
+  const rejection = report.decisions.find((decision) => decision.reply === "reject" && decision.message === undefined)
+  if (rejection !== undefined)
+    return `the user rejected ${rejection.action} on ${Table.clip(rejection.resources.join(", "), 60)}`
+  const question = report.dismissed[0]
+  return question !== undefined ? `the user dismissed the question "${question}"` : "the user stopped it"
+}
+
 /**
- * Runs the demo.
+ * Runs the demo. A session that the user stopped (a rejection without a message, a dismissed question) prints its
+ * summary and then fails with `StoppedError` (exit code 3).
  *
  * @since 0.1.0
  */
@@ -400,4 +432,6 @@ export const run = (options: Options) =>
       Effect.mapError((error) => new CliError({ message: `The demo session failed: ${describeError(error)}` })),
     )
     summary(screen, report, { directory, data })
+    if (report.result.stopped === "user")
+      return yield* new StoppedError({ message: `the demo session was stopped: ${stopReason(report)}` })
   }).pipe(Effect.scoped)

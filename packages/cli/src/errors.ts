@@ -1,6 +1,7 @@
 /**
  * The CLI's own failures. `CliError` is a failure the user can act on (exit 1, message on stderr); usage errors
- * from `@effect/cli` (bad flags, unknown commands) exit 2.
+ * from `@effect/cli` (bad flags, unknown commands) and `UsageError` exit 2; `StoppedError` (the demo session was
+ * stopped by a rejected permission or a dismissed question) exits 3.
  *
  * @since 0.1.0
  */
@@ -25,8 +26,19 @@ export class UsageError extends Schema.TaggedError<UsageError>()("Cli.UsageError
 }) {}
 
 /**
- * Exit codes.
+ * The demo session did not finish: the user rejected a permission without a message or dismissed a question,
+ * which stops the session (exit code 3).
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class StoppedError extends Schema.TaggedError<StoppedError>()("Cli.StoppedError", {
+  message: Schema.String,
+}) {}
+
+/**
+ * Exit codes: 0 ok, 1 failure, 2 usage error, 3 the demo session was stopped by the user.
  *
  * @since 0.1.0
  */
-export const ExitCode = { ok: 0, failure: 1, usage: 2 } as const
+export const ExitCode = { ok: 0, failure: 1, usage: 2, stopped: 3 } as const

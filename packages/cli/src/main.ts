@@ -1,5 +1,6 @@
 /**
- * The `toolgate` entry point: runs the CLI and maps the outcome to an exit code (0 ok, 1 failure, 2 usage error).
+ * The `toolgate` entry point: runs the CLI and maps the outcome to an exit code (0 ok, 1 failure, 2 usage error,
+ * 3 the demo session was stopped by a rejection or a dismissed question).
  * Every other failure — a defect while starting, such as a database that cannot be opened — is printed as one line
  * `toolgate: <message: cause: SQLITE_CODE: detail>` and exits 1.
  *
@@ -27,10 +28,15 @@ const program = (
   Effect.catchAll((error) => {
     // @effect/cli has already printed its usage error and help.
     if (ValidationError.isValidationError(error)) return Effect.sync(() => void (code = ExitCode.usage))
-    const usage = error._tag === "Cli.UsageError"
+    const exit =
+      error._tag === "Cli.UsageError"
+        ? ExitCode.usage
+        : error._tag === "Cli.StoppedError"
+          ? ExitCode.stopped
+          : ExitCode.failure
     return Effect.zipRight(
       Console.error(`toolgate: ${error.message}`),
-      Effect.sync(() => void (code = usage ? ExitCode.usage : ExitCode.failure)),
+      Effect.sync(() => void (code = exit)),
     )
   }),
   // The process boundary: whatever is left (defects) is reported in one line; interruption stays interruption.

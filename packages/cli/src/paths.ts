@@ -84,6 +84,7 @@ const VALUED: Readonly<Record<string, string>> = {
   "--data": "a data directory",
   "--agent": "an agent name",
   "--project": "a project id",
+  "--heartbeat": "a number of milliseconds",
 }
 
 /**

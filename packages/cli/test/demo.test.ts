@@ -74,7 +74,7 @@ describe.concurrent("toolgate demo", () => {
     ])
     // The rejection feedback is what the model sees as the bash call's error; the session goes on.
     expect(run.stdout).toMatch(
-      /\n {2}✗ bash failed \(\d+\.\ds\)\n {4}│ The user rejected permission to use this specific tool call with the following feedback: too slow for a demo, skip the check\n/,
+      /\n {2}✗ bash rejected \(\d+\.\ds\)\n {4}│ The user rejected permission to use this specific tool call with the following feedback: too slow for a demo, skip the check\n/,
     )
     const calls = section(run.stdout, "Calls")
       .slice(2)
@@ -87,7 +87,7 @@ describe.concurrent("toolgate demo", () => {
       ["edit", "completed"],
       ["apply_patch", "completed"],
       ["write", "completed"],
-      ["bash", "failed"],
+      ["bash", "rejected"],
       ["question", "completed"],
       ["todowrite", "completed"],
     ])
@@ -118,13 +118,24 @@ describe.concurrent("toolgate demo", () => {
     expect(again.stderr).toContain(`toolgate: No saved approval with id ${id}`)
   })
 
-  it("stops the session when a permission is rejected without a message", async () => {
+  it("stops the session when a permission is rejected without a message: exit 3, the edit labelled rejected", async () => {
     const home = tempDir()
     const dir = path.join(tempDir(), "project")
     const run = await toolgate(["demo", "--dir", dir], { home, input: "reject\n" })
-    expect(run.code).toBe(0)
-    expect(run.stdout).toContain("Session stopped by the user after 4 turns")
-    expect(section(run.stdout, "Calls").slice(2).at(-1)).toMatch(/edit .*failed\s+Tool execution interrupted$/)
+    expect(run.code).toBe(3)
+    expect(run.stderr).toBe("toolgate: the demo session was stopped: the user rejected edit on src/inventory.ts\n")
+    expect(run.stdout).toContain(
+      "Session stopped by the user after 4 turns: 5 tool calls, 4 completed, 0 failed, 1 rejected.",
+    )
+    expect(run.stdout).toMatch(/\n {2}✗ edit rejected \(\d+\.\ds\)\n/)
+    expect(
+      section(run.stdout, "Calls")
+        .slice(2)
+        .at(-1)
+        ?.trim()
+        .split(/\s{2,}/)
+        .slice(1, 4),
+    ).toEqual(["edit", "src/inventory.ts", "rejected"])
     // The default data directory comes from XDG_DATA_HOME.
     expect(fs.existsSync(path.join(home, "data", "toolgate", "toolgate.db"))).toBe(true)
     expect(fs.readFileSync(path.join(dir, "src/inventory.ts"), "utf8")).not.toContain("negative quantity")
@@ -132,6 +143,15 @@ describe.concurrent("toolgate demo", () => {
 })
 
 describe.concurrent("toolgate usage errors", () => {
+  it("--version prints the package version", async () => {
+    const run = await toolgate(["--version"], { home: tempDir() })
+    const manifest = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+      version: string
+    }
+    expect(run.code).toBe(0)
+    expect(run.stdout.trim()).toBe(manifest.version)
+  })
+
   it("exits 2 on an unknown flag or command", async () => {
     const home = tempDir()
     const [flag, command] = await Promise.all([
