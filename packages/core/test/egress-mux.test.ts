@@ -182,24 +182,32 @@ describe("Mux", () => {
     }),
   )
 
-  it.scoped("a reader that does not read holds the sender at one window, and the rest flows once it reads", () =>
-    Effect.gen(function* () {
-      const { bridge, nextStream } = yield* muxPair
-      const local = bridge.open()
-      const remote = yield* nextStream
-      const payload = Buffer.alloc(Mux.WINDOW * 4, 7)
-      // `remote` is not read: it buffers at most one window.
-      local.end(payload)
-      yield* Effect.async<void>((resume) => {
-        const check = () => (remote.readableLength >= Mux.WINDOW ? resume(Effect.void) : setTimeout(check, 5))
-        check()
-      })
-      expect(remote.readableLength).toBe(Mux.WINDOW)
-      expect(local.writableFinished).toBe(false)
-      const received = yield* readAll(remote)
-      expect(received.equals(payload)).toBe(true)
-    }),
-  )
+  for (const direction of ["to the proxy", "to the bridge"] as const) {
+    it.scoped(
+      `a reader ${direction} that does not read holds the sender at its window; the rest flows once it reads`,
+      () =>
+        Effect.gen(function* () {
+          const { bridge, nextStream } = yield* muxPair
+          const bridgeEnd = bridge.open()
+          const proxyEnd = yield* nextStream
+          const [sender, receiver, window] =
+            direction === "to the proxy"
+              ? [bridgeEnd, proxyEnd, Mux.PROXY_WINDOW]
+              : [proxyEnd, bridgeEnd, Mux.BRIDGE_WINDOW]
+          const payload = Buffer.alloc(window * 3, 7)
+          // `receiver` is not read: it buffers exactly one window (more would be a protocol error).
+          sender.end(payload)
+          yield* Effect.async<void>((resume) => {
+            const check = () => (receiver.readableLength >= window ? resume(Effect.void) : setTimeout(check, 5))
+            check()
+          })
+          expect(receiver.readableLength).toBe(window)
+          expect(sender.writableFinished).toBe(false)
+          const received = yield* readAll(receiver)
+          expect(received.equals(payload)).toBe(true)
+        }),
+    )
+  }
 
   it.scoped("a stalled stream does not stall another one", () =>
     Effect.gen(function* () {
@@ -208,10 +216,10 @@ describe("Mux", () => {
       const stalledRemote = yield* nextStream
       const moving = bridge.open()
       const movingRemote = yield* nextStream
-      stalled.write(Buffer.alloc(Mux.WINDOW * 2))
-      moving.end(Buffer.alloc(Mux.WINDOW * 3, 1))
-      expect((yield* readAll(movingRemote)).length).toBe(Mux.WINDOW * 3)
-      expect(stalledRemote.readableLength).toBe(Mux.WINDOW)
+      stalled.write(Buffer.alloc(Mux.PROXY_WINDOW * 2))
+      moving.end(Buffer.alloc(Mux.PROXY_WINDOW * 3, 1))
+      expect((yield* readAll(movingRemote)).length).toBe(Mux.PROXY_WINDOW * 3)
+      expect(stalledRemote.readableLength).toBe(Mux.PROXY_WINDOW)
     }),
   )
 
@@ -251,7 +259,7 @@ describe("Mux", () => {
       proxy.on("protocolError", (error: Error) => errors.push(error))
       a.write(Frame.encode({ kind: Frame.Kind.open, stream: 1, payload: new Uint8Array(0) }))
       // More data than the window grants.
-      for (let sent = 0; sent <= Mux.WINDOW; sent += Frame.MAX_PAYLOAD) {
+      for (let sent = 0; sent <= Mux.PROXY_WINDOW; sent += Frame.MAX_PAYLOAD) {
         a.write(Frame.encode({ kind: Frame.Kind.data, stream: 1, payload: new Uint8Array(Frame.MAX_PAYLOAD) }))
       }
       yield* Effect.async<void>((resume) => {

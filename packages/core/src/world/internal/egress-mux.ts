@@ -2,9 +2,11 @@
  * The multiplexer of the egress channel: many TCP connections carried as streams of frames (`egress-frame.ts`) over
  * one inherited, already-connected socket between the bridge (inside the sandbox) and the egress proxy (in
  * toolgate). Only the bridge opens streams, with strictly increasing ids. `end` is a half-close (no more data from
- * the sender), `close` an abort. Flow control is per stream: a sender may have at most `WINDOW` bytes
- * unacknowledged; the receiver returns `credit` as its consumer reads them, so a slow connection never stalls the
- * others and memory stays bounded (`WINDOW` per stream each way, `MAX_STREAMS` streams). A frame that breaks these
+ * the sender), `close` an abort. Flow control is per stream: a sender may have at most the receiver's window
+ * unacknowledged, and the receiver returns `credit` as its consumer reads, so a slow connection never stalls the
+ * others. The windows differ by side: what toolgate buffers for the sandbox (`PROXY_WINDOW` per stream, at most
+ * `MAX_STREAMS` streams) stays small, while the bridge, whose memory is the sandbox's own, takes a large window
+ * (`BRIDGE_WINDOW`) so downloads keep their rate when the two processes wait for the CPU. A frame that breaks these
  * rules ends the whole channel.
  *
  * Dependency-free (Node built-ins only): the bridge loads it in a fresh Node process inside the sandbox. See
@@ -28,11 +30,18 @@ import {
 } from "./egress-frame.js"
 
 /**
- * The unacknowledged bytes a sender may have in flight per stream.
+ * The bytes the proxy side (toolgate) takes per stream before the bridge must wait for credit: what a sandbox can
+ * make toolgate buffer per connection.
  *
  * @since 0.3.0
  */
-export const WINDOW = 512 * 1024
+export const PROXY_WINDOW = 512 * 1024
+/**
+ * The bytes the bridge side (inside the sandbox) takes per stream before the proxy must wait for credit.
+ *
+ * @since 0.3.0
+ */
+export const BRIDGE_WINDOW = 4 * 1024 * 1024
 /**
  * The streams the proxy side keeps open at once; later opens are closed at once.
  *
@@ -50,7 +59,8 @@ const EMPTY = Buffer.alloc(0)
 export interface MuxOptions {
   /** `bridge` opens streams; `proxy` accepts them (at most `maxStreams` at once). */
   readonly side: "bridge" | "proxy"
-  readonly window?: number
+  /** The windows of both sides (both sides must agree): `PROXY_WINDOW` and `BRIDGE_WINDOW` by default. */
+  readonly windows?: { readonly proxy: number; readonly bridge: number }
   readonly maxStreams?: number
 }
 
@@ -61,8 +71,18 @@ export interface MuxOptions {
  * @since 0.3.0
  */
 export class Mux extends EventEmitter {
-  /** @since 0.3.0 */
+  /**
+   * What this side takes per stream before its peer must wait.
+   *
+   * @since 0.3.0
+   */
   readonly window: number
+  /**
+   * What the peer takes per stream before this side must wait.
+   *
+   * @since 0.3.0
+   */
+  readonly peerWindow: number
   private readonly streams = new Map<number, MuxStream>()
   private readonly decoder = new Decoder()
   private readonly drainWaiters: Array<() => void> = []
@@ -74,7 +94,9 @@ export class Mux extends EventEmitter {
     private readonly options: MuxOptions,
   ) {
     super()
-    this.window = options.window ?? WINDOW
+    const windows = options.windows ?? { proxy: PROXY_WINDOW, bridge: BRIDGE_WINDOW }
+    this.window = options.side === "proxy" ? windows.proxy : windows.bridge
+    this.peerWindow = options.side === "proxy" ? windows.bridge : windows.proxy
     channel.on("data", (chunk: Buffer) => this.receive(chunk))
     channel.on("drain", () => this.drained())
     channel.on("end", () => this.close())
@@ -239,7 +261,7 @@ export class MuxStream extends Duplex {
     readonly id: number,
   ) {
     super({ allowHalfOpen: true, readableHighWaterMark: mux.window })
-    this.sendCredit = mux.window
+    this.sendCredit = mux.peerWindow
   }
 
   // Socket-like no-ops, so `http.Server` can serve a stream as a connection.
@@ -356,7 +378,7 @@ export class MuxStream extends Duplex {
   /** @since 0.3.0 */
   receiveCredit(bytes: number): void {
     this.sendCredit += bytes
-    if (this.sendCredit > this.mux.window) throw new ProtocolError(`stream ${this.id} credited past its window`)
+    if (this.sendCredit > this.mux.peerWindow) throw new ProtocolError(`stream ${this.id} credited past its window`)
     this.flush()
   }
 }
