@@ -7,7 +7,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { Database, Global, PermissionSaved, Wildcard } from "@toolgate/core"
+import { Database, Global, PermissionSaved, Printable, Wildcard } from "@toolgate/core"
 import { dataDirectory } from "./paths.js"
 import { CliError } from "./errors.js"
 import * as Table from "./table.js"
@@ -40,7 +40,8 @@ export const list = (options: { readonly project: Option.Option<string>; readonl
     }
     const sorted = [...rows].sort((a, b) => a.projectID.localeCompare(b.projectID) || a.id.localeCompare(b.id))
     // `directory` is where a `global` approval applies; project rows apply in every directory of the project.
-    // Resources are shown as Wildcard.display renders them (a literal `*` saved from a command shows as typed).
+    // Resources are shown as Wildcard.display renders them (a literal `*` saved from a command shows as typed), and
+    // through Printable.show, so a control character or escape sequence in a saved command is visible, not obeyed.
     yield* Console.log(
       Table.render(
         ["id", "project", "directory", "action", "resource"],
@@ -49,7 +50,7 @@ export const list = (options: { readonly project: Option.Option<string>; readonl
           row.projectID,
           row.directory === "" ? "(all)" : row.directory,
           row.action,
-          Table.clip(Wildcard.display(row.resource), 100),
+          Table.clip(Printable.show(Wildcard.display(row.resource)), 100),
         ]),
       ),
     )
@@ -74,7 +75,7 @@ export const revoke = (options: { readonly id: string; readonly data: Option.Opt
       yield* store.remove(row.id)
       const where = row.directory === "" ? `project ${row.projectID}` : `project ${row.projectID}, ${row.directory}`
       yield* Console.log(
-        `Revoked ${row.id}: ${row.action} ${Table.clip(Wildcard.display(row.resource), 100)} (${where})`,
+        `Revoked ${row.id}: ${row.action} ${Table.clip(Printable.show(Wildcard.display(row.resource)), 100)} (${where})`,
       )
     }).pipe(Effect.provide(layer))
   })
