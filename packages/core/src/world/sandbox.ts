@@ -313,6 +313,7 @@ export const layerWith = (
       if ("reason" in seccomp) return yield* new UnavailableError({ mode, reason: seccomp.reason })
       const program = seccomp.program
       const registry = Protect.registry()
+      const searchCache: Secrets.SearchCache = new Map()
       const prepare = Effect.fn("Sandbox.prepare")(function* (request: Request) {
         return yield* Prepare.sandboxed(request, {
           executable,
@@ -331,6 +332,7 @@ export const layerWith = (
           denyRead: (configured?.denyRead ?? []).map((entry) => resolveIn(base, entry, home)),
           allowUnixSockets: sockets.map((entry) => resolveIn(base, entry, home)),
           registry,
+          searchCache,
         }).pipe(Effect.mapError((reason) => new PrepareError({ reason })))
       })
 

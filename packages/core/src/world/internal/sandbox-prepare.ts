@@ -70,6 +70,8 @@ export interface Settings {
   readonly denyRead: ReadonlyArray<string>
   readonly allowUnixSockets: ReadonlyArray<string>
   readonly registry: Protect.Registry
+  /** The Location's directory listings from earlier searches for secret files. */
+  readonly searchCache: Secrets.SearchCache
 }
 
 const WRITE_BLOCKED = /Read-only file system|EROFS/
@@ -168,7 +170,7 @@ export const sandboxed = (
       )
     }
 
-    const found = Secrets.findSecretFiles(settings.base)
+    const found = Secrets.findSecretFiles(settings.base, Secrets.SEARCH_LIMIT, settings.searchCache)
     if (found === undefined) {
       return yield* Effect.fail(
         `the Location has more than ${Secrets.SEARCH_LIMIT} entries outside ${Secrets.SEARCH_SKIPS.join(" and ")}, too many to search for secret files (.env…) on every call; open a smaller directory as the Location`,

@@ -124,47 +124,123 @@ export interface Hidden {
  */
 export const SEARCH_LIMIT = 200_000
 
+/** What one directory held when it was last read. */
+interface Listing {
+  readonly ino: bigint
+  readonly mtimeNs: bigint
+  readonly ctimeNs: bigint
+  /** Read long enough after its last change that a change in the same clock tick cannot hide in it. */
+  readonly settled: boolean
+  readonly entries: number
+  readonly subdirectories: ReadonlyArray<string>
+  readonly files: ReadonlyArray<string>
+  readonly links: ReadonlyArray<string>
+}
+
 /**
- * The secret-family files below `root` (their real paths), found now; `undefined` when the tree has more than
- * `limit` entries. Symbolic links are not followed into directories; a link whose name is in the family is reported
- * by its target, which is what a reader would get.
+ * Directory listings kept between searches of one Location: a directory whose inode, modification and change times
+ * are unchanged has the same entries, so it is not read again — a search then costs one `lstat` per directory
+ * instead of reading every entry. A directory changed less than `SETTLE_NS` before it was read is read again next
+ * time (file times move in clock ticks, so a later change in the same tick would not show), as git does with its
+ * index.
  *
  * @since 0.3.0
  */
-export const findSecretFiles = (root: string, limit: number = SEARCH_LIMIT): ReadonlyArray<string> | undefined => {
+export type SearchCache = Map<string, Listing>
+
+/** How long after its last change a directory listing is trusted. */
+const SETTLE_NS = 2_000_000_000n
+
+const read = (
+  directory: string,
+  info: fs.BigIntStats,
+  skips: ReadonlySet<string>,
+  settle: bigint,
+): Listing | undefined => {
+  let entries: Array<fs.Dirent>
+  try {
+    entries = fs.readdirSync(directory, { withFileTypes: true })
+  } catch {
+    return undefined
+  }
+  const subdirectories: Array<string> = []
+  const files: Array<string> = []
+  const links: Array<string> = []
+  for (const entry of entries) {
+    const name = entry.name
+    if (entry.isDirectory()) {
+      if (!skips.has(name)) subdirectories.push(path.join(directory, name))
+      continue
+    }
+    if (!mayBeSecret(name)) continue
+    const full = path.join(directory, name)
+    if (!isSecretFile(full)) continue
+    if (entry.isSymbolicLink()) links.push(full)
+    else if (entry.isFile()) files.push(full)
+  }
+  // Rounded up to the next millisecond: a file time is never later than that.
+  const now = (BigInt(Date.now()) + 1n) * 1_000_000n
+  return {
+    ino: info.ino,
+    mtimeNs: info.mtimeNs,
+    ctimeNs: info.ctimeNs,
+    settled: now - (info.mtimeNs > info.ctimeNs ? info.mtimeNs : info.ctimeNs) >= settle,
+    entries: entries.length,
+    subdirectories,
+    files,
+    links,
+  }
+}
+
+/**
+ * The secret-family files below `root` (their real paths), found now; `undefined` when the tree has more than
+ * `limit` entries. Symbolic links are not followed into directories; a link whose name is in the family is reported
+ * by its target, which is what a reader would get (resolved on every search). With `cache`, unchanged directories
+ * are not read again; `settle` (nanoseconds) is how long after its last change a listing is trusted.
+ *
+ * @since 0.3.0
+ */
+export const findSecretFiles = (
+  root: string,
+  limit: number = SEARCH_LIMIT,
+  cache: SearchCache = new Map(),
+  settle: bigint = SETTLE_NS,
+): ReadonlyArray<string> | undefined => {
   const found: Array<string> = []
   const skips = new Set(SEARCH_SKIPS)
   const pending: Array<string> = [root]
+  const seen = new Set<string>()
   let visited = 0
   while (pending.length > 0) {
     const directory = pending.pop()!
-    let entries: Array<fs.Dirent>
-    try {
-      entries = fs.readdirSync(directory, { withFileTypes: true })
-    } catch {
-      continue
-    }
-    visited += entries.length
+    const info = fs.lstatSync(directory, { bigint: true, throwIfNoEntry: false })
+    if (info === undefined || !info.isDirectory()) continue
+    const cached = cache.get(directory)
+    const listing =
+      cached !== undefined &&
+      cached.settled &&
+      cached.ino === info.ino &&
+      cached.mtimeNs === info.mtimeNs &&
+      cached.ctimeNs === info.ctimeNs
+        ? cached
+        : read(directory, info, skips, settle)
+    if (listing === undefined) continue
+    cache.set(directory, listing)
+    seen.add(directory)
+    visited += listing.entries
     if (visited > limit) return undefined
-    for (const entry of entries) {
-      const name = entry.name
-      if (entry.isDirectory()) {
-        if (!skips.has(name)) pending.push(path.join(directory, name))
-        continue
+    pending.push(...listing.subdirectories)
+    found.push(...listing.files)
+    for (const link of listing.links) {
+      try {
+        const target = fs.realpathSync(link)
+        if (fs.statSync(target).isFile()) found.push(target)
+      } catch {
+        // A dangling link reads nothing.
       }
-      if (!mayBeSecret(name)) continue
-      const full = path.join(directory, name)
-      if (!isSecretFile(full)) continue
-      if (entry.isSymbolicLink()) {
-        try {
-          const target = fs.realpathSync(full)
-          if (fs.statSync(target).isFile()) found.push(target)
-        } catch {
-          // A dangling link reads nothing.
-        }
-      } else if (entry.isFile()) found.push(full)
     }
   }
+  for (const directory of cache.keys()) if (!seen.has(directory)) cache.delete(directory)
   return found
 }
 
