@@ -8,7 +8,9 @@
  *
  * `TOOLGATE_ORACLE_SEED` (default: random, printed) and `TOOLGATE_ORACLE_RUNS` (default 2000) reproduce a run;
  * a failure prints the shrunk command, the seed and index that replay it, and the difference.
+ * `TOOLGATE_ORACLE_DUMP=FILE` also writes every failing command with its verdict and the gate's view as JSON.
  */
+import * as fs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Grammar from "./support/shell-oracle/grammar.js"
@@ -19,7 +21,7 @@ const SEED =
   process.env.TOOLGATE_ORACLE_SEED === undefined ? Date.now() % 2 ** 31 : Number(process.env.TOOLGATE_ORACLE_SEED)
 const RUNS = Number(process.env.TOOLGATE_ORACLE_RUNS ?? 2000)
 /** Two runners and the gate working on a third command meanwhile: what a loaded 2-core machine sustains. */
-const RUNNERS = 2
+const RUNNERS = Number(process.env.TOOLGATE_ORACLE_RUNNERS ?? 2)
 const CONCURRENCY = RUNNERS + 1
 /** At most this many failures (the first of each class) are shrunk, each for at most this long. */
 const SHRUNK = 6
@@ -27,6 +29,9 @@ const SHRINK_BUDGET_MS = 30_000
 
 const unavailable = process.platform === "linux" ? Sandbox.unavailable() : "the oracle needs Linux"
 if (unavailable !== undefined) console.warn(`shell-oracle stress: skipped: ${unavailable}`)
+
+const mean = (values: ReadonlyArray<number>): string =>
+  values.length === 0 ? "-" : (values.reduce((a, b) => a + b, 0) / values.length).toFixed(0)
 
 const primary = (item: Grammar.Case): string => item.classes.find((c) => c !== "benign") ?? "benign"
 
@@ -53,7 +58,13 @@ describe.skipIf(unavailable !== undefined)("the shell gate against what the shel
             [
               `shell oracle: seed ${SEED}, ${RUNS} commands in ${elapsed.toFixed(1)} s` +
                 ` (${((elapsed * 1000) / RUNS).toFixed(0)} ms per command, ${RUNNERS} runners)`,
-              `  pass ${count("pass")}, refused ${count("refused")}, unresolved ${count("unresolved")}, fail ${failures.length}`,
+              `  pass ${count("pass")}, refused ${count("refused")}, unresolved ${count("unresolved")}, fail ${failures.length}` +
+                `; ${results.filter((r) => r.reply?.timedOut === true).length} timed out`,
+              `  mean per command: gate ${mean(results.map((r) => r.cost.gate))} ms, sandbox ${mean(
+                results.filter((r) => r.reply !== undefined).map((r) => r.cost.sandbox),
+              )} ms (of which the command under strace ${mean(
+                results.flatMap((r) => (r.reply?.timings === undefined ? [] : [r.reply.timings.run])),
+              )} ms)`,
               ...(failures.length === 0
                 ? []
                 : [
@@ -64,6 +75,17 @@ describe.skipIf(unavailable !== undefined)("the shell gate against what the shel
                   ]),
             ].join("\n"),
           )
+          const dump = process.env.TOOLGATE_ORACLE_DUMP
+          if (dump !== undefined) {
+            fs.writeFileSync(
+              dump,
+              JSON.stringify(
+                failures.map(({ r, index }) => ({ index, case: r.case, verdict: r.verdict, view: r.view })),
+                null,
+                1,
+              ),
+            )
+          }
           if (failures.length === 0) return
 
           const firsts = new Map<string, { r: Oracle.Result; index: number }>()

@@ -7,12 +7,13 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { describe, expect, layer } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import * as Compare from "./support/shell-oracle/compare.js"
 import type * as Gate from "./support/shell-oracle/gate.js"
 import * as Oracle from "./support/shell-oracle/oracle.js"
 import * as Sandbox from "./support/shell-oracle/sandbox.js"
+import * as Snapshot from "./support/shell-oracle/snapshot.js"
 import * as Trace from "./support/shell-oracle/trace.js"
 
 const unavailable = process.platform === "linux" ? Sandbox.unavailable() : "the oracle needs Linux"
@@ -97,7 +98,7 @@ describe.skipIf(unavailable !== undefined)("shell oracle: what really happened",
     it.effect("/dev/fd/../cwd is the working directory, and a chmod or touch of an existing file is a change", () =>
       Effect.gen(function* () {
         const seen = yield* reality(
-          "echo x > /dev/fd/../cwd/via-fd.txt; chmod 600 notes.txt; touch -d 2001-01-01 README.md",
+          "echo x > /dev/fd/../cwd/via-fd.txt; chmod 600 notes.txt; touch -d 2002-02-02 README.md",
         )
         expect(seen.changed).toEqual([
           "changed file project/README.md",
@@ -322,4 +323,83 @@ describe.skipIf(unavailable !== undefined)("shell oracle: the adapter reads the 
       }),
     )
   })
+})
+
+describe("shell oracle: reading an strace log", () => {
+  it("joins unfinished calls, follows chdir and clone, and keeps what the sandbox refused", () => {
+    const log = [
+      `10    execve("/bin/sh", ["/bin/sh", "-c", "x"], 0x7ffe /* 7 vars */) = 0`,
+      `10    chdir("/work/sub")                = 0`,
+      `10    clone(child_stack=NULL, flags=SIGCHLD <unfinished ...>`,
+      `11    execve("/usr/bin/mkdir", ["mkdir", "-p", "a/b"], 0x5601 /* 8 vars */ <unfinished ...>`,
+      `10    <... clone resumed>)              = 11`,
+      `11    <... execve resumed>)             = 0`,
+      `11    mkdir("a", 0777)                  = 0`,
+      `11    chdir("a")                        = 0`,
+      `11    mkdir("b", 0777)                  = -1 EEXIST (File exists)`,
+      `10    openat(AT_FDCWD</work/sub>, "/etc/x", O_WRONLY|O_CREAT|O_TRUNC, 0666) = -1 EROFS (Read-only file system)`,
+      `10    openat(AT_FDCWD</work/sub>, "/dev/fd/../cwd/y", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3</work/sub/y>`,
+      `10    openat(AT_FDCWD</work/sub>, "z", O_RDONLY) = 3</work/sub/z>`,
+      `10    openat(AT_FDCWD</work/sub>, "missing/q", O_WRONLY|O_CREAT, 0666) = -1 ENOENT (No such file or directory)`,
+      `10    renameat2(AT_FDCWD</work/sub>, "y", AT_FDCWD</tmp>, "moved \\"q\\"", RENAME_NOREPLACE) = 0`,
+      `10    execve("/usr/bin/nope", ["nope"], 0x5601 /* 8 vars */) = -1 ENOENT (No such file or directory)`,
+      `10    execve("/usr/bin/ls", ["ls"], 0x5601 /* 8 vars */) = 0`,
+    ].join("\n")
+    const trace = Trace.read(log, "/work")
+    expect(trace.execs.map((e) => e.program)).toEqual(["mkdir", "ls"])
+    expect(trace.writes.map((w) => [w.call, w.path, w.succeeded])).toEqual([
+      ["mkdir", "/work/sub/a", true],
+      ["openat", "/etc/x", false],
+      ["openat", "/work/sub/y", true],
+      ["renameat2", "/work/sub/y", true],
+      ["renameat2", '/tmp/moved "q"', true],
+    ])
+  })
+
+  it("resolves /proc/self/cwd and /dev/fd against the process's own directory", () => {
+    const log = [
+      `5    execve("/bin/sh", ["/bin/sh"], 0x1 /* 1 vars */) = 0`,
+      `5    chdir("/work/deep")               = 0`,
+      `5    mkdir("/proc/self/cwd/n", 0777)   = 0`,
+      `5    unlink("/dev/fd/../cwd/../m")     = 0`,
+    ].join("\n")
+    expect(Trace.read(log, "/work").writes.map((w) => w.path)).toEqual(["/work/deep/n", "/work/m"])
+  })
+})
+
+describe("shell oracle: pictures of the root", () => {
+  it.effect("a difference names what was created, changed (content, mode, link target, time) and removed", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const root = yield* Effect.acquireRelease(
+          Effect.sync(() => fs.mkdtempSync("/tmp/toolgate-oracle-picture-")),
+          (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })),
+        )
+        for (const name of ["a", "b", "c", "d"]) fs.writeFileSync(path.join(root, name), name)
+        fs.mkdirSync(path.join(root, "dir"))
+        fs.symlinkSync("a", path.join(root, "link"))
+        const before = Snapshot.take(root)
+        fs.writeFileSync(path.join(root, "a"), "changed")
+        fs.chmodSync(path.join(root, "b"), 0o600)
+        fs.utimesSync(path.join(root, "c"), new Date(0), new Date(0))
+        fs.rmSync(path.join(root, "d"))
+        fs.rmSync(path.join(root, "link"))
+        fs.symlinkSync("b", path.join(root, "link"))
+        fs.writeFileSync(path.join(root, "dir/new"), "")
+        fs.chmodSync(path.join(root, "dir"), 0)
+        const after = Snapshot.take(root)
+        expect(Snapshot.diff(before, after).map((c) => `${c.kind} ${c.type} ${c.path}`)).toEqual([
+          "changed file a",
+          "changed file b",
+          "changed file c",
+          "removed file d",
+          "changed directory dir",
+          "created file dir/new",
+          "changed symlink link",
+        ])
+        expect(fs.statSync(path.join(root, "dir")).mode & 0o777).toBe(0)
+        expect(Snapshot.equal(after, Snapshot.take(root))).toBe(true)
+      }),
+    ),
+  )
 })

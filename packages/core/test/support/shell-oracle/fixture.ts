@@ -22,6 +22,8 @@ export interface Workspace {
   readonly home: string
   /** The read-only copy every run starts from. */
   readonly template: string
+  /** Puts back the `HOME` the process had before the workspace. */
+  readonly restoreHome: () => void
   /** Runner i's scratch folder (its strace log and the command's output). */
   readonly scratch: (index: number) => string
 }
@@ -92,13 +94,23 @@ const populate = (root: string) => {
   write(path.join(root, "home"), HOME)
 }
 
-/** Creates a workspace below `/tmp` (where the sandbox puts its tmpfs); everything is removed when the scope closes. */
+/**
+ * Creates a workspace below `/tmp` (where the sandbox puts its tmpfs); everything is removed when the scope closes.
+ * While it lives, `HOME` is its fake home: the gate resolves `~` and a bare `cd` from `HOME` as the shell does, so both
+ * sides must see the same one (the bash tool hands its own environment to the shell).
+ */
 export const workspace: Effect.Effect<Workspace, never, Scope.Scope> = Effect.acquireRelease(
   Effect.sync(() => {
     const base = fs.realpathSync(fs.mkdtempSync("/tmp/toolgate-oracle-"))
     const root = path.join(base, "root")
     populate(root)
+    const home = process.env.HOME
+    process.env.HOME = path.join(root, "home")
     return {
+      restoreHome: () => {
+        if (home === undefined) delete process.env.HOME
+        else process.env.HOME = home
+      },
       base,
       root,
       project: path.join(root, "project"),
@@ -108,7 +120,11 @@ export const workspace: Effect.Effect<Workspace, never, Scope.Scope> = Effect.ac
       scratch: (index: number) => path.join(base, `scratch-${index}`),
     } satisfies Workspace
   }),
-  (space) => Effect.sync(() => fs.rmSync(space.base, { recursive: true, force: true })),
+  (space) =>
+    Effect.sync(() => {
+      space.restoreHome()
+      fs.rmSync(space.base, { recursive: true, force: true })
+    }),
 )
 
 /** Freezes the template as a copy of the root as it is now (after the gate's Location was built on it). */

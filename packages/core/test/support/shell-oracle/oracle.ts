@@ -33,6 +33,8 @@ export interface Result {
   readonly view: Gate.View
   readonly reply?: Sandbox.Reply
   readonly verdict: Compare.Verdict
+  /** Milliseconds spent in the gate (with its probes) and waiting for the sandbox. */
+  readonly cost: { readonly gate: number; readonly sandbox: number }
 }
 
 /** The workspace, the real gate over it, and `runners` sandbox runners. */
@@ -74,7 +76,9 @@ const environment = (space: Fixture.Workspace, overrides: AppProcess.Command["en
 /** Judges one command (a gate that works on another gate's view is `gate`; default the real one). */
 export const check = (oracle: Oracle, item: Case, gate: Gate.Gate = oracle.gate): Effect.Effect<Result> =>
   Effect.gen(function* () {
+    const started = Date.now()
     const view = yield* gate.view(item.text)
+    const viewed = Date.now()
     const spawned = view.spawned
     if (view.outcome !== "ran" || view.unresolved.length > 0 || spawned === undefined) {
       const empty: Sandbox.Reply = {
@@ -86,7 +90,8 @@ export const check = (oracle: Oracle, item: Case, gate: Gate.Gate = oracle.gate)
         output: "",
         changes: [],
       }
-      return { case: item, view, verdict: yield* Compare.compare(oracle.space, gate, item.text, view, empty) }
+      const verdict = yield* Compare.compare(oracle.space, gate, item.text, view, empty)
+      return { case: item, view, verdict, cost: { gate: Date.now() - started, sandbox: 0 } }
     }
     const reply = yield* oracle.pool
       .run({
@@ -96,6 +101,7 @@ export const check = (oracle: Oracle, item: Case, gate: Gate.Gate = oracle.gate)
         timeoutMs: COMMAND_TIMEOUT_MS,
       })
       .pipe(Effect.either)
+    const ran = Date.now()
     if (reply._tag === "Left") {
       const verdict: Compare.Verdict = {
         status: "fail",
@@ -104,10 +110,11 @@ export const check = (oracle: Oracle, item: Case, gate: Gate.Gate = oracle.gate)
         uncovered: [],
         problem: `the sandbox runner died: ${reply.left.reason}`,
       }
-      return { case: item, view, verdict }
+      return { case: item, view, verdict, cost: { gate: viewed - started, sandbox: ran - viewed } }
     }
     const verdict = yield* Compare.compare(oracle.space, gate, item.text, view, reply.right)
-    return { case: item, view, reply: reply.right, verdict }
+    const cost = { gate: viewed - started + (Date.now() - ran), sandbox: ran - viewed }
+    return { case: item, view, reply: reply.right, verdict, cost }
   })
 
 /** A result without its strace log (thousands of them are kept). */
@@ -165,8 +172,9 @@ const indent = (text: string) => text.replaceAll("\n", "\n    ")
 /** A failure, readable. */
 export const report = (result: Result, reproduce: string): string => {
   const v = result.verdict
+  const shown = JSON.stringify(result.case.text)
   const lines = [
-    `command: ${JSON.stringify(result.case.text)}`,
+    `command: ${shown.length > 400 ? `${shown.slice(0, 200)} … ${shown.slice(-100)} (${result.case.text.length} characters)` : shown}`,
     `  classes: ${result.case.classes.join(", ")}`,
     `  reproduce: ${reproduce}`,
     ...(result.view.spawned === undefined

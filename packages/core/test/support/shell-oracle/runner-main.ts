@@ -138,12 +138,21 @@ const sweep = (folder: string, keep: ReadonlyArray<string>) => {
   }
 }
 
+/** The sandbox's mount points (the template, the scratch folder, a checkout below `/tmp`): never swept. */
+const mounts: ReadonlyArray<string> = fs
+  .readFileSync("/proc/self/mountinfo", "utf8")
+  .split("\n")
+  .map((line) => line.split(" ")[4])
+  .filter((point): point is string => point !== undefined && point !== "")
+  .map((point) => point.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8))))
+  .filter((point) => !SCRATCH_FOLDERS.includes(point))
+
 let pristine: Snapshot.Picture | undefined
 let last: ReadonlyArray<Snapshot.Change> | undefined
 
 /** Brings the root back to the template and returns its picture. */
 const restore = (): Snapshot.Picture => {
-  for (const folder of SCRATCH_FOLDERS) sweep(folder, [root, template, scratch])
+  for (const folder of SCRATCH_FOLDERS) sweep(folder, [root, ...mounts])
   if (pristine !== undefined && last !== undefined) {
     try {
       undo(last)

@@ -1,8 +1,8 @@
 /**
  * The reality side of the oracle: long-lived runners (`runner-main.ts`) inside bubblewrap, each over a read-only host
  * root where only the temporary root, its own scratch folder and a tmpfs `/tmp` are writable, with no network (a
- * fresh network namespace), no capabilities, a pid namespace that dies with the test, and stdin `/dev/null` for the
- * commands.
+ * fresh network namespace), only the capabilities listed below, a pid namespace that dies with the test, and stdin
+ * `/dev/null` for the commands.
  *
  * The temporary root appears inside every sandbox at the same absolute path the gate sees on the host (`root`, below
  * the system temp folder), but there it lies on the sandbox's own tmpfs `/tmp`, filled by the runner from the
@@ -25,6 +25,8 @@ const here = path.dirname(fileURLToPath(import.meta.url))
 const RUNNER = path.join(here, "runner-main.ts")
 /** The package folder: tsx and the sources resolve from here. */
 const PACKAGE = path.resolve(here, "../../..")
+/** The checkout, bound read-only into the sandbox again in case it lies below `/tmp` (hidden by the tmpfs). */
+const CHECKOUT = path.resolve(PACKAGE, "../..")
 
 /**
  * Every system call strace records: program starts, process creation and `chdir` (to follow the working directory
@@ -74,7 +76,27 @@ export const SYSCALLS = [
 ].join(",")
 
 /** The runner died or answered something unreadable. */
-export class RunnerError extends Data.TaggedError("ShellOracle.RunnerError")<{ readonly reason: string }> {}
+export class RunnerError extends Data.TaggedError("ShellOracle.RunnerError")<{ readonly reason: string }> {
+  override get message(): string {
+    return `shell oracle runner: ${this.reason}`
+  }
+}
+
+/**
+ * Capabilities a root command keeps, so that what root may do unsandboxed mostly works here too (`su -c`,
+ * `runuser`, `chrt`, writing a 0444 file): none lets it mount, make device nodes, load modules or reach outside
+ * the mount namespace (`CAP_SYS_ADMIN`, `CAP_MKNOD`, `CAP_DAC_READ_SEARCH`, … stay dropped). bwrap 0.8 leaves every
+ * capability in place when `CAP_SYS_RESOURCE` is among the added ones, so that one is left out.
+ */
+const ROOT_CAPABILITIES = [
+  "CAP_SETUID",
+  "CAP_SETGID",
+  "CAP_CHOWN",
+  "CAP_FOWNER",
+  "CAP_DAC_OVERRIDE",
+  "CAP_AUDIT_WRITE",
+  "CAP_SYS_NICE",
+]
 
 const baseArgs = (): ReadonlyArray<string> => [
   "--ro-bind",
@@ -86,11 +108,21 @@ const baseArgs = (): ReadonlyArray<string> => [
   "/proc",
   "--tmpfs",
   "/tmp",
-  "--unshare-all",
   "--die-with-parent",
   "--new-session",
-  "--cap-drop",
-  "ALL",
+  ...(process.getuid?.() === 0
+    ? [
+        // As root without a user namespace, so that the kept capabilities are real ones (`su` needs setgroups).
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--cap-drop",
+        "ALL",
+        ...ROOT_CAPABILITIES.flatMap((capability) => ["--cap-add", capability]),
+      ]
+    : ["--unshare-all", "--cap-drop", "ALL"]),
 ]
 
 /**
@@ -135,6 +167,9 @@ export const start = (place: Place): Effect.Effect<Runner, RunnerError, Scope.Sc
           "bwrap",
           [
             ...baseArgs(),
+            "--ro-bind",
+            CHECKOUT,
+            CHECKOUT,
             "--ro-bind",
             place.template,
             place.template,
