@@ -152,6 +152,7 @@ const exact = (
       text: "",
       unresolved: [],
       programs,
+      unknownWrites: [],
       writes: writes.map(([action, target]) => ({
         action,
         resource: target,
@@ -277,22 +278,35 @@ describe.skipIf(unavailable !== undefined)("shell oracle: the comparison fails f
       }),
     )
 
-    it.effect("nothing, when the gate refused the command or left it unresolved", () =>
-      Effect.gen(function* () {
-        const oracle = yield* Current
-        const blind = exact(oracle, [], [])
-        const refused: Gate.Gate = {
-          ...blind,
-          view: (c) => Effect.map(blind.view(c), (v) => ({ ...v, outcome: "refused" as const })),
-        }
-        const unresolved: Gate.Gate = {
-          ...blind,
-          view: (c) => Effect.map(blind.view(c), (v) => ({ ...v, unresolved: [`unresolved:${c}`] })),
-        }
-        expect((yield* judge("touch x", refused)).verdict.status).toBe("refused")
-        expect((yield* judge("touch x", unresolved)).verdict.status).toBe("unresolved")
-        expect((yield* judge("touch x", blind)).verdict.status).toBe("fail")
-      }),
+    it.effect(
+      "nothing when the gate refused or left the command unresolved; no write when it asked about unknown files",
+      () =>
+        Effect.gen(function* () {
+          const oracle = yield* Current
+          const blind = exact(oracle, [], [])
+          const refused: Gate.Gate = {
+            ...blind,
+            view: (c) => Effect.map(blind.view(c), (v) => ({ ...v, outcome: "refused" as const })),
+          }
+          const unresolved: Gate.Gate = {
+            ...blind,
+            view: (c) => Effect.map(blind.view(c), (v) => ({ ...v, unresolved: [`unresolved:${c}`] })),
+          }
+          expect((yield* judge("touch x", refused)).verdict.status).toBe("refused")
+          expect((yield* judge("touch x", unresolved)).verdict.status).toBe("unresolved")
+          expect((yield* judge("touch x", blind)).verdict.status).toBe("fail")
+          const unknown = (programs: ReadonlyArray<string>): Gate.Gate => {
+            const base = exact(oracle, programs, [])
+            return {
+              ...base,
+              view: (c) => Effect.map(base.view(c), (v) => ({ ...v, unknownWrites: [`edit unresolved:${c}`] })),
+            }
+          }
+          yield* passes("xargs touch < list.txt", unknown(["xargs", "touch"]))
+          expect((yield* judge("xargs touch < list.txt", unknown(["xargs"]))).verdict.missingPrograms).toEqual([
+            "touch",
+          ])
+        }),
     )
   })
 })

@@ -9,7 +9,8 @@
  *   or `protected_path` resource (a protected path — configuration, `.toolgate/**`, `.git/**` — by a
  *   `protected_path` one), elsewhere (the outside folder, the fake home, `/tmp`, the host's read-only root) by an
  *   `external_directory` resource. A resource covers its own path and everything below it, and a directory created
- *   on the way to it (`mkdir -p`).
+ *   on the way to it (`mkdir -p`). A write ask about files the gate cannot name (`edit unresolved:…`, which always
+ *   asks) covers every change.
  *
  * Changes come from the before/after pictures of the temporary root and, for what lies outside it or was refused
  * by the sandbox (a read-only root, dropped capabilities), from the strace log.
@@ -99,7 +100,7 @@ export const compare = (
       missingPrograms.push(program)
     }
     const uncovered: Array<Uncovered> = []
-    for (const [target, change] of changes(space, reply, trace)) {
+    for (const [target, change] of view.unknownWrites.length > 0 ? [] : changes(space, reply, trace)) {
       const inProject = within(space.project, target)
       const needs = !inProject ? "external_directory" : isProtected(space, target) ? "protected_path" : "edit"
       const accepted = view.writes.filter((w) =>

@@ -9,8 +9,9 @@
  *   shell, its arguments, the environment overrides) is what the sandbox runs instead.
  *
  * From one call the adapter reads the gate's view: refused, unresolved (a `bash` resource starting with
- * `unresolved:`), the programs (the command name of each `bash` resource) and the write resources (`edit`,
- * `protected_path`, `external_directory`) resolved to absolute paths the way the gate saw the disk.
+ * `unresolved:`), the programs (the command name of each `bash` resource), the write resources (`edit`,
+ * `protected_path`, `external_directory`) resolved to absolute paths the way the gate saw the disk, and the write
+ * asks about files it cannot name (an `unresolved:` resource of a write action).
  *
  * `knows(command, program)` answers whether the gate sees a program that is not the command name of any asked
  * resource (a wrapper, an unwrapped form): the same command under agent `probe` with `* * allow` plus `bash PROGRAM`
@@ -57,6 +58,11 @@ export interface View {
   readonly unresolved: ReadonlyArray<string>
   readonly programs: ReadonlyArray<string>
   readonly writes: ReadonlyArray<WriteResource>
+  /**
+   * Write asks about files known only when the shell runs (`edit unresolved:<text>`): they always ask and may stand
+   * for any file, so they cover every change of the command (its programs must still be listed).
+   */
+  readonly unknownWrites: ReadonlyArray<string>
   /** Every ask, as `action resources…`, for failure reports. */
   readonly asks: ReadonlyArray<string>
   /** What the tool would have spawned (`outcome` `ran` only). */
@@ -70,6 +76,7 @@ export interface Gate {
 }
 
 const WRITE_ACTIONS = new Set(["edit", ProtectedPath.ACTION, "external_directory"])
+const UNRESOLVED = "unresolved:"
 
 /** The base name of the command word of a bash resource. */
 export const programOf = (resource: string): string | undefined => {
@@ -238,28 +245,35 @@ export const real = (space: Workspace): Effect.Effect<Gate, never, Scope.Scope> 
       view: (command) =>
         Effect.map(call(command, "oracle"), (result): View => {
           const bash = result.asked.filter((r) => r.action === BashTool.name).flatMap((r) => r.resources)
-          const unresolved = bash.filter((r) => r.startsWith("unresolved:"))
+          const unresolved = bash.filter((r) => r.startsWith(UNRESOLVED))
           const programs = new Set<string>()
           for (const resource of bash) {
-            if (resource.startsWith("unresolved:")) continue
+            if (resource.startsWith(UNRESOLVED)) continue
             const program = programOf(resource)
             if (program !== undefined) programs.add(program)
           }
-          const writes = result.asked
-            .filter((r) => WRITE_ACTIONS.has(r.action))
-            .flatMap((r) =>
-              r.resources.map((resource) => ({
+          const asked = result.asked.filter((r) => WRITE_ACTIONS.has(r.action))
+          const writes = asked.flatMap((r) =>
+            r.resources
+              .filter((resource) => !resource.startsWith(UNRESOLVED))
+              .map((resource) => ({
                 action: r.action,
                 resource,
                 absolute: absoluteOf(space.project, r.action, resource),
               })),
-            )
+          )
+          const unknownWrites = asked.flatMap((r) =>
+            r.resources
+              .filter((resource) => resource.startsWith(UNRESOLVED))
+              .map((resource) => `${r.action} ${resource}`),
+          )
           return {
             outcome: result.refusals.length > 0 ? "refused" : result.spawned !== undefined ? "ran" : "failed",
             text: result.refusals.length > 0 ? result.refusals.join("; ") : result.text,
             unresolved,
             programs: [...programs],
             writes,
+            unknownWrites,
             asks: result.asked.map((r) => `${r.action} ${JSON.stringify(r.resources)}`),
             ...(result.spawned === undefined ? {} : { spawned: result.spawned }),
           }
