@@ -502,8 +502,26 @@ const makeBridge = (
               reply: decision.reply,
               ...(decision.message === undefined ? {} : { message: decision.message }),
             })
-            // The ask may already be gone (timed out, or cancelled with its call): its exit says what happened.
-            .pipe(Effect.catchTag("PermissionV2.NotFoundError", () => Effect.void)),
+            .pipe(
+              // An approval that could not be saved still approves this call: it is answered once, and the call
+              // reports why as a preliminary result (and the log says so).
+              Effect.catchTag("PermissionV2.SaveError", (error) =>
+                Effect.zipRight(
+                  Effect.zipRight(
+                    Effect.logWarning(error.message),
+                    Effect.sync(() => {
+                      running.reports.push({
+                        message: `The approval was not saved to ${error.filename ?? "the database"} (${error.detail}); this call is allowed once.`,
+                      })
+                      running.signal()
+                    }),
+                  ),
+                  service.value.reply({ requestID: request.id, reply: "once" }),
+                ),
+              ),
+              // The ask may already be gone (timed out, or cancelled with its call): its exit says what happened.
+              Effect.catchTag("PermissionV2.NotFoundError", () => Effect.void),
+            ),
     )
     await runExit(runtime, permission, undefined)
   }

@@ -91,11 +91,16 @@ describe("PermissionSaved", () => {
     }).pipe(Effect.provide(TestLayer)),
   )
 
-  it.effect("database errors are defects (unknown project violates the foreign key)", () =>
+  it.effect("a failed add is a typed Database.QueryError naming the file and the SQLite code", () =>
     Effect.gen(function* () {
       const saved = yield* PermissionSaved.Service
-      const exit = yield* Effect.exit(saved.add({ projectID: "missing", action: "read", resources: ["*"] }))
-      expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
+      // An unknown project violates the foreign key.
+      const error = yield* Effect.flip(saved.add({ projectID: "missing", action: "read", resources: ["*"] }))
+      expect(error._tag).toBe("Database.QueryError")
+      expect(error.code).toBe("SQLITE_CONSTRAINT_FOREIGNKEY")
+      expect(error.message).toBe(
+        "database :memory:: Failed to execute statement: SQLITE_CONSTRAINT_FOREIGNKEY: FOREIGN KEY constraint failed",
+      )
       expect(yield* saved.list()).toEqual([])
     }).pipe(Effect.provide(TestLayer)),
   )

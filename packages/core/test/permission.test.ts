@@ -500,19 +500,25 @@ describe("PermissionV2", () => {
     }),
   )
 
-  scoped("always persists the save patterns before resolving the request", () =>
+  scoped("always persists the save patterns before resolving the request; a failed save is a SaveError", () =>
     Effect.gen(function* () {
       const f = yield* fixture
       const sql = yield* SqlClient.SqlClient
       const fiber = yield* f.waitForRequest({ ...base, save: ["src/*"] })
-      // Without its project row the insert violates the foreign key: persisting dies, so nothing may resolve.
+      // Without its project row the insert violates the foreign key: the save fails, so nothing may resolve.
       yield* sql`DELETE FROM project WHERE id = 'global'`
-      const exit = yield* Effect.exit(f.permission.reply({ requestID: "per_test", reply: "always" }))
-      expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
+      const error = yield* Effect.flip(f.permission.reply({ requestID: "per_test", reply: "always" }))
+      expect(error._tag).toBe("PermissionV2.SaveError")
+      expect(error.message).toBe(
+        "Could not save the approval of permission request per_test (read) to :memory:: Failed to execute statement: SQLITE_CONSTRAINT_FOREIGNKEY: FOREIGN KEY constraint failed. The request is still pending: answer it once or reject it.",
+      )
       for (let i = 0; i < 10; i++) yield* Effect.yieldNow()
       expect(fiber.unsafePoll()).toBeNull()
       expect((yield* f.permission.list()).map((request) => request.id)).toEqual(["per_test"])
-      yield* Fiber.interrupt(fiber)
+      // No Replied event, and the request is still answerable.
+      expect(f.replied()).toEqual([])
+      yield* f.permission.reply({ requestID: "per_test", reply: "once" })
+      expect(Exit.isSuccess(yield* Fiber.await(fiber))).toBe(true)
     }),
   )
 

@@ -198,9 +198,8 @@ describe("AppProcess", () => {
       const pgid = yield* readPid(pidFile)
       expect(liveInGroup(pgid).length).toBeGreaterThanOrEqual(3)
       const error = yield* Fiber.join(fiber)
-      expect(error._tag).toBe("AppProcessError")
-      expect((error.cause as Error).message).toBe("Timed out")
-      expect(error.message).toBe(`Command failed: ${forking(pidFile, marker)}: Timed out`)
+      expect(error._tag).toBe("AppProcess.TimeoutError")
+      expect(error.message).toBe(`Command timed out after 800 ms: ${forking(pidFile, marker)}`)
       // The run returns only once the whole group is gone.
       expect(liveInGroup(pgid)).toEqual([])
       expect(liveWithMarker(`sleep 10${marker}`)).toEqual([])
@@ -246,7 +245,7 @@ describe("AppProcess", () => {
       const pgid = yield* readPid(pidFile)
       const error = yield* Fiber.join(fiber)
       const elapsed = Date.now() - started
-      expect((error.cause as Error).message).toBe("Timed out")
+      expect(error._tag).toBe("AppProcess.TimeoutError")
       // SIGTERM was ignored, so only the SIGKILL after the 3 s grace ended it.
       expect(elapsed).toBeGreaterThanOrEqual(AppProcess.KILL_GRACE_MS)
       expect(liveInGroup(pgid)).toEqual([])
@@ -287,7 +286,7 @@ describe("AppProcess", () => {
           () => Effect.flip(run(sh(`sleep 10${marker} & sleep 10${marker} & wait`), { timeout: Duration.millis(500) })),
           { concurrency: "unbounded" },
         )
-        expect(timedOut.every((error) => (error.cause as Error).message === "Timed out")).toBe(true)
+        expect(timedOut.every((error) => error._tag === "AppProcess.TimeoutError")).toBe(true)
         expect(liveWithMarker(`sleep 10${marker}`)).toEqual([])
       }),
     { timeout: 60_000 },

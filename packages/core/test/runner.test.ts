@@ -236,33 +236,48 @@ describe("Runner", () => {
     }).pipe(Effect.scoped),
   )
 
-  it.live("a declined permission stops the loop and fails every unsettled call as interrupted", () =>
-    Effect.gen(function* () {
-      const layer = yield* setup(
-        [
+  it.live(
+    "a declined permission stops the loop: the rejected call says so, the other unsettled calls are interrupted",
+    () =>
+      Effect.gen(function* () {
+        const layer = yield* setup(
           [
-            { type: "tool-call", id: "guard", name: "guarded", input: { text: "secret" } },
-            { type: "tool-call", id: "hang", name: "hang", input: { text: "x" } },
+            [
+              { type: "tool-call", id: "guard", name: "guarded", input: { text: "secret" } },
+              { type: "tool-call", id: "hang", name: "hang", input: { text: "x" } },
+            ],
+            [{ type: "text", text: "never requested" }],
           ],
-          [{ type: "text", text: "never requested" }],
-        ],
-        { permissions: [{ action: "guarded", resource: "*", effect: "ask" }] },
-      )
-      yield* Effect.gen(function* () {
-        const registry = yield* ToolRegistry.Service
-        yield* registry.register({ guarded: yield* guardedTool, hang: recordingTool([], Effect.never) })
-        yield* autoReply("reject")
-        const session = yield* (yield* SessionV2.Service).create({ agent: "build" })
-        const result = yield* (yield* Runner.Service).run({ sessionID: session.id, prompt: "go" })
-        expect(result.stopped).toBe("user")
-        expect(result.steps).toBe(1)
-        expect(yield* toolRows).toEqual([
-          { call_id: "guard", status: "failed", error: Runner.INTERRUPTED },
-          { call_id: "hang", status: "failed", error: Runner.INTERRUPTED },
-        ])
-        expect(yield* Effect.flatMap(ScriptedModel.Requests, Ref.get)).toHaveLength(1)
-      }).pipe(Effect.provide(layer))
-    }).pipe(Effect.scoped),
+          { permissions: [{ action: "guarded", resource: "*", effect: "ask" }] },
+        )
+        yield* Effect.gen(function* () {
+          const registry = yield* ToolRegistry.Service
+          yield* registry.register({ guarded: yield* guardedTool, hang: recordingTool([], Effect.never) })
+          yield* autoReply("reject")
+          const session = yield* (yield* SessionV2.Service).create({ agent: "build" })
+          const result = yield* (yield* Runner.Service).run({ sessionID: session.id, prompt: "go" })
+          expect(result.stopped).toBe("user")
+          expect(result.steps).toBe(1)
+          expect(yield* toolRows).toEqual([
+            {
+              call_id: "guard",
+              status: "failed",
+              error: "The user rejected permission to use this specific tool call.",
+            },
+            { call_id: "hang", status: "failed", error: "Tool execution interrupted" },
+          ])
+          // The messages a continuation would send carry the same texts.
+          expect(
+            result.messages.flatMap((message) =>
+              message.role === "tool" ? [[message.callID, message.result.value] as const] : [],
+            ),
+          ).toEqual([
+            ["guard", Runner.USER_REJECTED],
+            ["hang", Runner.INTERRUPTED],
+          ])
+          expect(yield* Effect.flatMap(ScriptedModel.Requests, Ref.get)).toHaveLength(1)
+        }).pipe(Effect.provide(layer))
+      }).pipe(Effect.scoped),
   )
 
   it.live("a correction continues with the feedback visible in the next request", () =>

@@ -73,7 +73,7 @@ const bash = (command: string, progress?: (update: Tool.Progress) => void) =>
   })
 
 describe.skipIf(process.platform === "win32")("bash output on disk", () => {
-  it.live("seq 1 2000000: the saved file is byte-identical to the real output, and listed in outputPaths", () =>
+  it.live("seq 1 2000000: the saved file is byte-identical to the real output, named first, and the only file", () =>
     Effect.scoped(
       Effect.gen(function* () {
         const root = yield* tempDir()
@@ -83,14 +83,23 @@ describe.skipIf(process.platform === "win32")("bash output on disk", () => {
         expect(settlement.result.type).toBe("text")
         const structured = settlement.output?.structured as { truncated: boolean; outputPath?: string; exit: number }
         expect(structured.exit).toBe(0)
-        expect(structured.truncated).toBe(false)
+        // The in-memory capture was cut, so `truncated` says so, even though nothing was lost.
+        expect(structured.truncated).toBe(true)
         const saved = structured.outputPath!
         expect(saved.startsWith(path.join(data, ToolOutputStore.MANAGED_DIRECTORY))).toBe(true)
         expect(fs.readFileSync(saved).equals(expected)).toBe(true)
-        expect(settlement.outputPaths?.[0]).toBe(saved)
-        // The model's text says where the rest is; no capture-loss notice, since nothing was lost.
+        // One file: the complete output. The preview's marker names it; no second, 1 MiB copy is written.
+        expect(settlement.outputPaths).toEqual([saved])
+        const folder = path.dirname(saved)
+        expect(fs.readdirSync(folder)).toEqual([path.basename(saved)])
+        const first = settlement.output!.content[0]
+        const preview = first?.type === "text" ? first.text : ""
+        // The text names the complete file first, then the marker names the same file.
+        expect(preview.split("\n")[0]).toBe(BashTool.completeNotice(expected.byteLength, saved))
+        expect(preview).toContain(ToolOutputStore.marker(saved))
         const all = settlement.output!.content.map((part) => (part.type === "text" ? part.text : "")).join("\n")
         expect(all).not.toContain(BashTool.CAPTURE_NOTICE)
+        expect(all).toContain("Command exited with code 0.")
       }),
     ),
   )

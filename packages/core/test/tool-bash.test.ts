@@ -24,7 +24,9 @@ interface Run {
   readonly options: AppProcess.RunOptions | undefined
 }
 
-type Respond = (command: AppProcess.Command) => Effect.Effect<AppProcess.RunResult, AppProcess.AppProcessError>
+type Respond = (
+  command: AppProcess.Command,
+) => Effect.Effect<AppProcess.RunResult, AppProcess.AppProcessError | AppProcess.TimeoutError>
 
 class FakeProcess extends Context.Tag("test/FakeProcess")<
   FakeProcess,
@@ -211,7 +213,10 @@ describe("bash tool", () => {
           }),
         )
         const settlement = yield* settle({ command: "pwd", workdir: "src" })
-        expect(settlement.result).toEqual({ type: "error", value: "Unable to execute command: pwd" })
+        expect(settlement.result).toEqual({
+          type: "error",
+          value: `Unable to execute command: pwd: Working directory is not a directory: ${fs.realpathSync(src)}`,
+        })
         expect(yield* runs).toEqual([])
         expect(yield* Permission.actions).toEqual(["bash"])
       }),
@@ -337,7 +342,7 @@ describe("bash tool", () => {
     withFake(() =>
       Effect.gen(function* () {
         yield* respond((command) =>
-          Effect.fail(new AppProcess.AppProcessError({ command: command.command, cause: new Error("Timed out") })),
+          Effect.fail(new AppProcess.TimeoutError({ command: command.command, timeoutMs: 5000 })),
         )
         const settlement = yield* settle({ command: "sleep 100", timeout: 5000 })
         expect(settlement.output?.structured).toEqual({ timeout: true, truncated: false })
@@ -369,7 +374,15 @@ describe("bash tool", () => {
         )
         expect((yield* settle({ command: "nope" })).result).toEqual({
           type: "error",
-          value: "Unable to execute command: nope",
+          value: "Unable to execute command: nope: spawn ENOENT",
+        })
+        // A message naming a timeout is not a timeout: only the typed TimeoutError is.
+        yield* respond((command) =>
+          Effect.fail(new AppProcess.AppProcessError({ command: command.command, cause: new Error("Timed out") })),
+        )
+        expect((yield* settle({ command: "nope" })).result).toEqual({
+          type: "error",
+          value: "Unable to execute command: nope: Timed out",
         })
 
         yield* respond(() => Effect.succeed(result("")))
@@ -382,7 +395,11 @@ describe("bash tool", () => {
 
         const before = (yield* runs).length
         const escape = yield* settle({ command: "ls", workdir: "../" + path.basename(root) + "-nope" })
-        expect(escape.result).toEqual({ type: "error", value: "Unable to execute command: ls" })
+        expect(escape.result).toEqual({
+          type: "error",
+          value:
+            "Unable to execute command: ls: a relative path may not leave the current location (an absolute path outside it asks for external_directory)",
+        })
         expect((yield* runs).length).toBe(before)
       }),
     ),

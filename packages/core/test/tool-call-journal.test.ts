@@ -66,6 +66,48 @@ describe("ToolCallJournal", () => {
     }).pipe(Effect.scoped, Effect.provide(Database.layerMemory)),
   )
 
+  it.effect("the first terminal state wins: a settle after recovery (or a second settle) writes nothing", () =>
+    Effect.gen(function* () {
+      yield* seedSession
+      const sql = yield* SqlClient.SqlClient
+      const key = (callID: string) => ({ sessionID: "ses_1", assistantMessageID: "msg_1", callID })
+      const done = { status: "completed" as const, result: { type: "text", value: "ok" }, error: null }
+      const late = yield* ToolCallJournal.make({ lease: LEASE })
+      yield* late.record(call("paused"))
+      yield* late.record(call("twice"))
+      // The owner was unresponsive past its lease (its process paused): another journal recovers its calls.
+      yield* sql`UPDATE runner_owner SET lease_expires = 0 WHERE id = ${late.ownerID}`
+      const other = yield* ToolCallJournal.make({ lease: LEASE })
+      expect(yield* other.recover("interrupted")).toBe(2)
+      expect(yield* late.settle(key("paused"), done)).toBe("recovered")
+      // Another owner's settle is refused too: only the owner settles, and only an unfinished call.
+      expect(yield* other.settle(key("twice"), done)).toBe("recovered")
+      expect(yield* rows).toEqual([
+        { call_id: "paused", status: "failed", owner_id: late.ownerID, error: "interrupted" },
+        { call_id: "twice", status: "failed", owner_id: late.ownerID, error: "interrupted" },
+      ])
+      const fresh = yield* ToolCallJournal.make({ lease: LEASE })
+      yield* fresh.record(call("fresh"))
+      expect(yield* fresh.settle(key("fresh"), done)).toBe("settled")
+      expect(yield* fresh.settle(key("fresh"), { ...done, status: "failed", error: "late" })).toBe("recovered")
+      expect((yield* rows).find((row) => row.call_id === "fresh")).toMatchObject({ status: "completed", error: null })
+    }).pipe(Effect.scoped, Effect.provide(Database.layerMemory)),
+  )
+
+  it.effect("an input JSON cannot hold is recorded as a note saying why, not a failed call", () =>
+    Effect.gen(function* () {
+      yield* seedSession
+      const sql = yield* SqlClient.SqlClient
+      let deep: unknown = "x"
+      for (let i = 0; i < 100_000; i++) deep = { a: deep }
+      const journal = yield* ToolCallJournal.make({ lease: LEASE })
+      yield* journal.record({ ...call("deep"), input: deep })
+      expect(yield* sql`SELECT input FROM tool_call WHERE call_id = 'deep'`).toEqual([
+        { input: JSON.stringify({ unstored: "nested too deeply to store as JSON" }) },
+      ])
+    }).pipe(Effect.scoped, Effect.provide(Database.layerMemory)),
+  )
+
   it.effect("recovery leaves a live owner's calls alone, however long it runs, because the heartbeat renews", () =>
     Effect.gen(function* () {
       yield* seedSession

@@ -47,7 +47,7 @@ const settle = (sessionID: string, input: unknown) =>
     ),
   )
 
-const todos = [{ content: "Port the todo tool", status: "in_progress", priority: "high" }]
+const todos: ReadonlyArray<SessionTodo.Todo> = [{ content: "Port the todo tool", status: "in_progress", priority: "high" }]
 
 describe("todowrite tool", () => {
   it.scoped("registers, approves the wildcard resource, persists todos, and returns typed output", () =>
@@ -82,7 +82,7 @@ describe("todowrite tool", () => {
       Effect.gen(function* () {
         const { id } = yield* session
         const store = yield* SessionTodo.Service
-        const existing = [{ content: "Keep me", status: "pending", priority: "low" }]
+        const existing: ReadonlyArray<SessionTodo.Todo> = [{ content: "Keep me", status: "pending", priority: "low" }]
         yield* store.update({ sessionID: id, todos: existing })
         yield* Permission.deny("todowrite")
         const settlement = yield* settle(id, { todos })
@@ -94,13 +94,26 @@ describe("todowrite tool", () => {
     ),
   )
 
-  it.scoped("status and priority are free strings", () =>
+  it.scoped("status and priority take only their documented values; anything else is refused and nothing stored", () =>
     withEnvironment(
       Effect.gen(function* () {
         const { id } = yield* session
-        const custom = [{ content: "Odd", status: "blocked-on-review", priority: "someday" }]
-        const settlement = yield* settle(id, { todos: custom })
-        expect(settlement.output?.structured).toEqual({ todos: custom })
+        const store = yield* SessionTodo.Service
+        const every = SessionTodo.Status.literals.flatMap((status) =>
+          SessionTodo.Priority.literals.map((priority) => ({ content: `${status} ${priority}`, status, priority })),
+        )
+        expect((yield* settle(id, { todos: every })).output?.structured).toEqual({ todos: every })
+        for (const odd of [
+          { content: "Odd", status: "blocked-on-review", priority: "high" },
+          { content: "Odd", status: "pending", priority: "someday" },
+          { content: "Odd", status: "PENDING", priority: "high" },
+          { content: "Odd", status: "done", priority: "high" },
+        ]) {
+          const refused = yield* settle(id, { todos: [odd] })
+          expect(refused.result.type).toBe("error")
+          expect(String(refused.result.value)).toMatch(/^Invalid tool input: /)
+        }
+        expect(yield* store.get(id)).toEqual(every)
         expect((yield* settle(id, { todos: [{ content: "x" }] })).result.type).toBe("error")
       }),
     ),
@@ -141,11 +154,13 @@ describe("SessionTodo", () => {
         const other = yield* session
         const store = yield* SessionTodo.Service
         const events = yield* Effect.flatMap(EventV2.Service, (bus) => bus.queue())
-        const three = ["a", "b", "c"].map((content, i) => ({
-          content,
-          status: "pending",
-          priority: ["high", "medium", "low"][i]!,
-        }))
+        const three = ["a", "b", "c"].map(
+          (content, i): SessionTodo.Todo => ({
+            content,
+            status: "pending",
+            priority: (["high", "medium", "low"] as const)[i]!,
+          }),
+        )
         yield* store.update({ sessionID: id, todos: three })
         yield* store.update({ sessionID: other.id, todos: [three[0]!] })
         expect(yield* store.get(id)).toEqual(three)

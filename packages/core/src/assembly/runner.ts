@@ -22,6 +22,8 @@ import * as EventV2 from "../place/event.js"
 import * as Identifier from "../values/identifier.js"
 import * as LLM from "../values/llm.js"
 import * as Model from "./model.js"
+import * as PermissionV2 from "../policy/permission.js"
+import * as QuestionV2 from "../policy/question.js"
 import * as SessionV2 from "../place/session.js"
 import * as Tool from "../tool/tool.js"
 import type * as ToolOutputStore from "../tool/tool-output-store.js"
@@ -41,6 +43,34 @@ export const STEP_LIMIT = 25
  * @since 0.1.0
  */
 export const INTERRUPTED = "Tool execution interrupted"
+/**
+ * Failure text for a call whose permission ask the user rejected without a message (or that a rejection in the same
+ * session cascaded to). A rejection with a message reaches the model as that message instead.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const USER_REJECTED = "The user rejected permission to use this specific tool call."
+
+/**
+ * Failure text for a call whose question the user dismissed.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const USER_DISMISSED = "The user dismissed this question"
+
+/**
+ * The result a runner reports for a call that recovery failed while the runner was unresponsive past its lease:
+ * the journal keeps recovery's `Tool execution interrupted`, and the call's own result (the tool may have run) is
+ * discarded.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const RECOVERED =
+  "Tool execution interrupted: the call was recovered while its runner was unresponsive past its lease, so its result was discarded"
+
 /**
  * Failure text for local calls on the turn where tools are disabled.
  *
@@ -160,6 +190,8 @@ interface CallState {
   readonly providerExecuted: boolean
   settled: boolean
   result?: LLM.ToolResultValue
+  /** Why the user stopped this call, when its own settlement was the one they rejected or dismissed. */
+  stopped?: string | undefined
 }
 
 const errorMessage = (cause: Cause.Cause<unknown>): string => {
@@ -231,18 +263,26 @@ export const make = Effect.gen(function* () {
                 { status: failed ? "failed" : "completed", result, error: failed ? String(result.value) : null },
               )
               .pipe(
-                Effect.zipRight(
-                  failed
+                Effect.flatMap((settled) => {
+                  if (settled === "recovered") {
+                    // Recovery's failure stands; the model and the listeners learn that, not a result it contradicts.
+                    const lost: LLM.ToolResultValue = { type: "error", value: RECOVERED }
+                    call.result = lost
+                    return events.publish(Event.Failed, { ...identity(call), result: lost })
+                  }
+                  return failed
                     ? events.publish(Event.Failed, { ...identity(call), result })
-                    : events.publish(Event.Success, { ...identity(call), result, ...extra }),
-                ),
+                    : events.publish(Event.Success, { ...identity(call), result, ...extra })
+                }),
                 Effect.orDie,
               )
           }),
         )
 
       const failUnsettled = (message: string) =>
-        Effect.forEach(calls, (call) => finish(call, { type: "error", value: message }), { discard: true })
+        Effect.forEach(calls, (call) => finish(call, { type: "error", value: call.stopped ?? message }), {
+          discard: true,
+        })
 
       const onToolCall = (event: Extract<Model.Event, { type: "tool-call" }>) =>
         Effect.gen(function* () {
@@ -294,9 +334,15 @@ export const make = Effect.gen(function* () {
               ),
             ),
           ).pipe(
-            Effect.onExit((exit) =>
-              Exit.isFailure(exit) && Tool.isUserStop(exit.cause) ? Deferred.succeed(stop, undefined) : Effect.void,
-            ),
+            Effect.onExit((exit) => {
+              if (!Exit.isFailure(exit) || !Tool.isUserStop(exit.cause)) return Effect.void
+              call.stopped = PermissionV2.isDeclined(exit.cause)
+                ? USER_REJECTED
+                : QuestionV2.isDismissed(exit.cause)
+                  ? USER_DISMISSED
+                  : undefined
+              return Deferred.succeed(stop, undefined)
+            }),
           )
           fibers.push(yield* Effect.forkIn(settle, scope))
         })

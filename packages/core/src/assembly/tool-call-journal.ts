@@ -4,7 +4,8 @@
  * every call it records carries that owner. Recovery fails only unfinished calls whose owner is gone (its lease
  * expired, it has no owner, or it was an earlier incarnation of the same named instance), so runners in other
  * Locations or other processes sharing the database keep their live calls. Leases follow Effect's `Clock`, so tests
- * drive them with `TestClock`. See docs/database.md.
+ * drive them with `TestClock`. The first terminal state of a call wins: a settle never overwrites a call that
+ * recovery already failed (its runner learns so from `settle`'s answer). See docs/database.md.
  *
  * @since 0.2.0
  */
@@ -15,6 +16,7 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Database from "../system/database.js"
 import * as Identifier from "../values/identifier.js"
 
 /**
@@ -77,7 +79,17 @@ export interface Outcome {
 }
 
 /**
- * The journal. `record` and `settle` sit on the per-call path and are not traced; database errors are defects.
+ * What `settle` did: `settled` — it wrote the call's final state; `recovered` — the call already had one (recovery
+ * failed it while its runner was unresponsive past its lease), which stays.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type Settled = "settled" | "recovered"
+
+/**
+ * The journal. `record` and `settle` sit on the per-call path and are not traced; database errors are defects
+ * (a `Database.QueryError` naming the file and the SQLite code).
  *
  * @since 0.2.0
  */
@@ -86,8 +98,11 @@ export interface Interface {
   readonly ownerID: string
   /** Writes the call as `running`, owned by this journal. */
   readonly record: (call: Call) => Effect.Effect<void>
-  /** Writes the call's final status, result and error. */
-  readonly settle: (call: CallKey, outcome: Outcome) => Effect.Effect<void>
+  /**
+   * Writes the call's final status, result and error — only while the call is still pending or running and owned by
+   * this journal. Otherwise (recovery got there first) nothing is written and the answer is `recovered`.
+   */
+  readonly settle: (call: CallKey, outcome: Outcome) => Effect.Effect<Settled>
   /**
    * Marks `failed` with `error` every pending or running call whose owner is gone, forgets expired owners, and
    * returns how many calls it failed.
@@ -105,6 +120,24 @@ export interface Interface {
 export class Service extends Context.Tag("@toolgate/v2/ToolCallJournal")<Service, Interface>() {}
 
 /**
+ * JSON for a column. A value JSON cannot hold (nested too deeply for the serializer's stack, a cycle, a BigInt) is
+ * recorded as a note saying why instead of failing the call's record.
+ */
+const toJson = (value: unknown): string => {
+  try {
+    return JSON.stringify(value) ?? "null"
+  } catch (error) {
+    const reason =
+      error instanceof RangeError
+        ? "nested too deeply to store as JSON"
+        : error instanceof Error
+          ? error.message
+          : String(error)
+    return JSON.stringify({ unstored: reason })
+  }
+}
+
+/**
  * Registers a new owner, renews its lease in a fiber tied to the scope, and removes the owner when the scope
  * closes (its unfinished calls, if any, are then recovered by the next runner at once).
  *
@@ -113,6 +146,7 @@ export class Service extends Context.Tag("@toolgate/v2/ToolCallJournal")<Service
 export const make = (options: Options = {}) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const orDie = Database.orDie(sql)
     const lease = Duration.toMillis(Duration.decode(options.lease ?? LEASE))
     const ownerID = Identifier.create("own")
     const instance = options.instance ?? null
@@ -124,16 +158,16 @@ export const make = (options: Options = {}) =>
           VALUES (${ownerID}, ${process.pid}, ${os.hostname()}, ${instance}, ${now + lease}, ${Date.now()}, ${Date.now()})
           ON CONFLICT (id) DO UPDATE SET lease_expires = excluded.lease_expires, time_updated = excluded.time_updated`,
     )
-    const renew = () => Effect.orDie(Effect.asVoid(renewOnce))
+    const renew = () => orDie(Effect.asVoid(renewOnce))
 
     yield* Effect.acquireRelease(
       Effect.zipRight(
         instance === null
           ? Effect.void
-          : Effect.orDie(sql`UPDATE runner_owner SET lease_expires = 0 WHERE instance = ${instance}`),
+          : orDie(sql`UPDATE runner_owner SET lease_expires = 0 WHERE instance = ${instance}`),
         renew(),
       ),
-      () => Effect.orDie(sql`DELETE FROM runner_owner WHERE id = ${ownerID}`),
+      () => orDie(sql`DELETE FROM runner_owner WHERE id = ${ownerID}`),
     )
     // The heartbeat. A failed renewal (say SQLITE_BUSY on a loaded machine) is retried on the next beat; the lease
     // leaves room for two misses.
@@ -152,18 +186,21 @@ export const make = (options: Options = {}) =>
 
     const record = (call: Call) =>
       sql`INSERT INTO tool_call (session_id, assistant_message_id, call_id, name, input, provider_executed, status, owner_id, time_created, time_updated)
-        VALUES (${call.sessionID}, ${call.assistantMessageID}, ${call.callID}, ${call.name}, ${JSON.stringify(call.input ?? null)},
+        VALUES (${call.sessionID}, ${call.assistantMessageID}, ${call.callID}, ${call.name}, ${toJson(call.input ?? null)},
           ${call.providerExecuted ? 1 : 0}, 'running', ${ownerID}, ${Date.now()}, ${Date.now()})`.pipe(
         Effect.asVoid,
-        Effect.orDie,
+        orDie,
       )
 
-    const settle = (call: CallKey, outcome: Outcome) =>
-      sql`UPDATE tool_call SET status = ${outcome.status}, result = ${JSON.stringify(outcome.result)},
+    // The status and owner guard keeps the first terminal state: a call recovery failed stays failed.
+    const settle = (call: CallKey, outcome: Outcome): Effect.Effect<Settled> =>
+      sql<{ call_id: string }>`UPDATE tool_call SET status = ${outcome.status}, result = ${toJson(outcome.result)},
           error = ${outcome.error}, time_updated = ${Date.now()}
-          WHERE session_id = ${call.sessionID} AND assistant_message_id = ${call.assistantMessageID} AND call_id = ${call.callID}`.pipe(
-        Effect.asVoid,
-        Effect.orDie,
+          WHERE session_id = ${call.sessionID} AND assistant_message_id = ${call.assistantMessageID} AND call_id = ${call.callID}
+            AND owner_id = ${ownerID} AND status IN ('pending', 'running')
+          RETURNING call_id`.pipe(
+        Effect.map((rows): Settled => (rows.length > 0 ? "settled" : "recovered")),
+        orDie,
       )
 
     const recover = Effect.fn("ToolCallJournal.recover")(function* (error: string) {
@@ -181,7 +218,7 @@ export const make = (options: Options = {}) =>
           return failed.length
         }),
       )
-    }, Effect.orDie)
+    }, orDie)
 
     return Service.of({ ownerID, record, settle, recover, renew })
   })

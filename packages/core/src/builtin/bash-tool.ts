@@ -11,7 +11,9 @@
  * arguments only produces advisory warnings — it never asks and never blocks. See docs/shell.md.
  *
  * Output bounding for the model happens at the registry boundary; this tool only keeps `AppProcess`'s 1 MiB capture
- * limit and says when it was hit. It never returns a managed output path.
+ * limit and says when it was hit (`truncated`). Output past the capture is streamed into the store's capture file,
+ * which then holds the complete output: the text names it first, `outputPath` names it, and the store's bounding
+ * names the same file instead of writing a second copy.
  *
  * @since 0.1.0
  */
@@ -34,6 +36,7 @@ import * as PermissionV2 from "../policy/permission.js"
 import * as AppProcess from "../world/app-process.js"
 import * as Sandbox from "../world/sandbox.js"
 import * as ToolOutputStore from "../tool/tool-output-store.js"
+import * as FileFailure from "./internal/file-failure.js"
 import * as Tool from "../tool/tool.js"
 import * as Tools from "../tool/tools.js"
 
@@ -211,12 +214,13 @@ export const externalDirectories = (
   })
 
 /**
- * The note that replaces the capture-loss notice when the complete output was kept in a managed file.
+ * The note that opens the output text when the output outgrew the in-memory capture but was kept complete in a
+ * managed file (the capture-loss notice is used when it could not be kept).
  *
  * @since 0.1.0
  */
 export const completeNotice = (bytes: number, file: string): string =>
-  `[the command printed ${bytes} bytes; the in-memory capture above stops at ${MAX_CAPTURE_BYTES} bytes and the complete output is saved to ${file}]`
+  `[the command printed ${bytes} bytes; the complete output is saved to ${file}; below are the first ${MAX_CAPTURE_BYTES} bytes, as far as the in-memory capture goes]`
 
 /** Progress reports are at most this frequent; output in between is sent with the next one. */
 const PROGRESS_INTERVAL_MS = 250
@@ -278,15 +282,35 @@ const streamOutput = (store: ToolOutputStore.Interface, context: Tool.Context) =
       },
       flush: () => report(false),
       total: () => total,
-      /** The complete-output file, when all of the output is in it. */
-      keptIn: (): string | undefined => (spilled && !failed && capture.written() ? capture.path : undefined),
+      /**
+       * The complete-output file, when all of the output is in it; it is then marked complete, so the store's
+       * bounding names it instead of writing a second copy.
+       */
+      keep: (): string | undefined => {
+        if (!spilled || failed || !capture.written()) return undefined
+        capture.complete()
+        return capture.path
+      },
     }
   })
 
 const defaultShell = (): string => (process.platform === "win32" ? (process.env.COMSPEC ?? "cmd.exe") : "/bin/sh")
 
-const isTimeout = (error: AppProcess.AppProcessError): boolean =>
-  error.cause instanceof Error && error.cause.message === "Timed out"
+/**
+ * Why the command could not run, in one line: what the file leaves say for path and file-system errors and a
+ * missing session, a spawn failure's own cause, else the typed error's message.
+ */
+const failureReason = (error: unknown): string => {
+  const known = FileFailure.cause(error)
+  if (known !== undefined) return known
+  if (error instanceof AppProcess.AppProcessError) {
+    const cause = error.cause
+    if (cause instanceof Error && cause.message !== "") return cause.message
+  }
+  if (error instanceof Error && error.message !== "") return error.message
+  if (typeof error === "object" && error !== null && "_tag" in error) return String(error._tag)
+  return String(error)
+}
 
 /**
  * The services the tool captures when its layer is built.
@@ -669,9 +693,7 @@ export const make = (services: Services) => {
             onOutput: stream.onOutput,
           })
           .pipe(
-            Effect.catchTag("AppProcessError", (error) =>
-              isTimeout(error) ? Effect.succeed(undefined) : Effect.fail(error),
-            ),
+            Effect.catchTag("AppProcess.TimeoutError", () => Effect.succeed(undefined)),
             Effect.ensuring(Effect.sync(stream.flush)),
           )
         if (result === undefined) {
@@ -686,17 +708,18 @@ export const make = (services: Services) => {
         const output = text === "" ? "(no output)" : text
         const blocked = services.sandbox.diagnose(text)
         const noted = blocked === undefined ? output : `${output}\n\n${blocked}`
-        // Capture loss is reported only for what truly was not kept: a complete file means nothing was lost.
-        const kept = result.outputTruncated === true ? stream.keptIn() : undefined
+        // `truncated` says the in-memory capture was cut; when the complete output was kept, the text names its file
+        // first, and only an output that could not be kept gets the loss notice.
+        const cut = result.outputTruncated === true
+        const kept = cut ? stream.keep() : undefined
         return {
           exit: result.exitCode,
-          output:
-            result.outputTruncated !== true
-              ? noted
-              : kept === undefined
-                ? `${noted}\n\n${CAPTURE_NOTICE}`
-                : `${noted}\n\n${completeNotice(stream.total(), kept)}`,
-          truncated: result.outputTruncated === true && kept === undefined,
+          output: !cut
+            ? noted
+            : kept === undefined
+              ? `${noted}\n\n${CAPTURE_NOTICE}`
+              : `${completeNotice(stream.total(), kept)}\n\n${noted}`,
+          truncated: cut,
           ...(kept === undefined ? {} : { outputPath: kept }),
           ...extra,
         } satisfies Output
@@ -704,7 +727,11 @@ export const make = (services: Services) => {
         Effect.scoped,
         Effect.mapError(
           PermissionV2.leafFailure(
-            (error) => new LLM.ToolFailure({ message: `Unable to execute command: ${input.command}`, error }),
+            (error) =>
+              new LLM.ToolFailure({
+                message: `Unable to execute command: ${input.command}: ${failureReason(error)}`,
+                error,
+              }),
           ),
         ),
       ),

@@ -18,6 +18,7 @@ import * as path from "node:path"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as Database from "../system/database.js"
 
 /**
  * The id shared by every directory outside a git repository (and repositories without any identity).
@@ -305,14 +306,14 @@ export const bind = Effect.fn("Project.bind")(function* (info: Info, location: s
   const sql = yield* SqlClient.SqlClient
   const now = Date.now()
   const upsert = (bound: Info) =>
-    Effect.orDie(sql`INSERT INTO project (id, worktree, root_commit, time_created, time_updated)
+    Database.orDie(sql)(sql`INSERT INTO project (id, worktree, root_commit, time_created, time_updated)
       VALUES (${bound.id}, ${bound.directory}, ${bound.root ?? null}, ${now}, ${now})
       ON CONFLICT (id) DO UPDATE SET root_commit = COALESCE(project.root_commit, excluded.root_commit)`)
   if (info.id === GLOBAL_ID || info.id === info.root) {
     yield* upsert(info)
     return info
   }
-  const rows = yield* Effect.orDie(
+  const rows = yield* Database.orDie(sql)(
     sql<{
       worktree: string
       root_commit: string | null

@@ -8,6 +8,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as Database from "../system/database.js"
 import * as Identifier from "../values/identifier.js"
 import * as Location from "./location.js"
 
@@ -101,14 +102,14 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | Location.S
       }
       yield* sql`INSERT INTO session (id, project_id, directory, agent, time_created, time_updated)
         VALUES (${id}, ${info.projectID}, ${info.directory}, ${input?.agent ?? null}, ${now}, ${now})`.pipe(
-        Effect.orDie,
+        Database.orDie(sql),
       )
       return info
     })
 
     const get = Effect.fn("SessionV2.get")(function* (sessionID: string) {
       const rows = yield* sql<Row>`SELECT id, project_id, directory, agent FROM session WHERE id = ${sessionID}`.pipe(
-        Effect.orDie,
+        Database.orDie(sql),
       )
       const row = rows[0]
       return row === undefined ? undefined : toInfo(row)

@@ -2,7 +2,9 @@
  * Saved approvals: one `permission` row per (project, directory, action, resource), written when a user answers
  * `always`. `directory` is `""` for a whole project; the `global` project (directories outside any repository) files
  * its rows under the Location directory they were approved in (see docs/trust/approvals.md). Resources are Wildcard
- * patterns; a literal resource is stored escaped (`Wildcard.literal`). Process-wide; database errors are defects.
+ * patterns; a literal resource is stored escaped (`Wildcard.literal`). Process-wide. A failed `add` is a typed
+ * `Database.QueryError` (the caller decides what an unsaved approval means); other database errors are defects
+ * carrying the same error, which names the file and the SQLite code.
  *
  * @since 0.1.0
  */
@@ -77,14 +79,15 @@ export interface Interface {
   }) => Effect.Effect<ReadonlyArray<Info>>
   /**
    * Inserts one row per resource under `directory` (default `""`, the whole project); duplicates (also within the
-   * batch) are ignored and keep the original row.
+   * batch) are ignored and keep the original row. Fails with `Database.QueryError` when the rows cannot be written
+   * (a full disk, an unwritable WAL, a corrupt file): then nothing of the batch is saved.
    */
   readonly add: (input: {
     readonly projectID: string
     readonly directory?: string
     readonly action: string
     readonly resources: ReadonlyArray<string>
-  }) => Effect.Effect<void>
+  }) => Effect.Effect<void, Database.QueryError>
   /** Deletes by id; absent rows are fine. Durable when it returns (committed with `synchronous = FULL`). */
   readonly remove: (id: string) => Effect.Effect<void>
   /**
@@ -185,7 +188,8 @@ const ROWS_PER_STATEMENT = 1000
 
 /**
  * The process-wide store on the `permission` table. `add` writes one multi-row `INSERT … ON CONFLICT DO NOTHING`
- * (batches beyond 1000 rows are split inside one transaction). Database errors are defects.
+ * (batches beyond 1000 rows are split inside one transaction). A failed `add` is a `Database.QueryError`; other
+ * database errors are defects carrying one.
  *
  * @since 0.1.0
  */
@@ -194,6 +198,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient> = Layer.sco
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const watched = yield* watchCommits(sql)
+    const orDie = Database.orDie(sql)
 
     const list = Effect.fn("PermissionSaved.list")(function* (input?: {
       readonly projectID?: string
@@ -206,7 +211,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient> = Layer.sco
             ? yield* sql<Row>`SELECT id, project_id, directory, action, resource, time_created FROM permission WHERE project_id = ${input.projectID}`
             : yield* sql<Row>`SELECT id, project_id, directory, action, resource, time_created FROM permission WHERE project_id = ${input.projectID} AND directory = ${input.directory}`
       return rows.map(toInfo)
-    }, Effect.orDie)
+    }, orDie)
 
     const add = Effect.fn("PermissionSaved.add")(
       function* (input: {
@@ -234,19 +239,19 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient> = Layer.sco
         yield* sql.withTransaction(Effect.forEach(chunks, insert, { discard: true }))
       },
       Effect.asVoid,
-      Effect.orDie,
+      Database.mapQueryError(sql),
     )
 
     const remove = Effect.fn("PermissionSaved.remove")(function* (id: string) {
       // A lost revoke would silently bring the approval back: commit it with synchronous = FULL.
       yield* Database.durably(sql, sql`DELETE FROM permission WHERE id = ${id}`)
-    }, Effect.orDie)
+    }, orDie)
 
     // A fixed statement run without the template compile and the per-statement span: it is on every request's path.
     const queried = Effect.map(
       sql.unsafe<{ readonly changes: number; readonly version: number }>(CHANGE_STAMP),
       (rows) => `${rows[0]!.version}:${rows[0]!.changes}`,
-    ).pipe(Effect.orDie, Effect.withTracerEnabled(false))
+    ).pipe(orDie, Effect.withTracerEnabled(false))
 
     // The watcher sees only commits, so inside a transaction (whose own writes are not committed yet) the query on
     // the shared connection answers. The two kinds of reading never equal each other ("w…" against "…:…").

@@ -15,6 +15,7 @@ import * as Deferred from "effect/Deferred"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
+import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import * as Fx from "effect/Effect"
 import * as AgentV2 from "./agent.js"
@@ -298,6 +299,38 @@ export class NotFoundError extends Schema.TaggedError<NotFoundError>()("Permissi
 }) {}
 
 /**
+ * An `always` reply whose approval could not be saved (a full disk, an unwritable or corrupt database): nothing
+ * changed — nothing was saved, no `Replied` event was published, and the request is still pending and answerable.
+ * The answerer may answer it `once` or `reject` (or `always` again once the cause is fixed). `filename` and `code`
+ * (`SQLITE_FULL`, `SQLITE_IOERR_WRITE`, …) come from the database error, `detail` is its cause chain in one line.
+ * See docs/permissions.md.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class SaveError extends Schema.TaggedError<SaveError>()("PermissionV2.SaveError", {
+  requestID: Schema.String,
+  action: Schema.String,
+  filename: Schema.optional(Schema.String),
+  code: Schema.optional(Schema.String),
+  detail: Schema.String,
+}) {
+  override get message(): string {
+    return `Could not save the approval of permission request ${this.requestID} (${this.action}) to ${this.filename ?? "the database"}: ${this.detail}. The request is still pending: answer it once or reject it.`
+  }
+}
+
+/**
+ * How often a Location with pending asks checks whether the saved approvals changed (another process or Location
+ * saved one), so that an ask a new approval covers is released without waiting for a reply in this Location. Only
+ * while asks are pending; a check is one read of the database's change stamp.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const PENDING_RECHECK_INTERVAL_MS = 100
+
+/**
  * The typed failures of `assert`.
  *
  * @since 0.1.0
@@ -334,7 +367,11 @@ export interface Interface {
   readonly ask: (input: AssertInput) => Fx.Effect<AskResult, SessionV2.NotFoundError>
   /** Blocks until allowed; a reject without message arrives as a `DeclinedError` defect. */
   readonly assert: (input: AssertInput) => Fx.Effect<void, BlockedError | CorrectedError | SessionV2.NotFoundError>
-  readonly reply: (input: ReplyInput) => Fx.Effect<void, NotFoundError>
+  /**
+   * Answers a pending request. An `always` whose approval cannot be saved fails with `SaveError` and changes
+   * nothing: the request stays pending, so the answerer can still answer it `once` or `reject`.
+   */
+  readonly reply: (input: ReplyInput) => Fx.Effect<void, NotFoundError | SaveError>
   /**
    * Evaluates each resource as `assert` would (configured deny first, then configured rules plus saved allows),
    * without asking: one effect per resource, in order. An empty list gives an empty answer.
@@ -670,6 +707,8 @@ export const make = Fx.gen(function* () {
   }
   const pending = new Map<ID, Pending>()
   let closed = false
+  const layerScope = yield* Fx.scope
+  const layerRuntime = yield* Fx.runtime<never>()
 
   // In-memory views of the saved rows and of the sessions looked up, valid while the database's change stamp stays
   // where it was when they were read: any write through this process's connection (a save, a revoke, a deleted
@@ -779,6 +818,7 @@ export const make = Fx.gen(function* () {
         const deferred = waits ? Deferred.unsafeMake<void, CorrectedError>(FiberId.none) : undefined
         const entry: Pending = { request, agent, deferred }
         pending.set(request.id, entry)
+        if (!watching) startWatching()
         // One match instead of onError + orDie + as: this is on every queued ask's path.
         return Fx.matchCauseEffect(events.publish(Event.Asked, request), {
           onFailure: (cause) => {
@@ -877,36 +917,106 @@ export const make = Fx.gen(function* () {
     })
   })
 
+  // One release pass at a time: a reply's pass and the watcher's must not both publish the same entry.
+  const releasing = Fx.unsafeMakeSemaphore(1)
+  const release = releasing.withPermits(1)(autoResolve)
+
+  // While asks are pending, a change of the saved approvals made elsewhere (another process, another Location on
+  // the same database) releases the ones it covers: the change stamp is read every PENDING_RECHECK_INTERVAL_MS, and
+  // when it moved since the last pass the pending asks are evaluated again against the fresh saved rules.
+  let watching = false
+  let seen: string | undefined
+  let warned = false
+  const recheck = Fx.flatMap(saved.changeStamp, (now) => {
+    if (now === seen) return Fx.void
+    return Fx.as(release, undefined).pipe(
+      Fx.tap(() =>
+        Fx.sync(() => {
+          seen = now
+          warned = false
+        }),
+      ),
+    )
+  }).pipe(
+    Fx.catchAllDefect((defect) =>
+      warned
+        ? Fx.void
+        : Fx.zipRight(
+            Fx.sync(() => (warned = true)),
+            Fx.logWarning("PermissionV2: could not re-check pending asks against the saved approvals", defect),
+          ),
+    ),
+  )
+  const watch: Fx.Effect<void> = Fx.gen(function* () {
+    for (;;) {
+      yield* Fx.sleep(PENDING_RECHECK_INTERVAL_MS)
+      if (closed || pending.size === 0) {
+        watching = false
+        return
+      }
+      yield* recheck
+    }
+  })
+  /** Starts the watcher in the Location's runtime and scope (closing the Location stops it). */
+  const startWatching = () => {
+    watching = true
+    seen = stamp
+    Runtime.runFork(layerRuntime)(Fx.forkIn(watch, layerScope))
+  }
+
   const reply = Fx.fn("PermissionV2.reply")(function* (input: ReplyInput) {
     yield* Fx.uninterruptible(
       Fx.gen(function* () {
         const entry = pending.get(input.requestID)
         if (entry === undefined) return yield* new NotFoundError({ requestID: input.requestID })
+        if (input.reply !== "reject") return yield* approve(entry, input.reply)
         yield* publishReplied(entry, input.reply)
-        if (input.reply === "reject") {
-          drop(entry)
-          const message = input.message
-          if (message) settle(entry, () => Exit.fail(new CorrectedError({ feedback: message })))
-          else declineEntry(entry)
-          const sessionID = entry.request.sessionID
-          yield* Fx.suspend(() =>
-            releaseAll(
-              Array.from(pending.values()).filter((other) => other.request.sessionID === sessionID),
-              "reject",
-              declineEntry,
-            ),
-          )
-          return
-        }
-        const save = entry.request.save
-        const persist = input.reply === "always" && save !== undefined && save.length > 0
-        if (persist) yield* saved.add({ ...scope, action: entry.request.action, resources: save })
         drop(entry)
-        succeedEntry(entry)
-        if (persist) yield* autoResolve
+        const message = input.message
+        if (message) settle(entry, () => Exit.fail(new CorrectedError({ feedback: message })))
+        else declineEntry(entry)
+        const sessionID = entry.request.sessionID
+        yield* Fx.suspend(() =>
+          releaseAll(
+            Array.from(pending.values()).filter((other) => other.request.sessionID === sessionID),
+            "reject",
+            declineEntry,
+          ),
+        )
       }),
     )
   })
+
+  /**
+   * `once`, or `always`: the approval is saved first, so a failed save changes nothing (no event, still pending).
+   * A request answered by someone else while its approval was being saved stays answered; the save still releases
+   * what it covers.
+   */
+  const approve = (entry: Pending, reply: "once" | "always"): Fx.Effect<void, SaveError> =>
+    Fx.gen(function* () {
+      const save = entry.request.save
+      const persist = reply === "always" && save !== undefined && save.length > 0
+      if (persist) {
+        yield* saved.add({ ...scope, action: entry.request.action, resources: save }).pipe(
+          Fx.mapError(
+            (error) =>
+              new SaveError({
+                requestID: entry.request.id,
+                action: entry.request.action,
+                ...(error.filename === undefined ? {} : { filename: error.filename }),
+                ...(error.code === undefined ? {} : { code: error.code }),
+                detail: error.detail,
+              }),
+          ),
+        )
+      }
+      if (pending.get(entry.request.id) === entry) {
+        yield* publishReplied(entry, reply)
+        drop(entry)
+        succeedEntry(entry)
+      }
+      if (persist) yield* release
+    })
 
   const check = Fx.fn("PermissionV2.check")(function* (input: CheckInput) {
     if (input.resources.length === 0) return [] as ReadonlyArray<Effect>

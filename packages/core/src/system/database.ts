@@ -16,6 +16,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type * as SqlError from "@effect/sql/SqlError"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as SqliteMigrator from "@effect/sql-sqlite-node/SqliteMigrator"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
@@ -105,6 +106,123 @@ export const describe = (error: unknown): string => {
 }
 
 /**
+ * The first SQLite result code (`SQLITE_BUSY`, `SQLITE_FULL`, …) carried by `error` or one of its causes.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export const sqliteCode = (error: unknown): string | undefined => {
+  const seen = new Set<unknown>()
+  for (let current: unknown = error; current !== null && typeof current === "object" && !seen.has(current);) {
+    seen.add(current)
+    const record = current as { readonly code?: unknown; readonly cause?: unknown }
+    if (typeof record.code === "string" && record.code.startsWith("SQLITE_")) return record.code
+    current = record.cause
+  }
+  return undefined
+}
+
+/** The file of every client `layerFile` built, so a failure at run time can name it. */
+const files = new WeakMap<SqlClient.SqlClient, string>()
+
+/**
+ * The database file `client` works on, when `layerFile` (or `layer`) built it.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export const filenameOf = (client: SqlClient.SqlClient): string | undefined => files.get(client)
+
+/**
+ * A statement failed on an open database: `filename` (when known), the SQLite `code` (when there is one) and
+ * `detail`, the cause chain in one line. The message names all of them, e.g.
+ * `database /home/u/.local/share/toolgate/toolgate.db: Failed to execute statement: SQLITE_FULL: database or disk is full`.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class QueryError extends Schema.TaggedError<QueryError>()("Database.QueryError", {
+  filename: Schema.optional(Schema.String),
+  code: Schema.optional(Schema.String),
+  detail: Schema.String,
+}) {
+  override get message(): string {
+    return this.filename === undefined ? `database: ${this.detail}` : `database ${this.filename}: ${this.detail}`
+  }
+}
+
+/**
+ * The `QueryError` for a failure of a statement run through `client`.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export const queryError = (client: SqlClient.SqlClient, error: unknown): QueryError => {
+  const filename = files.get(client)
+  const code = sqliteCode(error)
+  return new QueryError({
+    ...(filename === undefined ? {} : { filename }),
+    ...(code === undefined ? {} : { code }),
+    detail: describe(error),
+  })
+}
+
+/**
+ * Fails with the `QueryError` of `client` instead of the raw error.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export const mapQueryError =
+  (client: SqlClient.SqlClient) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, QueryError, R> =>
+    Effect.mapError(self, (error) => queryError(client, error))
+
+/**
+ * `Effect.orDie` for statements of `client`: the defect is the `QueryError` naming the file and the SQLite code, so
+ * whoever reports it (the runner's failure text, the CLI) says which database failed and why.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export const orDie =
+  (client: SqlClient.SqlClient) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, never, R> =>
+    Effect.catchAll(self, (error) => Effect.die(queryError(client, error)))
+
+/**
+ * Why SQLite could not open `filename`, when the file system says more than `SQLITE_CANTOPEN` does: a directory in
+ * its place, a missing or unwritable directory.
+ */
+const cannotOpenReason = (filename: string): string | undefined => {
+  if (filename === ":memory:" || filename === "") return undefined
+  try {
+    if (fs.statSync(filename).isDirectory()) return "it is a directory"
+  } catch {
+    // Not there yet: SQLite would create it in its directory.
+  }
+  const directory = path.dirname(path.resolve(filename))
+  try {
+    fs.accessSync(directory, fs.constants.W_OK | fs.constants.X_OK)
+  } catch (error) {
+    const code = (error as { readonly code?: unknown }).code
+    return code === "ENOENT"
+      ? `the directory ${directory} does not exist`
+      : `the directory ${directory} is not writable${typeof code === "string" ? `: ${code}` : ""}`
+  }
+  return undefined
+}
+
+/** The one-line `OpenError` for `filename` and a failure to open, configure or migrate it. */
+const openError = (filename: string, error: unknown): OpenError => {
+  const reason = sqliteCode(error) === "SQLITE_CANTOPEN" ? cannotOpenReason(filename) : undefined
+  return new OpenError({
+    filename,
+    message: `cannot open ${filename}: ${describe(error)}${reason === undefined ? "" : ` (${reason})`}`,
+  })
+}
+
+/**
  * Connection setup, in an order that cannot race another process: the busy timeout first (the client opens with
  * WAL disabled, so nothing before it takes a lock), then the switch to WAL (which needs an exclusive lock and so
  * waits on the timeout), then `synchronous = NORMAL` (durable at checkpoints; narrowing changes use `durably`) and
@@ -185,7 +303,8 @@ const whileBusy = {
 
 /**
  * A migrated database in `filename` (`:memory:` for a private in-memory one). A failure to open, configure or
- * migrate is a defect carrying an `OpenError` whose message names the SQLite cause.
+ * migrate is a defect carrying an `OpenError` whose message names the file and the SQLite cause (and, for
+ * `SQLITE_CANTOPEN`, what the file system says: a directory in its place, a missing or unwritable directory).
  *
  * @since 0.1.0
  */
@@ -193,10 +312,15 @@ export const layerFile = (filename: string): Layer.Layer<Client> => {
   const ready = Layer.effectDiscard(
     Effect.zipRight(configure, migrate).pipe(
       Effect.retry(whileBusy),
-      Effect.mapError((error) => new OpenError({ filename, message: `cannot open ${filename}: ${describe(error)}` })),
+      Effect.mapError((error) => openError(filename, error)),
+      Effect.zipLeft(Effect.map(SqlClient.SqlClient, (client) => files.set(client, filename))),
     ),
   )
-  return ready.pipe(Layer.provideMerge(SqliteClient.layer({ filename, disableWAL: true })), Layer.orDie)
+  // The client opens the file when it is built and throws if it cannot (a directory in its place, no permission).
+  const client = SqliteClient.layer({ filename, disableWAL: true }).pipe(
+    Layer.catchAllCause((cause) => Layer.die(openError(filename, Cause.squash(cause)))),
+  )
+  return ready.pipe(Layer.provideMerge(client), Layer.orDie)
 }
 
 /**
@@ -207,7 +331,14 @@ export const layerFile = (filename: string): Layer.Layer<Client> => {
 export const layer: Layer.Layer<Client, never, Global.Service> = Layer.unwrapEffect(
   Effect.gen(function* () {
     const filename = Global.database(yield* Global.Service)
-    yield* Effect.sync(() => fs.mkdirSync(path.dirname(filename), { recursive: true }))
+    yield* Effect.try({
+      try: () => fs.mkdirSync(path.dirname(filename), { recursive: true }),
+      catch: (error) =>
+        new OpenError({
+          filename,
+          message: `cannot open ${filename}: cannot create its directory: ${describe(error)}`,
+        }),
+    }).pipe(Effect.orDie)
     return layerFile(filename)
   }),
 )

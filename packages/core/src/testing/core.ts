@@ -42,7 +42,11 @@ export interface TestOptions {
   /** The Location directory (default: a fresh temp directory). */
   readonly directory?: string
   readonly config?: Config.Info
-  /** Answer every permission ask automatically; leave unset to answer in the test. */
+  /**
+   * Answer every permission ask automatically; leave unset to answer in the test. A scripted `always` whose
+   * approval cannot be saved (`PermissionV2.SaveError`) is logged and the request rejected with the error's message
+   * as feedback, so the failure shows in the tool result instead of being turned into a quiet `once`.
+   */
   readonly permission?: PermissionScript
   /** Answer every question automatically (labels per question); leave unset to answer in the test. */
   readonly question?: (request: QuestionV2.Request) => ReadonlyArray<ReadonlyArray<string>>
@@ -72,7 +76,16 @@ const responders = (options: TestOptions) =>
           const request = envelope.data
           const decision =
             typeof options.permission === "function" ? options.permission(request) : { reply: options.permission }
-          return Effect.ignore(permission.reply({ requestID: request.id, ...decision }))
+          return permission.reply({ requestID: request.id, ...decision }).pipe(
+            Effect.catchTag("PermissionV2.SaveError", (error) =>
+              Effect.zipRight(
+                Effect.logError(error.message),
+                permission.reply({ requestID: request.id, reply: "reject", message: error.message }),
+              ),
+            ),
+            // Already answered (by the test, or released by a saved approval): nothing to do.
+            Effect.catchTag("PermissionV2.NotFoundError", () => Effect.void),
+          )
         }
         if (envelope.type === "question.v2.asked" && options.question !== undefined) {
           const request = envelope.data

@@ -101,7 +101,16 @@ export class StorageError extends Schema.TaggedError<StorageError>()("ToolOutput
   cause: Schema.Unknown,
 }) {
   override get message(): string {
-    const detail = this.cause instanceof globalThis.Error ? this.cause.message : String(this.cause)
+    // A platform error's own text names a descriptor number and its reason tag; the system error it wraps says what
+    // happened (`ENOSPC: no space left on device, write`).
+    const cause = this.cause as { readonly _tag?: unknown; readonly cause?: unknown } | null | undefined
+    const system = cause?._tag === "SystemError" && cause.cause instanceof globalThis.Error ? cause.cause : undefined
+    const detail =
+      system !== undefined
+        ? system.message
+        : this.cause instanceof globalThis.Error
+          ? this.cause.message
+          : String(this.cause)
     return detail === ""
       ? `Failed to ${this.operation} tool output`
       : `Failed to ${this.operation} tool output: ${detail}`
@@ -123,10 +132,20 @@ export type Error = StorageError
  */
 export interface Capture {
   readonly path: string | undefined
-  /** Appends `chunk` synchronously: nothing is buffered in memory. Throws when the file cannot be written. */
+  /**
+   * Appends `chunk` synchronously: nothing is buffered in memory. Throws when the file cannot be written; the
+   * partial file is then removed (a full disk is not kept full by it) and every later `write` throws too.
+   */
   readonly write: (chunk: Uint8Array) => void
-  /** True once something was written. */
+  /** True while the file exists: something was written and no write failed. */
   readonly written: () => boolean
+  /**
+   * Declares that the file holds the complete output of the call: whatever an over-limit `bound` of that call cuts
+   * from the model's text is in it. `bound` then names this file in its marker instead of writing a second copy.
+   *
+   * @since 0.3.0
+   */
+  readonly complete: () => void
 }
 
 /**
@@ -141,7 +160,8 @@ export interface Interface {
   /**
    * A managed file for the complete output of one call (a producer such as bash, whose output may exceed what it
    * holds in memory). Once written, the file is listed in that call's settlement `outputPaths` by `bound`. The file
-   * is closed when the scope closes.
+   * is closed when the scope closes; a scope that closes with a failure or an interruption removes it (nobody
+   * could be told its name).
    *
    * @since 0.2.0
    */
@@ -175,7 +195,7 @@ export const settlementBound = (store: Interface): Interface["bound"] => settlem
  * @since 0.2.0
  */
 export const captureNothing: Interface["capture"] = () =>
-  Effect.succeed({ path: undefined, write: () => {}, written: () => false })
+  Effect.succeed({ path: undefined, write: () => {}, written: () => false, complete: () => {} })
 
 /**
  * A store that never bounds; for registry tests that are not about bounding.
@@ -373,12 +393,15 @@ const spillChunk = (units: number): number => {
  * Creates `file` (`wx`: never an existing file) and writes `text` into it as UTF-8 through that one handle, a chunk
  * at a time, so only one chunk's bytes are in memory besides the text. No chunk ends between the halves of a
  * surrogate pair, so the file holds exactly the bytes of encoding the whole text at once (a lone surrogate becomes
- * U+FFFD either way).
+ * U+FFFD either way). A write that fails or is interrupted removes the partial file it created.
  */
 const writeChunked = (fs: FileSystem.FileSystem, file: string, text: string): Effect.Effect<void, PlatformError> =>
   Effect.scoped(
     Effect.gen(function* () {
       const handle = yield* fs.open(file, { flag: "wx" })
+      // Registered after the exclusive create succeeded, so only a file this call made is ever removed (unlinked
+      // before its handle closes; the space is freed with the close).
+      yield* Effect.addFinalizer((exit) => (Exit.isSuccess(exit) ? Effect.void : Effect.ignore(fs.remove(file))))
       // `allocUnsafeSlow`: no zero fill and no pool, so only the pages actually written become resident.
       const buffer = Buffer.allocUnsafeSlow(spillChunk(text.length))
       const encoder = new TextEncoder()
@@ -486,31 +509,40 @@ export const make = (
 
     // The per-settlement path: untraced, and within limits no Effect but the result. A config read that is already
     // settled (`Effect.succeed`, as every Config layer gives) is used in place instead of through a flatMap.
-    const boundUntraced = (input: BoundInput): Effect.Effect<BoundResult, StorageError> => {
-      if (Option.isNone(config)) return boundWith(input, defaults)
+    const boundUntraced = (input: BoundInput, kept?: string): Effect.Effect<BoundResult, StorageError> => {
+      if (Option.isNone(config)) return boundWith(input, defaults, kept)
       const entries = config.value.entries()
       return Exit.isExit(entries) && Exit.isSuccess(entries)
-        ? boundWith(input, limitsOf((entries as Exit.Success<ReadonlyArray<Config.Entry>, never>).value))
-        : Effect.flatMap(entries, (entries) => boundWith(input, limitsOf(entries)))
+        ? boundWith(input, limitsOf((entries as Exit.Success<ReadonlyArray<Config.Entry>, never>).value), kept)
+        : Effect.flatMap(entries, (entries) => boundWith(input, limitsOf(entries), kept))
     }
 
-    const boundWith = (input: BoundInput, limits: Limits): Effect.Effect<BoundResult, StorageError> => {
+    const boundWith = (input: BoundInput, limits: Limits, kept?: string): Effect.Effect<BoundResult, StorageError> => {
       const text = contextualText(input.output)
       if (typeof text !== "string") return Effect.fail(text)
       if (withinLimits(text, limits.maxLines, limits.maxBytes))
         return Effect.succeed({ output: input.output, outputPaths: [] } satisfies BoundResult)
-      return spill(input, text, limits)
+      return spill(input, text, limits, kept)
     }
 
-    // Over a limit: keep the complete text and build the preview. The only traced step of a settlement.
-    const spill = Effect.fn("ToolOutputStore.spill")(function* (input: BoundInput, text: string, limits: Limits) {
+    // Over a limit: keep the complete text and build the preview. The only traced step of a settlement. A capture
+    // its producer declared complete already keeps everything the preview leaves out, and is named instead.
+    const spill = Effect.fn("ToolOutputStore.spill")(function* (
+      input: BoundInput,
+      text: string,
+      limits: Limits,
+      kept?: string,
+    ) {
       const { maxLines, maxBytes } = limits
-      const file = yield* retain(text)
+      const file = kept ?? (yield* retain(text))
       const content: Array<LLM.ToolContent> = [
         { type: "text", text: boundedPreview(text, marker(file), maxLines, maxBytes) },
       ]
       for (const part of input.output.content) if (part.type === "file") content.push(part)
-      return { output: { structured: input.output.structured, content }, outputPaths: [file] } satisfies BoundResult
+      return {
+        output: { structured: input.output.structured, content },
+        outputPaths: kept === undefined ? [file] : [],
+      } satisfies BoundResult
     })
 
     /** Removes the expired `tool_*` files of `folder`; with `descend`, also of each project folder in it. */
@@ -538,7 +570,8 @@ export const make = (
     })
 
     // Captured files per call, until `bound` lists them; bounded so calls that never reach `bound` cannot pile up.
-    const captured = new Map<string, Array<string>>()
+    // `complete` names the file its producer declared complete.
+    const captured = new Map<string, { readonly files: Array<string>; complete?: string }>()
     const callKey = (sessionID: string, toolCallID: string) => `${sessionID}\u0000${toolCallID}`
 
     const capture = Effect.fn("ToolOutputStore.capture")(function* (input: {
@@ -546,25 +579,63 @@ export const make = (
       readonly toolCallID: string
     }) {
       const file = path.join(directory, `tool_${Identifier.ascending()}`)
+      const key = callKey(input.sessionID, input.toolCallID)
       let fd: number | undefined
-      yield* Effect.addFinalizer(() =>
-        Effect.sync(() => {
-          if (fd !== undefined) nodeFs.closeSync(fd)
-        }),
-      )
+      let broken: unknown
+      let created = false
+      /** Closes the file, and removes it (and forgets it) unless it is to be kept. */
+      const close = (remove: boolean) => {
+        if (fd !== undefined) {
+          const open = fd
+          fd = undefined
+          try {
+            nodeFs.closeSync(open)
+          } catch {
+            // Closing cannot fail in a way that matters here; the file is removed below if it must be.
+          }
+        }
+        if (!remove || !created) return
+        created = false
+        try {
+          nodeFs.unlinkSync(file)
+        } catch {
+          // Already gone.
+        }
+        const entry = captured.get(key)
+        if (entry === undefined) return
+        const at = entry.files.indexOf(file)
+        if (at !== -1) entry.files.splice(at, 1)
+        if (entry.complete === file) delete entry.complete
+        if (entry.files.length === 0) captured.delete(key)
+      }
+      yield* Effect.addFinalizer((exit) => Effect.sync(() => close(Exit.isFailure(exit))))
       return {
         path: file,
-        written: () => fd !== undefined,
+        written: () => created,
+        complete: () => {
+          const entry = captured.get(key)
+          if (created && entry !== undefined) entry.complete = file
+        },
         write: (chunk: Uint8Array) => {
-          if (fd === undefined) {
-            nodeFs.mkdirSync(directory, { recursive: true })
-            fd = nodeFs.openSync(file, "wx", 0o600)
-            const key = callKey(input.sessionID, input.toolCallID)
-            captured.set(key, [...(captured.get(key) ?? []), file])
-            if (captured.size > 1024) captured.delete(captured.keys().next().value!)
+          if (broken !== undefined) throw broken
+          try {
+            if (fd === undefined) {
+              nodeFs.mkdirSync(directory, { recursive: true })
+              fd = nodeFs.openSync(file, "wx", 0o600)
+              created = true
+              const entry = captured.get(key)
+              if (entry === undefined) captured.set(key, { files: [file] })
+              else entry.files.push(file)
+              if (captured.size > 1024) captured.delete(captured.keys().next().value!)
+            }
+            for (let offset = 0; offset < chunk.byteLength;)
+              offset += nodeFs.writeSync(fd, chunk, offset, chunk.byteLength - offset)
+          } catch (error) {
+            // A partial file would keep a full disk full and name output it does not hold: it goes.
+            broken = error
+            close(true)
+            throw error
           }
-          for (let offset = 0; offset < chunk.byteLength;)
-            offset += nodeFs.writeSync(fd, chunk, offset, chunk.byteLength - offset)
         },
       } satisfies Capture
     })
@@ -573,13 +644,13 @@ export const make = (
     const boundWithCaptures = (input: BoundInput): Effect.Effect<BoundResult, StorageError> => {
       if (captured.size === 0) return boundUntraced(input)
       const key = callKey(input.sessionID, input.toolCallID)
-      const files = captured.get(key)
-      if (files === undefined) return boundUntraced(input)
+      const entry = captured.get(key)
+      if (entry === undefined) return boundUntraced(input)
       captured.delete(key)
-      return Effect.map(boundUntraced(input), (result) => ({
-        ...result,
-        outputPaths: [...files, ...result.outputPaths],
-      }))
+      const files = entry.files
+      return Effect.map(boundUntraced(input, entry.complete), (result) =>
+        files.length === 0 ? result : { ...result, outputPaths: [...files, ...result.outputPaths] },
+      )
     }
 
     const bound = Effect.fn("ToolOutputStore.bound")(function* (input: BoundInput) {

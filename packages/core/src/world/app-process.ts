@@ -2,12 +2,19 @@
  * Child processes on a tool's behalf. Every run spawns its command in its own process group (POSIX), with
  * stdin ignored unless input is given, and captures stdout/stderr (split or interleaved) under byte caps while the
  * child keeps being drained. A timeout, an abort signal or an interruption kills the **whole group** — SIGTERM, then
- * SIGKILL after a grace period — and waits until it is gone, so no grandchild outlives the run.
+ * SIGKILL after a grace period — and waits until it is gone, so no grandchild outlives the run. A timeout fails with
+ * `TimeoutError`.
+ *
+ * Children die with their runner, too: one keeper process per runner process (a small `/bin/sh` script in its own
+ * session) holds the read end of a pipe whose write end only this process has, and is told the process group of
+ * every run while it runs. When this process dies in any way — `kill -9` included — the kernel closes the pipe,
+ * the keeper reads end of file and kills every group still registered with SIGKILL. See docs/shell.md.
  *
  * @since 0.1.0
  */
 import * as ChildProcess from "node:child_process"
 import * as fs from "node:fs"
+import type * as net from "node:net"
 import * as os from "node:os"
 import type { Duplex } from "node:stream"
 import * as Context from "effect/Context"
@@ -74,7 +81,7 @@ export interface RunOptions {
   readonly maxErrorBytes?: number
   /** Aborting fails the run with the abort reason and kills the process group. */
   readonly signal?: AbortSignal
-  /** Overall timeout; expiry fails with cause `Error("Timed out")` after the process group is gone. */
+  /** Overall timeout; expiry fails with `TimeoutError` after the process group is gone. */
   readonly timeout?: Duration.DurationInput
   /** Input written to the child's stdin (which is otherwise ignored). */
   readonly stdin?: string | Uint8Array
@@ -104,7 +111,7 @@ export interface RunResult {
 }
 
 /**
- * A spawn failure, a non-zero exit under `requireSuccess`, a timeout or an abort.
+ * A spawn failure, a non-zero exit under `requireSuccess`, or an abort.
  *
  * @since 0.1.0
  */
@@ -126,13 +133,29 @@ export class AppProcessError extends Schema.TaggedError<AppProcessError>()("AppP
 }
 
 /**
+ * The run's timeout passed: the whole process group was killed (and is gone) before this failure.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class TimeoutError extends Schema.TaggedError<TimeoutError>()("AppProcess.TimeoutError", {
+  command: Schema.String,
+  timeoutMs: Schema.Number,
+}) {
+  /** `Command timed out after <ms> ms: <command>`. */
+  override get message(): string {
+    return `Command timed out after ${this.timeoutMs} ms: ${this.command}`
+  }
+}
+
+/**
  * The AppProcess service shape.
  *
  * @since 0.1.0
  */
 export interface Interface {
   /** Spawns `command`, waits for it to exit and its output to close, and returns the captured output. */
-  readonly run: (command: Command, options?: RunOptions) => Effect.Effect<RunResult, AppProcessError>
+  readonly run: (command: Command, options?: RunOptions) => Effect.Effect<RunResult, AppProcessError | TimeoutError>
 }
 
 /**
@@ -247,6 +270,78 @@ const signalGroup = (child: ChildProcess.ChildProcess, signal: NodeJS.Signals): 
   }
 }
 
+/**
+ * The keeper's script. It reads `+<pgid>` (a run started) and `-<pgid>` (a run's group is gone or left alone) lines
+ * until end of file — which comes only when every copy of the write end is closed, that is when the process that
+ * started it is gone (the pipe is close-on-exec, so no other child holds it) — and then kills every group still
+ * registered. Only digits are accepted as a group id.
+ */
+const KEEPER_SCRIPT = `live=" "
+while IFS= read -r line; do
+  case $line in
+    +*) g=\${line#+} ;;
+    -*) g=\${line#-} ;;
+    *) continue ;;
+  esac
+  case $g in ""|*[!0-9]*) continue ;; esac
+  case $line in
+    +*) case $live in *" $g "*) ;; *) live="$live$g " ;; esac ;;
+    *) case $live in *" $g "*) live="\${live%% $g *} \${live#* $g }" ;; esac ;;
+  esac
+done
+for g in $live; do kill -s KILL -- "-$g" 2>/dev/null; done`
+
+/** The process groups of the runs in progress, told to the keeper (again to a new one, if it had to restart). */
+const guarded = new Set<number>()
+let keeper: ChildProcess.ChildProcess | undefined
+/** Set when the keeper could not be started at all (no `/bin/sh`): runs then go on without it. */
+let keeperUnavailable = false
+
+const tellKeeper = (line: string): void => {
+  const stdin = keeper?.stdin
+  if (stdin === null || stdin === undefined || stdin.destroyed) return
+  stdin.write(line)
+}
+
+/** The running keeper, started on first use; neither it nor its pipe keeps this process alive. */
+const ensureKeeper = (): void => {
+  if (keeper !== undefined || keeperUnavailable || !isPosix) return
+  const started = ChildProcess.spawn("/bin/sh", ["-c", KEEPER_SCRIPT], {
+    stdio: ["pipe", "ignore", "ignore"],
+    detached: true,
+  })
+  if (started.pid === undefined) {
+    started.once("error", () => {})
+    keeperUnavailable = true
+    return
+  }
+  keeper = started
+  started.once("error", () => {})
+  started.stdin?.on("error", () => {})
+  // A keeper that died (someone killed it) is replaced on the next run, and told every group still running.
+  started.once("exit", () => {
+    if (keeper === started) keeper = undefined
+  })
+  started.unref()
+  ;(started.stdin as net.Socket | null)?.unref()
+  for (const pgid of guarded) tellKeeper(`+${pgid}\n`)
+}
+
+/** Registers the group of a run that just started: from now on it dies with this process. */
+const guard = (pgid: number): void => {
+  if (!isPosix) return
+  guarded.add(pgid)
+  ensureKeeper()
+  tellKeeper(`+${pgid}\n`)
+}
+
+/** Forgets a group: it is gone, or it finished normally and its background processes are left alone. */
+const unguard = (pgid: number): void => {
+  if (!guarded.delete(pgid)) return
+  ensureKeeper()
+  tellKeeper(`-${pgid}\n`)
+}
+
 /** Waits (on real timers, independent of the Effect clock) until `done()` holds or `ms` elapse. */
 const waitUntil = (done: () => boolean, ms: number): Effect.Effect<void> =>
   Effect.async<void>((resume) => {
@@ -311,6 +406,7 @@ const spawn = (
       resolve({ code, signal })
     })
   })
+  if (child.pid !== undefined) guard(child.pid)
   const channel = child.stdio[3] as Duplex | null | undefined
   if (command.channel !== undefined && channel != null) {
     if (child.pid === undefined) channel.destroy()
@@ -362,7 +458,10 @@ const abortReason = (signal: AbortSignal): unknown => {
   return error
 }
 
-const runCommand = (command: Command, options: RunOptions | undefined): Effect.Effect<RunResult, AppProcessError> => {
+const runCommand = (
+  command: Command,
+  options: RunOptions | undefined,
+): Effect.Effect<RunResult, AppProcessError | TimeoutError> => {
   const description = describe(command)
   const combined = options?.combineOutput === true
   const collect = Effect.suspend(() => {
@@ -422,8 +521,15 @@ const runCommand = (command: Command, options: RunOptions | undefined): Effect.E
             })
           },
         ),
-      // Normal completion leaves detached background processes alone; only an early exit kills the group.
-      (running, exit) => (Exit.isSuccess(exit) ? Effect.void : terminate(running)),
+      // Normal completion leaves detached background processes alone; only an early exit kills the group. A group
+      // that could not be confirmed gone stays registered with the keeper.
+      (running, exit) => {
+        const pid = running.child.pid
+        const forget = Effect.sync(() => {
+          if (pid !== undefined && (Exit.isSuccess(exit) || !isPosix || !groupAlive(pid))) unguard(pid)
+        })
+        return Exit.isSuccess(exit) ? forget : Effect.zipRight(terminate(running), forget)
+      },
     )
   })
   const timed =
@@ -431,7 +537,8 @@ const runCommand = (command: Command, options: RunOptions | undefined): Effect.E
       ? collect
       : Effect.timeoutFail(collect, {
           duration: options.timeout,
-          onTimeout: () => new AppProcessError({ command: description, cause: new Error("Timed out") }),
+          onTimeout: () =>
+            new TimeoutError({ command: description, timeoutMs: Duration.toMillis(Duration.decode(options.timeout!)) }),
         })
   const signal = options?.signal
   if (signal === undefined) return timed

@@ -10,18 +10,38 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as EventV2 from "../place/event.js"
+import * as Database from "../system/database.js"
 
 /**
- * One todo item. Status and priority are free strings (conventionally pending/in_progress/completed/cancelled and high/medium/low).
+ * Where a task stands: the only values `todowrite` accepts.
+ *
+ * @since 0.3.0
+ * @category schemas
+ */
+export const Status = Schema.Literal("pending", "in_progress", "completed", "cancelled").annotations({
+  description: "Where the task stands: pending, in_progress, completed or cancelled",
+})
+
+/**
+ * How important a task is: the only values `todowrite` accepts.
+ *
+ * @since 0.3.0
+ * @category schemas
+ */
+export const Priority = Schema.Literal("high", "medium", "low").annotations({
+  description: "How important the task is: high, medium or low",
+})
+
+/**
+ * One todo item. Status and priority take only their documented values (`Status`, `Priority`), so a model that
+ * sends `done` or `urgent` is told what is allowed instead of having it stored.
  *
  * @since 0.1.0
  */
 export const Todo = Schema.Struct({
   content: Schema.String.annotations({ description: "A short statement of the task" }),
-  status: Schema.String.annotations({
-    description: "Where the task stands: pending, in_progress, completed or cancelled",
-  }),
-  priority: Schema.String.annotations({ description: "How important the task is: high, medium or low" }),
+  status: Status,
+  priority: Priority,
 })
 /**
  * @see Todo
@@ -95,13 +115,13 @@ export const make: Effect.Effect<Interface, never, SqlClient.SqlClient | EventV2
           if (rows.length > 0) yield* sql`INSERT INTO todo ${sql.insert(rows)}`
         }),
       )
-      .pipe(Effect.orDie)
+      .pipe(Database.orDie(sql))
     yield* Effect.orDie(events.publish(Event.Updated, { sessionID: input.sessionID, todos: input.todos }))
   })
 
   const get = Effect.fn("SessionTodo.get")(function* (sessionID: string) {
     const rows = yield* sql<Todo>`SELECT content, status, priority FROM todo
-      WHERE session_id = ${sessionID} ORDER BY position`.pipe(Effect.orDie)
+      WHERE session_id = ${sessionID} ORDER BY position`.pipe(Database.orDie(sql))
     return rows.map((row): Todo => ({ content: row.content, status: row.status, priority: row.priority }))
   })
 

@@ -1,0 +1,101 @@
+/**
+ * Faults of the process spawner: a runner killed with SIGKILL mid-command takes the command's whole process tree with
+ * it (through the keeper, see docs/shell.md), sandboxed or not. Real runner processes, real shells, /proc.
+ */
+import * as ChildProcess from "node:child_process"
+import * as fs from "node:fs"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as Children from "../support/children.js"
+import { tempDir } from "../support/location.js"
+
+/** Live (non-zombie) processes other than this one whose command line contains `marker`. */
+const liveWithMarker = (marker: string): Array<string> => {
+  const found: Array<string> = []
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
+      const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0]
+      if (state === "Z" || state === "X") continue
+      const cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").replace(/\0/g, " ")
+      if (cmdline.includes(marker)) found.push(`${entry}: ${cmdline}`)
+    } catch {
+      continue
+    }
+  }
+  return found
+}
+
+/** Polls /proc every 20 ms until `done(found)` or the test's own deadline; returns the last reading. */
+const pollUntil = (marker: string, done: (found: ReadonlyArray<string>) => boolean, deadlineMs: number) =>
+  Effect.promise(async () => {
+    const deadline = Date.now() + deadlineMs
+    let found = liveWithMarker(marker)
+    while (!done(found) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      found = liveWithMarker(marker)
+    }
+    return found
+  })
+
+const bwrapWorks =
+  ChildProcess.spawnSync(
+    "bwrap",
+    ["--die-with-parent", "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "true"],
+    { stdio: "ignore" },
+  ).status === 0
+if (!bwrapWorks)
+  console.warn("faults/app-process: bubblewrap cannot create namespaces here; the sandboxed case is skipped")
+
+/**
+ * Starts a runner whose bash call runs a shell with three descendants (two background sleeps, one of them under a
+ * nested shell, and a foreground sleep), waits until all of them run, kills the runner with SIGKILL and returns
+ * what is still alive of the command one second later.
+ */
+const killRunnerMidSleep = (mode: "none" | "bubblewrap") =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const marker = `${Date.now()}${Math.floor(Math.random() * 1e6)}`
+      // `sleep 10<marker>` sleeps for ages and names the run in /proc.
+      const command = `sleep 10${marker} & sh -c 'sleep 10${marker}; :' & sleep 10${marker}; wait`
+      const runner = yield* Children.scoped(Children.fixture("bash-runner.ts"), [
+        yield* tempDir(),
+        yield* tempDir(),
+        mode,
+        command,
+      ])
+      expect(yield* Children.nextLine(runner)).toBe("started")
+      // The shell, the nested shell and the three sleeps (bwrap's own processes carry the marker too).
+      const running = yield* pollUntil(
+        marker,
+        (found) => found.filter((line) => /: sleep 10/.test(line)).length >= 3,
+        30_000,
+      )
+      expect(running.filter((line) => /: sleep 10/.test(line)).length).toBeGreaterThanOrEqual(3)
+
+      runner.process.kill("SIGKILL")
+      expect((yield* Children.exited(runner)).signal).toBe("SIGKILL")
+      return yield* pollUntil(marker, (found) => found.length === 0, 1000)
+    }),
+  )
+
+describe("a runner killed with SIGKILL mid-command", () => {
+  it.live(
+    "takes the command's shell and every descendant with it",
+    () =>
+      Effect.gen(function* () {
+        expect(yield* killRunnerMidSleep("none")).toEqual([])
+      }),
+    60_000,
+  )
+
+  it.live.skipIf(!bwrapWorks)(
+    "takes a sandboxed command with it too",
+    () =>
+      Effect.gen(function* () {
+        expect(yield* killRunnerMidSleep("bubblewrap")).toEqual([])
+      }),
+    60_000,
+  )
+})
