@@ -156,6 +156,22 @@ describe("Protect.registry", () => {
     }),
   )
 
+  it.scoped("sweeps what a killed process left: empty toolgate.json, toolgate.jsonc and .git directories only", () =>
+    Effect.gen(function* () {
+      const root = yield* tempDir("toolgate-protect-")
+      for (const name of ["toolgate.json", "toolgate.jsonc", ".git", ".toolgate"]) fs.mkdirSync(path.join(root, name))
+      fs.mkdirSync(path.join(root, "kept"))
+      fs.writeFileSync(path.join(root, "kept", "toolgate.json"), "{}")
+      Protect.sweep([root, path.join(root, "kept")])
+      expect(fs.readdirSync(root).sort()).toEqual([".toolgate", "kept"])
+      expect(fs.readFileSync(path.join(root, "kept", "toolgate.json"), "utf8")).toBe("{}")
+      fs.mkdirSync(path.join(root, ".git"))
+      fs.writeFileSync(path.join(root, ".git", "HEAD"), "ref: refs/heads/main\n")
+      Protect.sweep([root])
+      expect(fs.existsSync(path.join(root, ".git", "HEAD"))).toBe(true)
+    }),
+  )
+
   it("protects only what lies inside a writable bind, including the wholesale roots there", () => {
     const targets = Protect.targets(["/p", "/p/sub"], ["/p/sub/.git-store", "/elsewhere/config"], ["/p/sub"])
     expect(targets.map((target) => target.path)).toEqual([

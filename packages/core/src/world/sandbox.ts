@@ -312,6 +312,8 @@ export const layerWith = (
       const seccomp = Probe.seccompProgram(policy)
       if ("reason" in seccomp) return yield* new UnavailableError({ mode, reason: seccomp.reason })
       const program = seccomp.program
+      // Placeholders of missing protected paths that a toolgate process killed during a call left behind.
+      yield* Effect.sync(() => Protect.sweep([...Config.projectChain(location), base]))
       const registry = Protect.registry()
       const searchCache: Secrets.SearchCache = new Map()
       const prepare = Effect.fn("Sandbox.prepare")(function* (request: Request) {

@@ -141,6 +141,42 @@ const mountedElsewhere = (paths: ReadonlyArray<string>): ReadonlySet<string> => 
 }
 
 /**
+ * The names whose empty directory is never anyone's real content (a configuration document is a file, a git
+ * directory is never empty): a placeholder of one of these left by a toolgate process that died during a call.
+ *
+ * @since 0.3.0
+ */
+export const SWEPT: ReadonlyArray<string> = ["toolgate.json", "toolgate.jsonc", ".git"]
+
+/**
+ * Removes the placeholders a process that died during a call left behind in `chain` (empty directories named in
+ * `SWEPT` that no sandbox has mounted); the other placeholders are empty folders that add nothing and are left.
+ *
+ * @since 0.3.0
+ */
+export const sweep = (chain: ReadonlyArray<string>): void => {
+  const candidates = chain
+    .flatMap((directory) => SWEPT.map((name) => path.join(directory, name)))
+    .filter((entry) => {
+      try {
+        return fs.lstatSync(entry).isDirectory() && fs.readdirSync(entry).length === 0
+      } catch {
+        return false
+      }
+    })
+  if (candidates.length === 0) return
+  const busy = mountedElsewhere(candidates)
+  for (const entry of candidates) {
+    if (busy.has(entry)) continue
+    try {
+      fs.rmdirSync(entry)
+    } catch {
+      // Someone put something there since, or it is not ours to remove.
+    }
+  }
+}
+
+/**
  * A registry for one Location.
  *
  * @since 0.3.0
