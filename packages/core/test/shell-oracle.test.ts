@@ -10,7 +10,7 @@ import * as path from "node:path"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import * as Compare from "./support/shell-oracle/compare.js"
-import type * as Gate from "./support/shell-oracle/gate.js"
+import * as Gate from "./support/shell-oracle/gate.js"
 import * as Oracle from "./support/shell-oracle/oracle.js"
 import * as Sandbox from "./support/shell-oracle/sandbox.js"
 import * as Snapshot from "./support/shell-oracle/snapshot.js"
@@ -336,6 +336,14 @@ describe.skipIf(unavailable !== undefined)("shell oracle: the adapter reads the 
         expect(covered || view.unresolved.length > 0).toBe(true)
       }),
     )
+  })
+})
+
+describe("shell oracle: the gate's programs", () => {
+  it("are the base names of the command words, past kept assignments", () => {
+    expect(
+      ["ls -la", "/usr/bin/git status", "PATH=/usr/bin:/bin X=1 ln a b", "X=1", " nohup  ls"].map(Gate.programOf),
+    ).toEqual(["ls", "git", "ln", undefined, "nohup"])
   })
 })
 

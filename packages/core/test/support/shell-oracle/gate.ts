@@ -78,9 +78,14 @@ export interface Gate {
 const WRITE_ACTIONS = new Set(["edit", ProtectedPath.ACTION, "external_directory"])
 const UNRESOLVED = "unresolved:"
 
-/** The base name of the command word of a bash resource. */
+const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/
+
+/** The base name of the command word of a bash resource (past the assignments a resource may keep). */
 export const programOf = (resource: string): string | undefined => {
-  const word = resource.trimStart().split(/\s+/)[0]
+  const word = resource
+    .trim()
+    .split(/\s+/)
+    .find((w) => !ASSIGNMENT.test(w))
   if (word === undefined || word === "") return undefined
   return path.posix.basename(word)
 }
