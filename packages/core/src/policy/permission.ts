@@ -402,12 +402,13 @@ export const EXPLICIT_ACTIONS: ReadonlySet<string> = new Set([ProtectedPath.ACTI
 /**
  * Resource prefixes only a rule naming them can allow: for a resource that starts with one of them, an allow whose
  * resource pattern does not start with the same prefix is passed over (so `webfetch * allow` never allows
- * `private:…`, and `bash * allow` never allows a shell command that cannot be resolved statically,
- * `unresolved:…`). Denies and asks apply as usual. See docs/trust/webfetch.md and docs/shell.md.
+ * `private:…`, `bash * allow` never allows a shell command that cannot be resolved statically, `unresolved:…`, and
+ * neither lets a sandboxed command's connection out, `net:…`). Denies and asks apply as usual. See
+ * docs/trust/webfetch.md, docs/shell.md and docs/egress.md.
  *
  * @since 0.2.0
  */
-export const EXPLICIT_RESOURCE_PREFIXES: ReadonlyArray<string> = ["private:", "unresolved:"]
+export const EXPLICIT_RESOURCE_PREFIXES: ReadonlyArray<string> = ["private:", "unresolved:", "net:"]
 
 const explicitPrefixOf = (resource: string): string | undefined => {
   for (const prefix of EXPLICIT_RESOURCE_PREFIXES) if (resource.startsWith(prefix)) return prefix
@@ -754,7 +755,7 @@ export const make = Fx.gen(function* () {
 
   /** The configured rules of `agent ?? session.agent` (deny-all when no agent resolves). */
   const rulesOf = (session: SessionV2.Info, agent: string | undefined) =>
-    Fx.map(agents.resolveUntraced(agent ?? session.agent), (info) => (info === undefined ? denyAll : info.permissions))
+    Fx.map(agents.resolve(agent ?? session.agent), (info) => (info === undefined ? denyAll : info.permissions))
 
   /** The configured rules for a request, with the views refreshed; `undefined` when the session does not exist. */
   const configuredFor = (sessionID: string, agent: string | undefined): Fx.Effect<Ruleset | undefined> =>
@@ -789,13 +790,15 @@ export const make = Fx.gen(function* () {
     )
   }
 
+  // A protected_path ask saves nothing, whichever tool raised it: `always` acts as `once` (docs/trust/protected-paths.md).
+  const savesOf = (input: AssertInput) => (input.action === ProtectedPath.ACTION ? [] : input.save)
   const toRequest = (input: AssertInput): Request => ({
     id: createID(input.id),
     sessionID: input.sessionID,
     action: input.action,
     resources: input.resources,
-    ...(input.save === undefined ? {} : { save: input.save }),
-    always: { action: input.action, entries: (input.save ?? []).map(saveEntry), scope: saveScope },
+    ...(savesOf(input) === undefined ? {} : { save: savesOf(input)! }),
+    always: { action: input.action, entries: (savesOf(input) ?? []).map(saveEntry), scope: saveScope },
     ...(input.metadata === undefined ? {} : { metadata: input.metadata }),
     ...(input.source === undefined ? {} : { source: input.source }),
   })

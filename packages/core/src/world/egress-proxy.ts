@@ -7,8 +7,8 @@
  *
  * Each new destination is the permission resource `net:<host>:<port>` under the action `webfetch` (the host
  * canonical as `WebAddress` makes it); a host that resolves to a loopback, private, link-local, metadata or other
- * non-public address also needs `private:net:<host>:<port>`, which only a rule naming `private:` allows
- * (`PermissionV2.EXPLICIT_RESOURCE_PREFIXES`). A name is resolved once, after `net:` was allowed, and the connection
+ * non-public address also needs `private:net:<host>:<port>`. Both prefixes are explicit
+ * (`PermissionV2.EXPLICIT_RESOURCE_PREFIXES`): only a rule naming `net:` (or `private:`) allows them, never `* * allow`. A name is resolved once, after `net:` was allowed, and the connection
  * goes to exactly the classified addresses. A refused destination gets a 403 (502 when it does not resolve) with a
  * short reason, and nothing is sent to it. Verdicts last for the call.
  *
