@@ -8,7 +8,16 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { AgentV2, PermissionExplain, PermissionSaved, ShellCommand } from "@toolgate/core"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import {
+  AgentV2,
+  BashTool,
+  LocationMutation,
+  PermissionExplain,
+  PermissionSaved,
+  ProtectedPath,
+  ShellCommand,
+} from "@toolgate/core"
 import { CliError } from "./errors.js"
 import { projectLayers } from "./project-layers.js"
 
@@ -35,6 +44,17 @@ export const explain = (options: {
           location,
           PermissionSaved.layer.pipe(Layer.provide(database)),
           ShellCommand.layer,
+          // The bash tool's own planner setting, so the trace lists exactly what the tool will ask.
+          BashTool.layerPlan.pipe(
+            Layer.provide(
+              Layer.mergeAll(
+                LocationMutation.layer.pipe(Layer.provide(Layer.merge(location, NodeContext.layer))),
+                ProtectedPath.layer.pipe(Layer.provide(Layer.merge(location, global))),
+                config,
+                NodeContext.layer,
+              ),
+            ),
+          ),
         ),
       ),
     )

@@ -270,6 +270,13 @@ export * as SessionV2 from "./place/session.js"
  */
 export * as ShellCommand from "./policy/shell-command.js"
 /**
+ * The one planner of the bash leaf and `permissions explain`: a command's segments become the permission groups and
+ * asserts the leaf makes.
+ *
+ * @since 0.3.0
+ */
+export * as ShellPlan from "./policy/shell-plan.js"
+/**
  * The `skill` built-in: loads one discovered skill's instructions.
  *
  * @since 0.1.0

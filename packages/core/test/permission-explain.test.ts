@@ -2,12 +2,15 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import { NodeContext } from "@effect/platform-node"
 import {
   AgentV2,
+  BashTool,
   Config,
   Database,
   Global,
   Location,
+  LocationMutation,
   PermissionExplain,
   PermissionSaved,
   Project,
@@ -48,9 +51,11 @@ const setup = Effect.gen(function* () {
     Global.layerWith({ data: path.join(root, "data"), tmp: path.join(root, "tmp"), home: path.join(root, "home") }),
     Config.layerFromEntries(entries),
   )
+  const plan = BashTool.layerPlan.pipe(Layer.provide(Layer.merge(LocationMutation.layer, NodeContext.layer)))
   const layer = PermissionExplain.layer.pipe(
-    Layer.provideMerge(Layer.mergeAll(AgentV2.layer, PermissionSaved.layer, ShellCommand.layer)),
+    Layer.provideMerge(Layer.mergeAll(AgentV2.layer, PermissionSaved.layer, ShellCommand.layer, plan)),
     Layer.provideMerge(place),
+    Layer.provideMerge(NodeContext.layer),
     Layer.provideMerge(Database.layerMemory),
   )
   return { layer, work, first, second, folder }

@@ -111,7 +111,8 @@ describe("preset: guarded", () => {
         ["cat .env", "read"],
         ["head ../outside.txt", "external_directory"],
         ["rm -f victim.txt", "bash"],
-        ["cp victim.txt ../copied.txt", "bash"],
+        // The copy's destination is outside: that is asked first.
+        ["cp victim.txt ../copied.txt", "external_directory"],
         ["echo changed > victim.txt", "bash"],
         ["grep -r SECRET .", "bash"],
         ["grep -f .env notes.txt", "bash"],
@@ -206,13 +207,16 @@ describe("no preset: the reference default", () => {
         const build = yield* (yield* AgentV2.Service).get("build")
         expect(build?.permissions[0]).toEqual({ action: "*", resource: "*", effect: "allow" })
         expect(build?.permissions.filter((rule) => rule.action === "bash")).toEqual([])
-        // The reference default: rm, cp to outside and cat .env run without an ask.
-        expect(shown(yield* bash("cat .env && rm victim.txt && cp notes.txt ../copied.txt && echo done"))).toMatch(
+        // The reference default: rm and cat .env run without an ask; a copy to outside asks external_directory,
+        // like any write outside the Location (docs/shell.md).
+        expect(shown(yield* bash("cat .env && rm victim.txt && cp notes.txt copied.txt && echo done"))).toMatch(
           /^API_KEY=SECRET_ENV_VALUE\ndone\n/,
         )
         expect(fs.existsSync(path.join(directory, "victim.txt"))).toBe(false)
+        expect(yield* bash("cp notes.txt ../copied.txt")).toEqual({ type: "error", value: REJECTED })
+        expect(fs.existsSync(path.join(path.dirname(directory), "copied.txt"))).toBe(false)
         expect(yield* call("read", { path: ".env" })).toEqual({ type: "error", value: REJECTED })
-        expect(asked.map((request) => request.action)).toEqual(["read"])
+        expect(asked.map((request) => request.action)).toEqual(["external_directory", "read"])
       }).pipe(Effect.provide(layer))
     },
   )

@@ -46,7 +46,8 @@ const TABLE: ReadonlyArray<readonly [string, string, string, string?]> = [
   ["rm -rf / --no-preserve-root", "D", "A", "K"],
   ["echo hi", "K", "A", "A"],
   ["echo $HOME", "K", "A", "A"],
-  ["echo rm", "K", "A", "A"],
+  // A word naming a denied command anywhere denies the segment: an unmodelled wrapper may run it.
+  ["echo rm", "D", "A", "A"],
   ["cat README.md", "K", "A", "A"],
   ["git status", "K", "A", "A"],
   ["git log --oneline", "K", "A", "A"],
@@ -61,12 +62,13 @@ const TABLE: ReadonlyArray<readonly [string, string, string, string?]> = [
   ["lsof", "K", "A", "K"],
   ["rmdir x", "K", "A", "K"],
   ["RM x", "K", "A", "K"],
-  ["rg --pre ./run foo", "K", "A", "K"],
+  ["rg --pre ./run foo", "K", "K", "K"],
   ["bash script.sh", "K", "A", "K"],
   // Chaining: every simple command is its own segment
   ["ls . ; rm -f ../x", "A D", "A A", "A K"],
   ["ls .\nrm -f ../x", "A D", "A A", "A K"],
-  ["ls .\r\nrm -f ../x", "A D", "A A", "A K"],
+  // A carriage return is part of a word to bash, whitespace to the grammar: unresolved.
+  ["ls .\r\nrm -f ../x", "K A D", "K A A", "K A K"],
   ["ls && rm x", "A D", "A A", "A K"],
   ["ls || rm x", "A D", "A A", "A K"],
   ["ls | rm x", "A D", "A A", "A K"],
@@ -90,7 +92,8 @@ const TABLE: ReadonlyArray<readonly [string, string, string, string?]> = [
   ["until ls; do ls; done", "A A", "A A", "A A"],
   ["for f in a b; do rm $f; done", "D", "A", "K"],
   ["case x in a) rm y;; esac", "D", "A", "K"],
-  ["f() { rm q; }; f", "D K", "A A", "K K"],
+  // The body is judged where it is defined and again at the call.
+  ["f() { rm q; }; f", "D K D", "A A A", "K K K"],
   ["time ls; rm x", "A D", "A A", "A K"],
   // Substitutions run first and are segments of their own
   ["ls $(rm -f x)", "D A", "A A", "K A"],
@@ -100,7 +103,7 @@ const TABLE: ReadonlyArray<readonly [string, string, string, string?]> = [
   ['echo "$(rm x)"', "D K", "A A", "K A"],
   ["echo $(ls $(rm x))", "D A K", "A A A", "K A A"],
   ["x=$(rm y)", "D", "A", "K"],
-  ["FOO=$(rm a) ls", "D A", "A A", "K A"],
+  ["FOO=$(rm a) ls", "D K", "A A", "K K"],
   ["export A=$(rm z)", "D K", "A A", "K K"],
   ["cat <<EOF\n$(rm h)\nEOF", "D K", "A A", "K A"],
   ["cat <<'EOF'\n$(rm h)\nEOF", "K", "A", "A"],
@@ -129,16 +132,23 @@ const TABLE: ReadonlyArray<readonly [string, string, string, string?]> = [
   ["'l's", "A", "A", "A"],
   ["\\ls", "A", "A", "A"],
   ["l''s -la", "A", "A", "A"],
-  // Leading assignments are dropped
+  // Leading assignments: harmless ones are dropped, behaviour-changing ones unresolved, others part of the resource
   ["X=1 rm x", "D", "A", "K"],
   ["X=1 Y=2 rm x", "D", "A", "K"],
-  ["X=1 ls", "A", "A", "A"],
-  ["X='a b' ls", "A", "A", "A"],
+  ["X=1 ls", "K", "A", "K"],
+  ["X='a b' ls", "K", "A", "K"],
+  ["LC_ALL=C ls", "A", "A", "A"],
+  ["PATH=/tmp/evil ls", "K", "K", "K"],
+  ["LD_PRELOAD=/tmp/x.so ls", "K", "K", "K"],
+  ["GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0=x git status", "K", "K", "K"],
+  ["BASH_ENV=/dev/stdin bash -c ls", "K", "K", "K"],
+  ["npm_config_script_shell=/tmp/x npm test", "K", "K", "K"],
   ["a=1", "", "", ""],
+  ["PATH=/tmp/evil; ls", "K A", "K A", "K A"],
   // Wrappers are unwrapped (and their own form is checked for denies)
   ["command rm x", "D", "A", "K"],
   ["command -p rm x", "D", "A", "K"],
-  ["command -v rm", "K", "A", "K"],
+  ["command -v rm", "D", "A", "K"],
   ["builtin rm x", "D", "A", "K"],
   ["exec rm x", "D", "A", "K"],
   ["exec 3>&1", "K", "A", "K"],
@@ -153,7 +163,7 @@ const TABLE: ReadonlyArray<readonly [string, string, string, string?]> = [
   ["env -u HOME rm x", "D", "A", "K"],
   ["/usr/bin/env rm x", "D", "A", "K"],
   ["env -S 'rm x'", "D", "A", "K"],
-  ["env -C /tmp rm x", "K", "K", "K"],
+  ["env -C /tmp rm x", "D", "K", "K"],
   ["sudo rm x", "D", "A", "K"],
   ["sudo -u root rm x", "D", "A", "K"],
   ["sudo X=1 rm x", "D", "A", "K"],
@@ -174,10 +184,10 @@ const TABLE: ReadonlyArray<readonly [string, string, string, string?]> = [
   ["time ls", "A", "A", "A"],
   // find: -exec runs a command, -delete deletes
   ["find . -name a -delete", "K D", "A A", "A K"],
-  ["find . -exec rm {} \\;", "D K", "A A", "K A"],
-  ["find . -execdir rm {} +", "D K", "A A", "K A"],
-  ["find . -ok rm {} \\;", "D K", "A A", "K A"],
-  ["find . -exec ls {} \\;", "A K", "A A", "A A"],
+  ["find . -exec rm {} \\;", "D D", "A A", "A K"],
+  ["find . -execdir rm {} +", "D D", "A A", "A K"],
+  ["find . -ok rm {} \\;", "D D", "A A", "A K"],
+  ["find . -exec ls {} \\;", "K A", "A A", "A A"],
   ["find . -name x", "K", "A", "A"],
   // Shell strings are parsed again
   ["bash -c 'rm x'", "D", "A", "K"],
@@ -186,7 +196,7 @@ const TABLE: ReadonlyArray<readonly [string, string, string, string?]> = [
   ["bash -c 'ls; rm x'", "A D", "A A", "A K"],
   ["sh -c 'ls'", "A", "A", "A"],
   ["bash -c 'bash -c \"rm x\"'", "D", "A", "K"],
-  ["zsh -c 'rm x'", "D", "A", "K"],
+  ["zsh -c 'rm x'", "D", "K", "K"],
   ['eval "rm x"', "D", "A", "K"],
   ["eval rm x", "D", "A", "K"],
   ["eval 'ls; rm x'", "A D", "A A", "A K"],
@@ -197,14 +207,14 @@ const TABLE: ReadonlyArray<readonly [string, string, string, string?]> = [
   ["$CMD x", "K", "K", "K"],
   ["${CMD} x", "K", "K", "K"],
   ['"$CMD" x', "K", "K", "K"],
-  ["$(echo rm) x", "K K", "A K", "A K"],
+  ["$(echo rm) x", "D K", "A K", "A K"],
   ["rm${IFS}-rf${IFS}x", "K", "K", "K"],
   ["rm$IFS-rf x", "K", "K", "K"],
   ["r${X}m x", "K", "K", "K"],
   ["{rm,-rf,x}", "K", "K", "K"],
   ["/bin/r* x", "K", "K", "K"],
   ["ls; $X", "A K", "A K", "A K"],
-  ["echo 'unterminated", "K K", "A K", "A K"],
+  ["echo 'unterminated", "K K K", "A K K", "A K K"],
   ["ls (", "A K", "A K", "A K"],
   // Redirections alone are not commands (their targets are checked by the leaf)
   ["> out", "", "", ""],
@@ -290,21 +300,37 @@ describe("ShellCommand parsing", () => {
         expect(one[0]!.command).toBe("rm -f a b")
         expect(one[0]!.wrappers).toEqual(["sudo -u bob nohup rm -f a b", "nohup rm -f a b"])
         expect(one[0]!.elevated).toBe(true)
-        expect(one[0]!.writes.map((w) => [w.operator, w.target])).toEqual([
-          [">", "out"],
-          [">>", "log"],
+        // The redirections write `out` and `log`, `rm -f "a b"` writes the file `a b`.
+        expect(one[0]!.writes.map((w) => [w.raw, w.word.text, w.mode, w.follow])).toEqual([
+          ["> out", "out", "file", true],
+          [">> log", "log", "file", true],
+          ["rm -f a b", "a b", "file", false],
         ])
-        expect(one[0]!.reads.map((r) => r.target)).toEqual(["in"])
+        expect(one[0]!.reads.map((r) => r.word.text)).toEqual(["in"])
 
         const tee = (yield* parse("echo hi | tee -a a.txt /dev/null &> both")).segments
-        expect(tee.map((s) => s.writes.map((w) => `${w.operator}:${w.target}`))).toEqual([[], ["tee:a.txt", "&>:both"]])
+        expect(tee.map((s) => s.writes.map((w) => w.word.text))).toEqual([[], ["both", "a.txt", "/dev/null"]])
 
         const dynamic = (yield* parse("echo > $F")).segments[0]!.writes[0]!
-        expect(dynamic.target).toBeUndefined()
+        expect(dynamic.unknown).toMatch(/only known when the shell runs/)
         expect(dynamic.raw).toBe("> $F")
 
-        const cd = (yield* parse("cd /tmp; cd; cd -; cd $D")).segments.map((s) => s.cd)
-        expect(cd).toEqual([{ target: "/tmp" }, { target: "~" }, {}, {}])
+        // Where each segment runs, as `cd` steps from the start; a cd that may fail leaves both directories.
+        const places = (yield* parse("cd /tmp; pwd; cd; pwd; cd $D; pwd")).segments.map((s) =>
+          s.place.unknown !== undefined
+            ? "?"
+            : s.place.directories.map((d) => d.map((step) => (step.home === true ? "~" : step.target)).join(" ")),
+        )
+        expect(places).toEqual([
+          [""],
+          ["/tmp", ""],
+          ["/tmp", ""],
+          ["/tmp ~", "~", "/tmp", ""],
+          ["/tmp ~", "~", "/tmp", ""],
+          "?",
+        ])
+        const oldpwd = (yield* parse("cd -")).segments[0]!
+        expect(oldpwd.unresolved).toMatch(/OLDPWD/)
 
         const unresolved = (yield* parse("$CMD a")).segments[0]!
         expect(unresolved.unresolved).toMatch(/only known when the shell runs/)

@@ -12,6 +12,7 @@ import {
   Sandbox,
   ToolOutputStore,
   ToolRegistry,
+  Wildcard,
 } from "../src/index.js"
 import { locationLayer, tempDir } from "./support/location.js"
 import * as Permission from "./support/permission.js"
@@ -121,9 +122,8 @@ describe("bash tool", () => {
         const definition = turn.definitions[0]!
         expect(definition.description).toBe(BashTool.description)
         const inputKeys = Object.keys((definition.inputSchema as { properties: object }).properties)
-        expect(inputKeys).toEqual(["command", "workdir", "timeout"])
+        expect(inputKeys).toEqual(["command", "description", "workdir", "timeout"])
         expect(inputKeys).not.toContain("background")
-        expect(inputKeys).not.toContain("description")
         const outputKeys = Object.keys((definition.outputSchema as { properties: object }).properties)
         expect(outputKeys).toEqual(["exit", "truncated", "timeout", "outputPath"])
         const hidden = yield* Effect.flatMap(ToolRegistry.Service, (registry) =>
@@ -141,7 +141,9 @@ describe("bash tool", () => {
         expect(rest).toEqual([])
         expect(run!.cwd).toBe(fs.realpathSync(root))
         expect(run!.command).toBe("pwd")
-        expect(run!.shell).toBe("/bin/sh")
+        // bash when it is installed: the grammar the gate reads.
+        expect(run!.shell).toBe(BashTool.selectShell([]))
+        expect(path.basename(run!.shell as string)).toBe(fs.existsSync("/bin/bash") ? "bash" : "sh")
         expect(run!.options).toMatchObject({ combineOutput: true, maxOutputBytes: BashTool.MAX_CAPTURE_BYTES })
         expect(Duration.toMillis(run!.options!.timeout!)).toBe(120_000)
         expect(yield* Permission.asserts).toEqual([
@@ -166,8 +168,9 @@ describe("bash tool", () => {
         yield* settle({ command: "ls -la; X=1 git commit -m 'a*b' && echo $(pwd) > out.txt" })
         const asserts = yield* Permission.asserts
         expect(asserts.map((a) => a.action)).toEqual(["bash"])
-        expect(asserts[0]!.resources).toEqual(["ls -la", "git commit -m a*b", "pwd", "echo $(pwd)"])
-        expect(asserts[0]!.save).toEqual(["ls *", "git commit *", "pwd *", "echo *"])
+        // `X=1` is not on the harmless list, so it is part of what is approved (and saved exactly).
+        expect(asserts[0]!.resources).toEqual(["ls -la", "X=1 git commit -m a*b", "pwd", "echo $(pwd)"])
+        expect(asserts[0]!.save).toEqual(["ls *", Wildcard.literal("X=1 git commit -m a*b"), "pwd *", "echo *"])
         expect((yield* runs).map((r) => r.command)).toEqual([
           "ls -la; X=1 git commit -m 'a*b' && echo $(pwd) > out.txt",
         ])

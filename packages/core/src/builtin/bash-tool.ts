@@ -2,13 +2,15 @@
  * The `bash` built-in: runs one command string through the configured shell in the Location (or an approved
  * workdir) and reports its interleaved output, exit code and any capture loss.
  *
- * Bash is not sandboxed: the spawned shell runs with the host user's filesystem, process, and network authority.
- * The permission gate is the only control. The command is parsed with a shell grammar (`ShellCommand`) and every
- * simple command in it is its own `bash` resource: any denied segment blocks the call, the asking segments make one
- * ask, and an `always` reply saves one command prefix per segment (`BashArity`). Files the command writes through
- * redirections are `edit` targets (protected paths ask `protected_path`), a `cd` out of the Location needs
- * `external_directory` for what follows, and an external `workdir` is asserted first. The scan of absolute command
- * arguments only produces advisory warnings — it never asks and never blocks. See docs/shell.md.
+ * Bash is not sandboxed unless the Location's sandbox is on: the spawned shell runs with the host user's filesystem,
+ * process, and network authority, and the permission gate is the control. The command runs with bash when it is
+ * installed (the grammar the gate reads), else `/bin/sh`, or the configured `shell`. `ShellPlan` decides what to ask
+ * from `ShellCommand`'s segments: any denied segment blocks the call, the asking segments make one ask (an
+ * unresolved one as `unresolved:<text>`), and an `always` reply saves one command prefix per segment (`BashArity`).
+ * Files the command writes, changes or removes — through redirections and the file-changing commands — are `edit`
+ * resources (protected paths ask `protected_path`, outside ones `external_directory`), files reading commands read
+ * are `read` resources, and an external `workdir` is asserted first. The scan of absolute command arguments only
+ * produces advisory warnings — it never asks and never blocks. See docs/shell.md.
  *
  * Output bounding for the model happens at the registry boundary; this tool only keeps `AppProcess`'s 1 MiB capture
  * limit and says when it was hit (`truncated`). Output past the capture is streamed into the store's capture file,
@@ -17,6 +19,7 @@
  *
  * @since 0.1.0
  */
+import * as nodeFs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as FileSystem from "@effect/platform/FileSystem"
@@ -29,7 +32,7 @@ import * as BashArity from "../policy/bash-arity.js"
 import * as Config from "../place/config.js"
 import * as ProtectedPath from "../place/protected-path.js"
 import * as ShellCommand from "../policy/shell-command.js"
-import * as Wildcard from "../values/wildcard.js"
+import * as ShellPlan from "../policy/shell-plan.js"
 import * as LLM from "../values/llm.js"
 import * as LocationMutation from "../world/location-mutation.js"
 import * as PermissionV2 from "../policy/permission.js"
@@ -93,15 +96,22 @@ export const description =
   "Commands run in the active Location unless a workdir is given, and a relative workdir is resolved from that Location. " +
   "A workdir outside the Location needs external_directory approval; warnings about paths found in command arguments are best-effort and advisory only. " +
   `The timeout is in milliseconds (default: ${DEFAULT_TIMEOUT_MS}; maximum: ${MAX_TIMEOUT_MS}). ` +
-  "The configured shell is used when one is set; otherwise /bin/sh on POSIX, and COMSPEC or cmd.exe on Windows."
+  "The configured shell is used when one is set; otherwise bash when it is installed (else /bin/sh) on POSIX, and COMSPEC or cmd.exe on Windows."
 
 /**
- * The input. There is no background mode and no `description` field.
+ * The input. There is no background mode. `description` (a few words on what the command does, as models trained on
+ * opencode and Claude Code send it) is shown beside the command in the ask and in progress reports, never instead
+ * of it.
  *
  * @since 0.1.0
  */
 export const Input = Schema.Struct({
   command: Schema.String.annotations({ description: "The shell command string to run" }),
+  description: Schema.optional(
+    Schema.String.annotations({
+      description: "A few words on what the command does, shown to the user beside the command",
+    }),
+  ),
   workdir: Schema.optional(
     Schema.String.annotations({
       description:
@@ -294,7 +304,33 @@ const streamOutput = (store: ToolOutputStore.Interface, context: Tool.Context) =
     }
   })
 
-const defaultShell = (): string => (process.platform === "win32" ? (process.env.COMSPEC ?? "cmd.exe") : "/bin/sh")
+/** Where bash is looked for before `PATH`. */
+const BASH_PATHS = ["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash", "/opt/homebrew/bin/bash"]
+
+/**
+ * The shell commands run with: the configured `shell` when set; otherwise bash when it is installed — the grammar
+ * the gate reads — else `/bin/sh` (read as a POSIX shell, see docs/shell.md); `COMSPEC` or `cmd.exe` on Windows.
+ *
+ * @since 0.3.0
+ */
+export const selectShell = (entries: ReadonlyArray<Config.Entry>): string => {
+  const configured = Config.latest(entries, "shell")
+  if (configured !== undefined) return configured
+  if (process.platform === "win32") return process.env.COMSPEC ?? "cmd.exe"
+  const onPath = (process.env.PATH ?? "").split(path.delimiter).map((directory) => path.join(directory, "bash"))
+  return (
+    [...BASH_PATHS, ...onPath].find((candidate) => path.isAbsolute(candidate) && executable(candidate)) ?? "/bin/sh"
+  )
+}
+
+const executable = (file: string): boolean => {
+  try {
+    nodeFs.accessSync(file, nodeFs.constants.X_OK)
+    return nodeFs.statSync(file).isFile()
+  } catch {
+    return false
+  }
+}
 
 /**
  * Why the command could not run, in one line: what the file leaves say for path and file-system errors and a
@@ -312,6 +348,13 @@ const failureReason = (error: unknown): string => {
   return String(error)
 }
 
+/** The call's context with the description in front of every progress message. */
+const described = (context: Tool.Context, description: string | undefined): Tool.Context => {
+  const progress = context.progress
+  if (description === undefined || progress === undefined) return context
+  return { ...context, progress: (update) => progress({ ...update, message: `${description}: ${update.message}` }) }
+}
+
 /**
  * The services the tool captures when its layer is built.
  *
@@ -327,6 +370,8 @@ export interface Services {
   readonly protectedPaths: ProtectedPath.Interface
   readonly sandbox: Sandbox.Interface
   readonly store: ToolOutputStore.Interface
+  /** The planner's setting: the places it resolves paths against, the sandbox, the shell. */
+  readonly plan: ShellPlan.Setting
 }
 
 /**
@@ -338,81 +383,182 @@ export const arityTable = (entries: ReadonlyArray<Config.Entry>): BashArity.Tabl
   BashArity.extend(BashArity.DEFAULT, ...Config.documents(entries).map((document) => document.info.bash?.arity))
 
 /**
- * Commands that read the files named by their arguments; `script` means the first non-option word is a pattern or
- * program, not a file. When bash is not allowed wholesale, these files go through the `read` rules.
+ * The commands whose file arguments go through the `read` rules when bash is not allowed wholesale (see
+ * `ShellCommand.READING_COMMAND_NAMES`).
  *
  * @since 0.1.0
  */
-export interface Reader {
-  readonly script: boolean
-  readonly recursive?: boolean
+export const READERS: ReadonlySet<string> = new Set(ShellCommand.READING_COMMAND_NAMES)
+
+/**
+ * The disk and the Location as `ShellPlan` sees them: links read without following them, canonical paths located
+ * with `LocationMutation`, protected paths classified with `ProtectedPath`.
+ *
+ * @since 0.3.0
+ */
+export const places = (
+  mutation: LocationMutation.Interface,
+  fs: FileSystem.FileSystem,
+  protectedPaths: ProtectedPath.Interface,
+  cdpath: string | undefined,
+): ShellPlan.Places => ({
+  home: os.homedir(),
+  cdpath: cdpath === undefined || cdpath === "" ? [] : cdpath.split(":"),
+  inspect: (absolute) =>
+    fs.readLink(absolute).pipe(
+      Effect.map((target): ShellPlan.Entry => ({ type: "symlink", target })),
+      Effect.catchAll(() =>
+        fs.stat(absolute).pipe(
+          Effect.map((info): ShellPlan.Entry => ({
+            type: info.type === "Directory" ? "directory" : info.type === "File" ? "file" : "other",
+          })),
+          Effect.catchAll((error) =>
+            Effect.succeed<ShellPlan.Entry>({
+              type: error._tag === "SystemError" && error.reason === "NotFound" ? "missing" : missingOrOther(error),
+            }),
+          ),
+        ),
+      ),
+    ),
+  locate: (canonical, kind) =>
+    mutation.resolve({ path: canonical, kind }).pipe(
+      Effect.map((target): ShellPlan.Located => ({
+        _tag: "located",
+        canonical: target.canonical,
+        resource: target.resource,
+        ...(target.externalDirectory === undefined
+          ? {}
+          : { external: { resource: target.externalDirectory.resource, save: target.externalDirectory.save } }),
+      })),
+      Effect.catchAll((error) =>
+        Effect.succeed<ShellPlan.Located>(
+          error._tag === "LocationMutation.PathError" && error.reason === "non_directory_ancestor"
+            ? { _tag: "impossible" }
+            : { _tag: "invalid", reason: error.message },
+        ),
+      ),
+    ),
+  isProtected: (canonical) => protectedPaths.classify(canonical) !== undefined,
+  list: (canonical) =>
+    fs.readDirectory(canonical).pipe(
+      Effect.map((names): ReadonlyArray<string> | undefined => names),
+      Effect.orElseSucceed(() => undefined),
+    ),
+})
+
+const missingOrOther = (error: { readonly cause?: unknown }): ShellPlan.Entry["type"] => {
+  const code = (error.cause as { readonly code?: unknown } | undefined)?.code
+  return code === "ENOENT" || code === "ENOTDIR" ? "missing" : "other"
 }
 
 /**
- * @see Reader
+ * The planner's setting for a Location: its places, the sandbox's state and the shell (see `selectShell`).
  *
- * @since 0.1.0
+ * @since 0.3.0
  */
-export const READERS: ReadonlyMap<string, Reader> = new Map<string, Reader>([
-  ...[
-    "cat",
-    "tac",
-    "head",
-    "tail",
-    "less",
-    "more",
-    "nl",
-    "wc",
-    "sort",
-    "uniq",
-    "cut",
-    "od",
-    "xxd",
-    "hexdump",
-    "strings",
-    "file",
-    "stat",
-    "md5sum",
-    "sha1sum",
-    "sha256sum",
-    "sha512sum",
-    "base64",
-    "diff",
-    "cmp",
-    "bat",
-  ].map((name): [string, Reader] => [name, { script: false }]),
-  ...["grep", "egrep", "fgrep", "sed", "awk", "jq"].map((name): [string, Reader] => [name, { script: true }]),
-  ...["rg", "ag", "ack"].map((name): [string, Reader] => [name, { script: true, recursive: true }]),
-])
-
-/** A resource no real command can be: `bash` allows it only when bash is allowed wholesale. */
-const WHOLESALE_PROBE = "\u0000"
-
-const isRecursiveGrep = (argv: ReadonlyArray<ShellCommand.Word>): boolean =>
-  argv.some(
-    (w) =>
-      w.literal &&
-      (w.text === "--recursive" ||
-        w.text === "--dereference-recursive" ||
-        (/^-[A-Za-z]+$/.test(w.text) && /[rR]/.test(w.text))),
-  )
-
-const homeOf = (target: string): string | undefined => {
-  if (target === "~") return os.homedir()
-  if (target.startsWith("~/")) return path.join(os.homedir(), target.slice(2))
-  if (target.startsWith("~")) return undefined
-  return target
+export const setting = (
+  mutation: LocationMutation.Interface,
+  fs: FileSystem.FileSystem,
+  protectedPaths: ProtectedPath.Interface,
+  sandbox: Pick<Sandbox.Interface, "mode" | "autoAllow">,
+  entries: ReadonlyArray<Config.Entry>,
+): ShellPlan.Setting => {
+  const env = Config.latest(entries, "bash")?.env
+  const set = typeof env === "object" ? env.set?.CDPATH : undefined
+  return {
+    root: mutation.root,
+    places: places(mutation, fs, protectedPaths, set ?? process.env.CDPATH),
+    sandboxed: sandbox.mode !== "none",
+    autoAllow: sandbox.autoAllow,
+    shell: selectShell(entries),
+  }
 }
 
-/** One permission group of a review: an action and its resources, evaluated together. */
-interface Group {
-  readonly action: string
-  readonly resources: ReadonlyArray<string>
-  readonly save: ReadonlyArray<string>
-  readonly metadata?: Record<string, unknown>
-  /** Assert even when everything is allowed (the bash group, so every call is on record). */
-  readonly always?: boolean
-}
+/**
+ * The `ShellPlan.Service` of a Location, for `permissions explain` (the bash tool builds the same setting itself).
+ * Without a `Sandbox` service, the configured `bash.sandbox` is taken as it would be in force when bubblewrap is
+ * available.
+ *
+ * @since 0.3.0
+ */
+export const layerPlan: Layer.Layer<
+  ShellPlan.Service,
+  never,
+  LocationMutation.Service | FileSystem.FileSystem | Config.Service
+> = Layer.effect(
+  ShellPlan.Service,
+  Effect.gen(function* () {
+    const protectedPaths = yield* Effect.serviceOption(ProtectedPath.Service)
+    const sandbox = yield* Effect.serviceOption(Sandbox.Service)
+    const entries = yield* (yield* Config.Service).entries()
+    const configured = Config.latest(entries, "bash")?.sandbox
+    const assumed = {
+      mode: configured?.mode ?? "none",
+      autoAllow: configured?.mode === "bubblewrap" && configured.autoAllow === true,
+    }
+    return setting(
+      yield* LocationMutation.Service,
+      yield* FileSystem.FileSystem,
+      Option.getOrElse(protectedPaths, () => ProtectedPath.make([])),
+      Option.getOrElse(sandbox, () => assumed),
+      entries,
+    )
+  }),
+)
+
+/**
+ * The plan of one call: the command parsed with the grammar of the shell that will run it (a shell the gate does
+ * not model makes the whole command unresolved), then `ShellPlan.plan` over the caller's rules.
+ *
+ * @since 0.3.0
+ */
+export const planCall = (
+  services: Pick<Services, "permission" | "config" | "shell" | "plan">,
+  call: {
+    readonly command: string
+    readonly description?: string
+    readonly workdir: string
+    readonly approved?: string
+    readonly sessionID: string
+    readonly agent?: string
+  },
+) =>
+  Effect.gen(function* () {
+    const grammar = ShellCommand.grammarOf(services.plan.shell)
+    const parsed =
+      grammar === undefined
+        ? ShellCommand.unresolvedCommand(
+            call.command,
+            `commands run with ${services.plan.shell}, a shell the gate does not read`,
+          )
+        : yield* services.shell.parse(call.command, grammar)
+    const table = arityTable(yield* services.config.entries())
+    return yield* ShellPlan.plan(
+      {
+        command: call.command,
+        workdir: call.workdir,
+        parsed,
+        ...(call.approved === undefined ? {} : { approved: call.approved }),
+        ...(call.description === undefined ? {} : { description: call.description }),
+      },
+      {
+        places: services.plan.places,
+        table,
+        sandboxed: services.plan.sandboxed,
+        autoAllow: services.plan.autoAllow,
+        check: (action, resources) =>
+          Effect.map(
+            services.permission.check({
+              sessionID: call.sessionID,
+              ...(call.agent === undefined ? {} : { agent: call.agent }),
+              action,
+              resources,
+            }),
+            (effects) => new Map(resources.map((resource, i) => [resource, effects[i] ?? "ask"] as const)),
+          ),
+      },
+    )
+  })
 
 /**
  * Builds the tool over the given services.
@@ -420,218 +566,24 @@ interface Group {
  * @since 0.1.0
  */
 export const make = (services: Services) => {
-  /** Where an absolute path lands; through a symlink inside the Location that points out, its real place. */
-  const locate = (absolute: string, kind: "file" | "directory") =>
-    services.mutation.resolve({ path: absolute, kind }).pipe(
-      Effect.catchTag("LocationMutation.PathError", (error) =>
-        error.reason === "location_escape"
-          ? services.fs.realPath(absolute).pipe(
-              Effect.orElse(() =>
-                Effect.map(services.fs.realPath(path.dirname(absolute)), (real) =>
-                  path.join(real, path.basename(absolute)),
-                ),
-              ),
-              Effect.flatMap((real) => services.mutation.resolve({ path: real, kind })),
-            )
-          : Effect.fail(error),
-      ),
-      Effect.option,
-    )
-
-  /**
-   * Evaluates everything the command does, denies first: its bash segments, the files it writes (edit,
-   * protected_path) and reads (read, when bash is not allowed wholesale), and the external directories it enters or
-   * writes into. Then asks once per action for what is left.
-   */
+  /** Plans the call and makes its asserts in order, denies first (see `ShellPlan`). */
   const review = (
-    command: string,
+    input: { readonly command: string; readonly description?: string | undefined },
     workdir: string,
     base: ReturnType<typeof PermissionV2.fromToolCall>,
     approved: string | undefined,
   ) =>
     Effect.gen(function* () {
-      const parsed = yield* services.shell.parse(command)
-      const table = arityTable(yield* services.config.entries())
-      const check = (action: string, resources: ReadonlyArray<string>) =>
-        Effect.map(
-          services.permission.check({ sessionID: base.sessionID, agent: base.agent, action, resources }),
-          (effects) => new Map(resources.map((resource, i) => [resource, effects[i] ?? "ask"] as const)),
-        )
-
-      const candidates = new Set<string>([WHOLESALE_PROBE])
-      for (const segment of parsed.segments) {
-        for (const form of ShellCommand.forms(segment)) candidates.add(form)
-        candidates.add(`${ShellCommand.UNRESOLVED_PREFIX}${segment.text}`)
-      }
-      const bashEffects = yield* check(name, [...candidates])
-      const effectOf = (resource: string) => bashEffects.get(resource) ?? "ask"
-      const wholesale = effectOf(WHOLESALE_PROBE) === "allow"
-      const verdicts: Array<ShellCommand.Verdict> = [
-        ...ShellCommand.evaluate(parsed, effectOf, (argv) => BashArity.pattern(argv, table)),
-      ]
-
-      // Writes, reads and directories, following `cd` in order.
-      const externals = new Map<string, LocationMutation.ExternalDirectoryAuthorization>()
-      const edits = new Set<string>()
-      const protects = new Set<string>()
-      const reads = new Set<string>()
-      const opaque: Array<{ readonly segment: ShellCommand.Segment; readonly text: string; readonly reason: string }> =
-        []
-      let cwd = workdir
-      let entered: LocationMutation.ExternalDirectoryAuthorization | undefined
-      for (const segment of parsed.segments) {
-        if (entered !== undefined) {
-          externals.set(entered.resource, entered)
-          entered = undefined
-        }
-        for (const write of segment.writes) {
-          const target = write.target === undefined ? undefined : homeOf(write.target)
-          if (target === undefined) {
-            opaque.push({ segment, text: write.raw, reason: "the file it writes is only known when the shell runs" })
-            continue
-          }
-          const place = yield* locate(path.resolve(cwd, target), "file")
-          if (Option.isNone(place)) continue
-          if (place.value.externalDirectory !== undefined) {
-            externals.set(place.value.externalDirectory.resource, place.value.externalDirectory)
-          }
-          edits.add(place.value.resource)
-          if (services.protectedPaths.classify(place.value.canonical) !== undefined) protects.add(place.value.resource)
-        }
-        const verdict = verdicts.find((v) => v.segment === segment)
-        const reader = READERS.get(path.posix.basename(segment.argv[0]?.text ?? ""))
-        if (!wholesale && verdict?.effect === "allow" && segment.unresolved === undefined && reader !== undefined) {
-          const files: Array<ShellCommand.Word> = segment.reads.map((r) =>
-            r.target === undefined
-              ? { text: r.raw, literal: false, glob: false }
-              : { text: r.target, literal: true, glob: false },
-          )
-          let script = reader.script
-          let optionsDone = false
-          for (const w of segment.argv.slice(1)) {
-            if (!optionsDone && w.literal && w.text === "--") {
-              optionsDone = true
-              continue
-            }
-            if (!optionsDone && w.literal && w.text.startsWith("-") && w.text !== "-") {
-              if (reader.script && (w.text === "-e" || w.text === "-f" || w.text.startsWith("--regexp"))) script = false
-              continue
-            }
-            if (script) {
-              script = false
-              continue
-            }
-            files.push(w)
-          }
-          const recursive = reader.recursive === true || (reader.script && isRecursiveGrep(segment.argv))
-          if (recursive) {
-            opaque.push({ segment, text: segment.text, reason: "it reads a whole directory tree, past the read rules" })
-          }
-          for (const file of files) {
-            const target = file.literal && !file.glob ? homeOf(file.text) : undefined
-            if (target === undefined) {
-              opaque.push({
-                segment,
-                text: segment.text,
-                reason: `it reads ${file.text}, known only when the shell runs`,
-              })
-              continue
-            }
-            const place = yield* locate(path.resolve(cwd, target), "file")
-            if (Option.isNone(place)) continue
-            if (place.value.externalDirectory !== undefined) {
-              externals.set(place.value.externalDirectory.resource, place.value.externalDirectory)
-            }
-            reads.add(place.value.resource)
-          }
-        }
-        if (segment.cd?.target !== undefined) {
-          const target = homeOf(segment.cd.target)
-          if (target === undefined) {
-            opaque.push({
-              segment,
-              text: segment.text,
-              reason: "the directory it enters is only known when the shell runs",
-            })
-            continue
-          }
-          cwd = path.resolve(cwd, target)
-          const place = yield* locate(cwd, "directory")
-          if (Option.isSome(place) && place.value.externalDirectory !== undefined)
-            entered = place.value.externalDirectory
-        }
-      }
-      if (opaque.length > 0) {
-        const resources = opaque.map((item) => `${ShellCommand.UNRESOLVED_PREFIX}${item.text}`)
-        const found = yield* check(name, resources)
-        opaque.forEach((item, i) => {
-          const resource = resources[i]!
-          const effect = found.get(resource) ?? "ask"
-          verdicts.push({ segment: item.segment, effect, resource, reason: item.reason })
-        })
-      }
-
-      const unique = (values: ReadonlyArray<string>) => [...new Set(values)]
-      const asking = verdicts.filter((v) => v.effect === "ask")
-      const shown = asking.length > 0 ? asking : verdicts.filter((v) => v.effect !== "deny")
-      const bashGroup: Group = {
-        action: name,
-        resources: shown.length === 0 ? [command] : unique(shown.map((v) => v.resource)),
-        save:
-          shown.length === 0
-            ? [Wildcard.literal(command)]
-            : unique(shown.flatMap((v) => (v.save === undefined ? [] : [v.save]))),
-        metadata: {
-          command,
-          segments: asking.map((v) => ({
-            text: v.segment.text,
-            resource: v.resource,
-            ...(v.reason === undefined ? {} : { reason: v.reason }),
-          })),
-        },
-        always: true,
-      }
-      // The external workdir was approved first; writes into it need no second ask.
-      if (approved !== undefined) externals.delete(approved)
-      const literal = (resources: ReadonlySet<string>) => [...resources].map(Wildcard.literal)
-      const groups: ReadonlyArray<Group> = [
-        ...[...externals.values()].map((auth): Group => ({
-          action: auth.action,
-          resources: [auth.resource],
-          save: [auth.save],
-        })),
-        bashGroup,
-        { action: "read", resources: [...reads], save: literal(reads) },
-        { action: "edit", resources: [...edits], save: literal(edits) },
-        { action: ProtectedPath.ACTION, resources: [...protects], save: literal(protects) },
-      ]
-
-      // Denies first, so nothing is asked for a call that is blocked anyway.
-      const deniedBash = unique(verdicts.filter((v) => v.effect === "deny").map((v) => v.resource))
-      if (deniedBash.length > 0) yield* services.permission.assert({ ...base, action: name, resources: deniedBash })
-      const effects = new Map<Group, ReadonlyMap<string, PermissionV2.Effect>>()
-      for (const group of groups) {
-        if (group === bashGroup || group.resources.length === 0) continue
-        const found = yield* check(group.action, group.resources)
-        effects.set(group, found)
-        const denied = group.resources.filter((resource) => found.get(resource) === "deny")
-        if (denied.length > 0) yield* services.permission.assert({ ...base, action: group.action, resources: denied })
-      }
-      for (const group of groups) {
-        if (group.resources.length === 0) continue
-        const found = effects.get(group)
-        if (group.always !== true && found !== undefined && group.resources.every((r) => found.get(r) === "allow")) {
-          continue
-        }
-        yield* services.permission.assert({
-          ...base,
-          action: group.action,
-          resources: group.resources,
-          save: group.save,
-          ...(group.metadata === undefined ? {} : { metadata: group.metadata }),
-        })
-      }
-      return parsed
+      const plan = yield* planCall(services, {
+        command: input.command,
+        workdir,
+        sessionID: base.sessionID,
+        ...(base.agent === undefined ? {} : { agent: base.agent }),
+        ...(approved === undefined ? {} : { approved }),
+        ...(input.description === undefined ? {} : { description: input.description }),
+      })
+      for (const assert of plan.asserts) yield* services.permission.assert({ ...base, ...assert })
+      return plan
     })
 
   return Tool.make({
@@ -669,13 +621,13 @@ export const make = (services: Services) => {
         const warnings = (yield* externalDirectories(input.command, target.canonical).pipe(
           Effect.provideService(FileSystem.FileSystem, services.fs),
         )).map(externalWarning)
-        yield* review(input.command, target.canonical, base, target.externalDirectory?.resource)
+        yield* review(input, target.canonical, base, target.externalDirectory?.resource)
 
         // The directory may have changed while the user was deciding.
         const info = yield* services.fs.stat(target.canonical)
         if (info.type !== "Directory") return yield* new NotDirectoryError({ path: target.canonical })
 
-        const shell = Config.latest(yield* services.config.entries(), "shell") ?? defaultShell()
+        const shell = services.plan.shell
         const timeout = input.timeout ?? DEFAULT_TIMEOUT_MS
         const extra = warnings.length > 0 ? { warnings } : {}
         const prepared = yield* services.sandbox.prepare({
@@ -683,8 +635,9 @@ export const make = (services: Services) => {
           cwd: target.canonical,
           shell,
           ...(target.externalDirectory === undefined ? {} : { writable: [target.canonical] }),
+          egress: { permission: services.permission, caller: base },
         })
-        const stream = yield* streamOutput(services.store, context)
+        const stream = yield* streamOutput(services.store, described(context, input.description))
         const result = yield* services.process
           .run(prepared, {
             combineOutput: true,
@@ -694,6 +647,8 @@ export const make = (services: Services) => {
           })
           .pipe(
             Effect.catchTag("AppProcess.TimeoutError", () => Effect.succeed(undefined)),
+            // A rejected egress ask stops the command, as every declined permission does.
+            Effect.raceFirst(prepared.declined),
             Effect.ensuring(Effect.sync(stream.flush)),
           )
         if (result === undefined) {
@@ -706,7 +661,7 @@ export const make = (services: Services) => {
         }
         const text = result.output === undefined ? "" : Buffer.from(result.output).toString("utf8")
         const output = text === "" ? "(no output)" : text
-        const blocked = services.sandbox.diagnose(text)
+        const blocked = yield* prepared.note(text)
         const noted = blocked === undefined ? output : `${output}\n\n${blocked}`
         // `truncated` says the in-memory capture was cut; when the complete output was kept, the text names its file
         // first, and only an output that could not be kept gets the loss notice.
@@ -757,18 +712,24 @@ export const layer: Layer.Layer<
 > = Tools.layer(
   name,
   Effect.gen(function* () {
-    const protectedPaths = yield* Effect.serviceOption(ProtectedPath.Service)
+    const found = yield* Effect.serviceOption(ProtectedPath.Service)
+    // Without the Location's service, the name-based protected paths still apply.
+    const protectedPaths = Option.getOrElse(found, () => ProtectedPath.make([]))
+    const mutation = yield* LocationMutation.Service
+    const fs = yield* FileSystem.FileSystem
+    const config = yield* Config.Service
+    const sandbox = yield* Sandbox.Service
     const tool = make({
       permission: yield* PermissionV2.Service,
-      mutation: yield* LocationMutation.Service,
+      mutation,
       process: yield* AppProcess.Service,
-      config: yield* Config.Service,
-      fs: yield* FileSystem.FileSystem,
+      config,
+      fs,
       shell: yield* ShellCommand.Service,
-      // Without the Location's service, the name-based protected paths still apply.
-      protectedPaths: Option.getOrElse(protectedPaths, () => ProtectedPath.make([])),
-      sandbox: yield* Sandbox.Service,
+      protectedPaths,
+      sandbox,
       store: yield* ToolOutputStore.Service,
+      plan: setting(mutation, fs, protectedPaths, sandbox, yield* config.entries()),
     })
     return tool
   }),

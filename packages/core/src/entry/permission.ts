@@ -49,6 +49,13 @@ export * as QuestionV2 from "../policy/question.js"
  */
 export * as ShellCommand from "../policy/shell-command.js"
 /**
+ * The one planner of the bash leaf and `permissions explain`: a command's segments become the permission groups and
+ * asserts the leaf makes.
+ *
+ * @since 0.3.0
+ */
+export * as ShellPlan from "../policy/shell-plan.js"
+/**
  * Permission wildcard matching (`*`, `?`) in time linear in the input.
  *
  * @since 0.2.0

@@ -1,10 +1,11 @@
 /**
  * PermissionExplain: why a request is allowed, asked or denied. For an agent, an action and resources (or a bash
- * command, split into its segments as the bash tool splits it), the full trace: every rule whose action matches, in
+ * command, planned by the same `ShellPlan` the bash tool uses), the full trace: every rule whose action matches, in
  * evaluation order, with where it came from (a built-in default, a configuration file and index, an agent entry or
- * agent file, a saved approval), which rule decided each resource or segment, and the final decision. It evaluates
- * exactly as PermissionV2 does (configured deny first, then the configured rules followed by the saved approvals;
- * last match wins; no match asks). See docs/shell.md.
+ * agent file, a saved approval), which rule decided each resource or segment, and the final decision. For a bash
+ * command it also lists every ask the leaf will make — `external_directory`, `bash`, `read`, `edit`,
+ * `protected_path` — in the leaf's order. It evaluates exactly as PermissionV2 does (configured deny first, then the
+ * configured rules followed by the saved approvals; last match wins; no match asks). See docs/shell.md.
  *
  * @since 0.2.0
  */
@@ -22,6 +23,7 @@ import * as PermissionSaved from "./permission-saved.js"
 import * as PermissionV2 from "./permission.js"
 import * as Project from "../place/project.js"
 import * as ShellCommand from "./shell-command.js"
+import * as ShellPlan from "./shell-plan.js"
 import * as Wildcard from "../values/wildcard.js"
 
 /**
@@ -74,7 +76,20 @@ export interface ResourceTrace {
 }
 
 /**
- * A full trace.
+ * One ask of a bash command's plan: an action, its resources traced, what `always` saves, and its decision.
+ *
+ * @since 0.3.0
+ */
+export interface GroupTrace {
+  readonly action: string
+  readonly resources: ReadonlyArray<ResourceTrace>
+  readonly save: ReadonlyArray<string>
+  readonly effect: PermissionV2.Effect
+}
+
+/**
+ * A full trace. For a bash command, `resources` are its segments and `groups` every ask the bash tool will make,
+ * in its order.
  *
  * @since 0.2.0
  */
@@ -83,6 +98,7 @@ export interface Trace {
   readonly action: string
   readonly resources: ReadonlyArray<ResourceTrace>
   readonly effect: PermissionV2.Effect
+  readonly groups?: ReadonlyArray<GroupTrace>
 }
 
 /**
@@ -195,6 +211,8 @@ export interface Input {
   readonly action: string
   readonly resources?: ReadonlyArray<string>
   readonly command?: string
+  /** For a bash command: the directory it starts in (default the Location's). */
+  readonly workdir?: string
 }
 
 /**
@@ -237,7 +255,13 @@ export class Service extends Context.Tag("@toolgate/PermissionExplain")<Service,
 export const layer: Layer.Layer<
   Service,
   never,
-  AgentV2.Service | Config.Service | Global.Service | Location.Service | PermissionSaved.Service | ShellCommand.Service
+  | AgentV2.Service
+  | Config.Service
+  | Global.Service
+  | Location.Service
+  | PermissionSaved.Service
+  | ShellCommand.Service
+  | ShellPlan.Service
 > = Layer.effect(
   Service,
   Effect.gen(function* () {
@@ -247,6 +271,7 @@ export const layer: Layer.Layer<
     const location = yield* Location.Service
     const saved = yield* PermissionSaved.Service
     const shell = yield* ShellCommand.Service
+    const setting = yield* ShellPlan.Service
 
     const explain = Effect.fn("PermissionExplain.explain")(function* (input: Input) {
       const info = yield* agents.resolve(input.agent)
@@ -259,21 +284,54 @@ export const layer: Layer.Layer<
       const rows = yield* saved.list(Project.approvalScope(location.project.id, location.directory))
       const trace = (resource: string) => traceResource(input.action, resource, configured, rows)
       if (input.command !== undefined) {
-        const parsed = yield* shell.parse(input.command)
-        const effectOf = (resource: string) => trace(resource).effect
-        const verdicts = ShellCommand.evaluate(parsed, effectOf, (argv) => BashArity.pattern(argv))
-        const resources = verdicts.map((verdict) => ({
-          ...trace(verdict.resource),
+        const grammar = ShellCommand.grammarOf(setting.shell)
+        const parsed =
+          grammar === undefined
+            ? ShellCommand.unresolvedCommand(
+                input.command,
+                `commands run with ${setting.shell}, a shell the gate does not read`,
+              )
+            : yield* shell.parse(input.command, grammar)
+        const table = BashArity.extend(
+          BashArity.DEFAULT,
+          ...Config.documents(yield* config.entries()).map((document) => document.info.bash?.arity),
+        )
+        const traceFor = (action: string, resource: string) => traceResource(action, resource, configured, rows)
+        const plan = yield* ShellPlan.plan(
+          { command: input.command, workdir: input.workdir ?? setting.root, parsed },
+          {
+            places: setting.places,
+            table,
+            sandboxed: setting.sandboxed,
+            autoAllow: setting.autoAllow,
+            check: (action, resources) =>
+              Effect.succeed(
+                new Map(resources.map((resource) => [resource, traceFor(action, resource).effect] as const)),
+              ),
+          },
+        )
+        const resources = plan.verdicts.map((verdict) => ({
+          ...traceFor("bash", verdict.resource),
           segment: verdict.segment.text,
           effect: verdict.effect,
-          ...(verdict.reason === undefined ? {} : { note: verdict.reason }),
+          ...(verdict.reason === undefined
+            ? verdict.sandboxed === true
+              ? { note: "allowed because the sandbox is active and bash.sandbox.autoAllow is on" }
+              : {}
+            : { note: verdict.reason }),
         }))
-        return {
-          agent: info.id,
-          action: input.action,
-          resources,
-          effect: verdicts.length === 0 ? trace(input.command).effect : worst(verdicts.map((v) => v.effect)),
-        } satisfies Trace
+        const groups = plan.groups.map((group): GroupTrace => ({
+          action: group.action,
+          save: group.save,
+          effect: worst([...group.effects.values()]),
+          resources: group.resources.map((resource) => {
+            const traced = traceFor(group.action, resource)
+            const effect = group.effects.get(resource) ?? traced.effect
+            const reason = group.reasons?.get(resource)
+            return { ...traced, effect, ...(reason === undefined ? {} : { note: reason }) }
+          }),
+        }))
+        return { agent: info.id, action: input.action, resources, effect: plan.effect, groups } satisfies Trace
       }
       const resources = (input.resources ?? []).map(trace)
       return { agent: info.id, action: input.action, resources, effect: worst(resources.map((r) => r.effect)) }
@@ -316,6 +374,18 @@ export const render = (trace: Trace): string => {
       )
     }
     lines.push(`  decision: ${resource.effect}${resource.note === undefined ? "" : ` (${resource.note})`}`)
+  }
+  if (trace.groups !== undefined) {
+    lines.push("", "asks, in the order the bash tool makes them:")
+    for (const group of trace.groups) {
+      const saves = group.save.length === 0 ? "saves nothing" : `saves ${group.save.map(Wildcard.display).join(", ")}`
+      lines.push(`  ${group.action}: ${group.effect} (${saves})`)
+      for (const resource of group.resources) {
+        lines.push(
+          `    ${resource.effect.padEnd(5)} ${resource.resource}${resource.note === undefined ? "" : `  (${resource.note})`}`,
+        )
+      }
+    }
   }
   return lines.join("\n")
 }
