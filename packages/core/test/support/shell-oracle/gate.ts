@@ -21,7 +21,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { NodeContext } from "@effect/platform-node"
-import { Context, Effect, Exit, FiberRef, Layer, Queue, type Scope } from "effect"
+import { Cause, Context, Effect, Exit, FiberRef, Layer, Queue, type Scope } from "effect"
 import {
   ApplicationTools,
   AppProcess,
@@ -74,6 +74,9 @@ export interface Gate {
   readonly view: (command: string) => Effect.Effect<View>
   readonly knows: (command: string, program: string) => Effect.Effect<boolean>
 }
+
+/** A call that neither asks nor settles within this long is the gate's failure (it would hang the caller). */
+const SETTLE_TIMEOUT = "60 seconds"
 
 const WRITE_ACTIONS = new Set(["edit", ProtectedPath.ACTION, "external_directory"])
 const UNRESOLVED = "unresolved:"
@@ -230,13 +233,13 @@ export const real = (space: Workspace): Effect.Effect<Gate, never, Scope.Scope> 
             }),
             CurrentCall,
             sessionID,
-          ),
+          ).pipe(Effect.timeoutFail({ duration: SETTLE_TIMEOUT, onTimeout: () => "the call did not settle in time" })),
         )
         const result = {
           asked: asks.get(sessionID) ?? [],
           refusals: blocked.get(sessionID) ?? [],
           spawned: spawned.get(sessionID),
-          text: Exit.isSuccess(exit) ? JSON.stringify(exit.value.result) : `defect: ${String(exit.cause)}`,
+          text: Exit.isSuccess(exit) ? JSON.stringify(exit.value.result) : Cause.pretty(exit.cause).slice(0, 800),
         }
         asks.delete(sessionID)
         blocked.delete(sessionID)

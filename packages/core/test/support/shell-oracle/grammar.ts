@@ -32,6 +32,9 @@ export const quote = (text: string): string => `'${text.replaceAll("'", `'\\''`)
 
 const pick = (...items: ReadonlyArray<string>) => fc.constantFrom(...items)
 
+/** Every choice may shrink to an earlier option (`ls` before `touch`), so shrunk commands are the plainest. */
+const CROSS = { withCrossShrink: true } as const
+
 /** The class names, for reports. */
 export const CLASSES = [
   "benign",
@@ -87,6 +90,7 @@ export const cases = (space: Workspace): Arb => {
     "/dev/shm/oracle.txt",
   )
   const file = fc.oneof(
+    CROSS,
     { arbitrary: fresh, weight: 3 },
     { arbitrary: existing, weight: 3 },
     { arbitrary: guarded, weight: 2 },
@@ -106,6 +110,7 @@ export const cases = (space: Workspace): Arb => {
 
   // Plain commands over the fixture.
   const reader: Arb = fc.oneof(
+    CROSS,
     fc.constant(plain("ls", "benign")),
     spelled(directory).map((d) => plain(`ls -la ${d}`, "benign")),
     spelled(existing).map((f) => plain(`cat ${f}`, "benign")),
@@ -119,6 +124,7 @@ export const cases = (space: Workspace): Arb => {
     spelled(existing).map((f) => plain(`grep -n a ${f}`, "benign")),
   )
   const changer: Arb = fc.oneof(
+    CROSS,
     spelled(file).map((f) => plain(`touch ${f}`, "file-changer")),
     spelled(file).map((f) => plain(`rm -f ${f}`, "file-changer")),
     spelled(newDirectory).map((d) => plain(`mkdir -p ${d}`, "file-changer")),
@@ -136,7 +142,7 @@ export const cases = (space: Workspace): Arb => {
     fc.tuple(spelled(file), spelled(existing)).map(([a, b]) => plain(`tar -cf ${a} ${b}`, "file-changer")),
     spelled(directory).map((d) => plain(`rmdir ${d}`, "file-changer")),
   )
-  const simple: Arb = fc.oneof({ arbitrary: reader, weight: 3 }, { arbitrary: changer, weight: 2 })
+  const simple: Arb = fc.oneof(CROSS, { arbitrary: reader, weight: 3 }, { arbitrary: changer, weight: 2 })
 
   // Redirections.
   const operator = pick(">", ">>", "2>", ">|", "&>", "1<>", "3>", ">&")
@@ -144,9 +150,9 @@ export const cases = (space: Workspace): Arb => {
     .tuple(simple, operator, spelled(file))
     .map(([c, op, f]) => tag(plain(`${c.text} ${op}${op === ">&" ? "" : " "}${f}`, ...c.classes), "redirect-operator"))
   const devFd: Arb = fc
-    .tuple(pick("/dev/fd/../cwd/", "/proc/self/cwd/", "/dev/fd/1/../../self/cwd/"), fc.oneof(fresh, guarded))
+    .tuple(pick("/dev/fd/../cwd/", "/proc/self/cwd/", "/dev/fd/1/../../self/cwd/"), fc.oneof(CROSS, fresh, guarded))
     .map(([prefix, f]) => plain(`echo x > ${prefix}${f}`, "dev-fd"))
-  const continued: Arb = fc.tuple(fc.oneof(fresh, guarded, away), fc.nat(100)).map(([f, at]) => {
+  const continued: Arb = fc.tuple(fc.oneof(CROSS, fresh, guarded, away), fc.nat(100)).map(([f, at]) => {
     const cut = 1 + (at % Math.max(1, f.length - 1))
     return plain(`echo x > ${f.slice(0, cut)}\\\n${f.slice(cut)}`, "line-continuation")
   })
@@ -196,6 +202,7 @@ export const cases = (space: Workspace): Arb => {
       .map(([t]) => plain(t, "link-then-write"))
     const relativeWrite = pick("echo x > w.txt", "touch w.txt", "rm -f o.txt", "echo x > ../w.txt", "rm -f a.txt")
     const cd: Arb = fc.oneof(
+      CROSS,
       fc
         .tuple(spelled(pick("sub", "../outside", "..", "src", "/tmp", ".git")), relativeWrite)
         .map(([d, w]) => plain(`cd ${d}; ${w}`, "cd-subshell")),
@@ -247,6 +254,7 @@ export const cases = (space: Workspace): Arb => {
       .tuple(pick("env -S", "env -vS", "env -iS", "env --split-string="), leaf)
       .map(([env, c]) => wrapped(plain(quote(`PATH=/usr/bin:/bin ${c.text}`), ...c.classes), env, "env-split"))
     const textRun: Arb = fc.oneof(
+      CROSS,
       leaf.map((c) => wrapped(plain(`${quote(c.text)} EXIT`, ...c.classes), "trap ", "trap")),
       leaf.map((c) => tag(join(`alias x=${quote(c.text)}\nx`, c), "alias")),
       pick(
@@ -275,6 +283,7 @@ export const cases = (space: Workspace): Arb => {
       "echo x >& amp.txt",
     ).map((t) => plain(t, "dash-bash"))
     const assignment: Arb = fc.oneof(
+      CROSS,
       fc.tuple(pick("LC_ALL=C ", "X=1 ", "TZ=UTC "), leaf).map(([a, c]) => wrapped(c, a, "assignment")),
       pick(
         "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='touch fsm' git status",
@@ -306,6 +315,7 @@ export const cases = (space: Workspace): Arb => {
       )
       .map(([w, c]) => wrapped(c, w, "wrapper-in-table"))
     const wrapperOut: Arb = fc.oneof(
+      CROSS,
       fc
         .tuple(
           pick(
@@ -345,6 +355,7 @@ export const cases = (space: Workspace): Arb => {
       "find . -name README.md -execdir cp {} ../outside/ \\;",
     ).map((t) => plain(t, "find-exec-xargs"))
     const nested: Arb = fc.oneof(
+      CROSS,
       fc
         .tuple(leaf, fc.integer({ min: 2, max: 40 }))
         .map(([c, n]) => tag(join(`${"( ".repeat(n)}${c.text}${" )".repeat(n)}`, c), "deep-nesting")),
@@ -361,6 +372,7 @@ export const cases = (space: Workspace): Arb => {
         .map(([c, n]) => tag(join(`${"{ ".repeat(n)}${c.text}${"; }".repeat(n)}`, c), "deep-nesting")),
     )
     const structured: Arb = fc.oneof(
+      CROSS,
       command.map((c) => join(`( ${c.text} )`, c)),
       command.map((c) => join(`{ ${c.text}; }`, c)),
       command.map((c) => join(`if true; then ${c.text}; fi`, c)),
@@ -370,7 +382,7 @@ export const cases = (space: Workspace): Arb => {
       lists(command),
     )
     return {
-      leaf: fc.oneof({ arbitrary: simple, weight: 4 }, { arbitrary: redirect, weight: 1 }),
+      leaf: fc.oneof(CROSS, { arbitrary: simple, weight: 4 }, { arbitrary: redirect, weight: 1 }),
       command: fc.oneof(
         { depthSize: "small", withCrossShrink: true },
         { arbitrary: simple, weight: 6 },

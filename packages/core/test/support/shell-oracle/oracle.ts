@@ -9,6 +9,7 @@
  * The command runs with exactly what the bash tool would have spawned (its shell and arguments, its working
  * directory and environment overrides) over a fixed base environment (PATH, HOME = the fake home, TMPDIR = /tmp).
  */
+import * as os from "node:os"
 import { Effect, FastCheck as fc, Runtime, type Scope } from "effect"
 import type { AppProcess } from "../../../src/index.js"
 import * as Compare from "./compare.js"
@@ -65,15 +66,15 @@ const environment = (space: Fixture.Workspace, overrides: AppProcess.Command["en
     HOME: space.home,
     TMPDIR: "/tmp",
     LANG: "C",
-    USER: "root",
-    LOGNAME: "root",
+    USER: os.userInfo().username,
+    LOGNAME: os.userInfo().username,
     SHELL: "/bin/sh",
     ...overrides,
   }
   return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined))
 }
 
-/** Judges one command (a gate that works on another gate's view is `gate`; default the real one). */
+/** Judges one command with `gate` (the real one unless a test passes another). */
 export const check = (oracle: Oracle, item: Case, gate: Gate.Gate = oracle.gate): Effect.Effect<Result> =>
   Effect.gen(function* () {
     const started = Date.now()
