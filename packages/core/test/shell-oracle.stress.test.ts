@@ -94,8 +94,8 @@ describe.skipIf(unavailable !== undefined)("the shell gate against what the shel
             if (!firsts.has(c)) firsts.set(c, failure)
           }
           const reports: Array<string> = []
-          for (const { r, index } of [...firsts.values()].slice(0, SHRUNK)) {
-            const shrunk = yield* Oracle.shrink(oracle, arbitrary, SEED, RUNS, index, SHRINK_BUDGET_MS)
+          for (const [within, { r, index }] of [...firsts].slice(0, SHRUNK)) {
+            const shrunk = yield* Oracle.shrink(oracle, arbitrary, SEED, RUNS, index, within, SHRINK_BUDGET_MS)
             const reproduce = `TOOLGATE_ORACLE_SEED=${SEED} TOOLGATE_ORACLE_RUNS=${RUNS} (run ${index}, ${shrunk.shrinks} shrinks)`
             reports.push(Oracle.report(shrunk.smallest ?? r, reproduce))
           }

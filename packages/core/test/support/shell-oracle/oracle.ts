@@ -140,8 +140,9 @@ export const generate = (arbitrary: fc.Arbitrary<Case>, seed: number, runs: numb
 }
 
 /**
- * Replays run `index` of `seed` and lets fast-check shrink it while it still fails, for at most `budgetMs`.
- * Returns the smallest failing case found and its result (the original when nothing smaller failed).
+ * Replays run `index` of `seed` and lets fast-check shrink it while it still fails and still holds a construct of
+ * class `within` (so that each class keeps its own smallest command), for at most `budgetMs`. Returns the smallest
+ * failing case found and its result (none when the replay itself passed).
  */
 export const shrink = (
   oracle: Oracle,
@@ -149,6 +150,7 @@ export const shrink = (
   seed: number,
   runs: number,
   index: number,
+  within: string,
   budgetMs: number,
 ) =>
   Effect.gen(function* () {
@@ -157,6 +159,7 @@ export const shrink = (
     const details = yield* Effect.promise(() =>
       fc.check(
         fc.asyncProperty(arbitrary, async (item) => {
+          if (smallest !== undefined && !item.classes.includes(within)) return true
           const result = await Runtime.runPromise(runtime)(check(oracle, item))
           if (result.verdict.status !== "fail") return true
           if (smallest === undefined || item.text.length <= smallest.case.text.length) smallest = result
