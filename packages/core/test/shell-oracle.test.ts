@@ -1,9 +1,10 @@
 /**
  * The shell oracle's harness on fixed commands (the generated run is `shell-oracle.stress.test.ts`): what the
  * sandbox reports really happened (programs, files created, changed and removed, writes outside the temporary root
- * and writes the read-only host refused), that nothing real is touched, that a timed-out command leaves nothing
- * behind, and — the meta-test — that the comparison fails for a gate that omits a write, a protected path or a
- * program, while the real gate passes on the same commands.
+ * and writes the read-only host refused), that nothing real is touched, that every command starts from the template
+ * and a timed-out one leaves nothing behind; the meta-test — the comparison fails for a gate that omits a write, a
+ * protected path, an outside directory or a program, and passes for one that lists them exactly; the adapter on the
+ * real bash tool; and the strace reader and the pictures on their own.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -25,7 +26,7 @@ const oracleLayer = Layer.scoped(Current, Effect.orDie(Oracle.make(2)))
 
 const SHELL = "/bin/sh"
 
-/** Runs `command` in the sandbox as the bash tool runs it today, whatever a gate thinks of it. */
+/** Runs `command` in the sandbox with `/bin/sh -c`, whatever a gate thinks of it. */
 const reality = (command: string, timeoutMs = Oracle.COMMAND_TIMEOUT_MS) =>
   Effect.gen(function* () {
     const oracle = yield* Current
@@ -41,104 +42,6 @@ const reality = (command: string, timeoutMs = Oracle.COMMAND_TIMEOUT_MS) =>
     const changed = reply.changes.map((c) => `${c.kind} ${c.type} ${c.path}`)
     return { reply, trace, changed, executed: trace.execs.map((e) => e.program) }
   })
-
-describe.skipIf(unavailable !== undefined)("shell oracle: what really happened", () => {
-  layer(oracleLayer, { timeout: 120_000 })((it) => {
-    it.effect("a redirection creates the file it names; builtins start no program", () =>
-      Effect.gen(function* () {
-        const seen = yield* reality("echo x > new.txt")
-        expect(seen.changed).toEqual(["created file project/new.txt"])
-        expect(seen.executed).toEqual([])
-      }),
-    )
-
-    it.effect("the programs of a pipeline are its executables, each found by its base name", () =>
-      Effect.gen(function* () {
-        const seen = yield* reality("cd sub; echo a | wc -l; /bin/ls deep; exec true")
-        expect([...seen.executed].sort()).toEqual(["ls", "true", "wc"])
-        expect(seen.changed).toEqual([])
-      }),
-    )
-
-    it.effect("a link made by the command is followed by the write through it", () =>
-      Effect.gen(function* () {
-        const seen = yield* reality("ln -s ../outside l && echo x > l/f")
-        expect(seen.changed).toEqual(["created file outside/f", "created symlink project/l"])
-        expect(seen.executed).toEqual(["ln"])
-      }),
-    )
-
-    it.effect("rm -rf outside, /tmp and the host root touch nothing real, and every change is reported", () =>
-      Effect.gen(function* () {
-        const oracle = yield* Current
-        const host = `/tmp/toolgate-oracle-probe-${process.pid}`
-        const seen = yield* reality(
-          `rm -rf ../outside ../home; echo gone > ${host}; echo y > /etc/toolgate-oracle-probe; cd /tmp && mkdir -p made/deeper`,
-        )
-        expect(fs.existsSync(path.join(oracle.space.outside, "o.txt"))).toBe(true)
-        expect(fs.existsSync(path.join(oracle.space.home, "h.txt"))).toBe(true)
-        expect(fs.existsSync(host)).toBe(false)
-        expect(fs.existsSync("/etc/toolgate-oracle-probe")).toBe(false)
-        expect(seen.changed).toEqual([
-          "removed directory home",
-          "removed file home/h.txt",
-          "removed directory outside",
-          "removed directory outside/dir",
-          "removed file outside/dir/inner.txt",
-          "removed file outside/o.txt",
-        ])
-        const all = Compare.changes(oracle.space, seen.reply, seen.trace)
-        expect(all.get(host)?.kind).toBe("openat")
-        expect(all.get("/etc/toolgate-oracle-probe")?.kind).toBe("openat (refused by the sandbox)")
-        expect(all.has("/tmp/made")).toBe(true)
-        expect(all.has("/tmp/made/deeper")).toBe(true)
-      }),
-    )
-
-    it.effect("/dev/fd/../cwd is the working directory, and a chmod or touch of an existing file is a change", () =>
-      Effect.gen(function* () {
-        const seen = yield* reality(
-          "echo x > /dev/fd/../cwd/via-fd.txt; chmod 600 notes.txt; touch -d 2002-02-02 README.md",
-        )
-        expect(seen.changed).toEqual([
-          "changed file project/README.md",
-          "changed file project/notes.txt",
-          "created file project/via-fd.txt",
-        ])
-      }),
-    )
-
-    it.effect("every command starts from the template, /tmp emptied", () =>
-      Effect.gen(function* () {
-        for (let i = 0; i < 2; i++) {
-          const seen = yield* reality("rm -rf notes.txt sub .git/config; chmod 000 src; ls /tmp; mkdir /tmp/left")
-          expect(seen.changed).toEqual([
-            "removed file project/.git/config",
-            "removed file project/notes.txt",
-            "changed directory project/src",
-            "removed directory project/sub",
-            "removed file project/sub/a.txt",
-            "removed directory project/sub/deep",
-            "removed file project/sub/deep/b.txt",
-          ])
-          expect(seen.reply.output).not.toContain("left")
-        }
-      }),
-    )
-
-    it.effect("a command past its timeout is killed with everything it started", () =>
-      Effect.gen(function* () {
-        const slow = yield* reality("sleep 30 & sleep 30 & touch started; wait", 1000)
-        expect(slow.reply.timedOut).toBe(true)
-        const [next, other] = yield* Effect.all([reality("ps -e -o comm="), reality("touch other.txt")], {
-          concurrency: 2,
-        })
-        expect(next.reply.output).not.toContain("sleep")
-        expect(other.changed).toEqual(["created file project/other.txt"])
-      }),
-    )
-  })
-})
 
 /** A gate that sees exactly `programs` and `writes` (relative to the project; a directory for external ones). */
 const exact = (
@@ -174,168 +77,268 @@ const passes = (command: string, gate: Gate.Gate) =>
     expect(result.verdict.status, Oracle.report(result, "fixed")).toBe("pass"),
   )
 
-describe.skipIf(unavailable !== undefined)("shell oracle: the comparison fails for a gate that omits", () => {
+describe.skipIf(unavailable !== undefined)("shell oracle in bubblewrap", () => {
   layer(oracleLayer, { timeout: 120_000 })((it) => {
-    it.effect("a write in the project", () =>
-      Effect.gen(function* () {
-        const oracle = yield* Current
-        const command = "echo x > new.txt; mkdir -p made/a/b; rm -rf sub"
-        const right = exact(
-          oracle,
-          ["mkdir", "rm"],
-          [
-            ["edit", "new.txt"],
-            ["edit", "made/a/b"],
-            ["edit", "sub"],
-          ],
-        )
-        yield* passes(command, right)
-        const wrong = exact(
-          oracle,
-          ["mkdir", "rm"],
-          [
-            ["edit", "new.txt"],
-            ["edit", "made/a/b"],
-          ],
-        )
-        const result = yield* judge(command, wrong)
-        expect(result.verdict.status).toBe("fail")
-        expect(result.verdict.uncovered.map((u) => [path.relative(oracle.space.project, u.path), u.needs])).toEqual([
-          ["sub", "edit"],
-          ["sub/a.txt", "edit"],
-          ["sub/deep", "edit"],
-          ["sub/deep/b.txt", "edit"],
-        ])
-      }),
-    )
+    describe("what really happened", () => {
+      it.effect("a redirection creates the file it names; builtins start no program", () =>
+        Effect.gen(function* () {
+          const seen = yield* reality("echo x > new.txt")
+          expect(seen.changed).toEqual(["created file project/new.txt"])
+          expect(seen.executed).toEqual([])
+        }),
+      )
 
-    it.effect("a write outside the project, in /tmp or on the read-only host", () =>
-      Effect.gen(function* () {
-        const oracle = yield* Current
-        const command = "echo x > ../outside/new.txt; echo y > /tmp/t/u; echo z > /etc/toolgate-oracle-probe"
-        const right = exact(
-          oracle,
-          [],
-          [
-            ["external_directory", "../outside"],
-            ["external_directory", "/tmp/t"],
-            ["external_directory", "/etc"],
-          ],
-        )
-        yield* passes(command, right)
-        const wrong = exact(
-          oracle,
-          [],
-          [
-            ["edit", "../outside/new.txt"],
-            ["external_directory", "/tmp/t"],
-          ],
-        )
-        const result = yield* judge(command, wrong)
-        expect(result.verdict.uncovered).toEqual([
-          { path: path.join(oracle.space.outside, "new.txt"), kind: "created file", needs: "external_directory" },
-          { path: "/etc/toolgate-oracle-probe", kind: "openat (refused by the sandbox)", needs: "external_directory" },
-        ])
-      }),
-    )
+      it.effect("the programs of a pipeline are its executables, each found by its base name", () =>
+        Effect.gen(function* () {
+          const seen = yield* reality("cd sub; echo a | wc -l; /bin/ls deep; exec true")
+          expect([...seen.executed].sort()).toEqual(["ls", "true", "wc"])
+          expect(seen.changed).toEqual([])
+        }),
+      )
 
-    it.effect("the protected_path ask of a protected write (an edit is not enough)", () =>
-      Effect.gen(function* () {
-        const oracle = yield* Current
-        const command = "echo x >> .git/config; touch .toolgate/agents/new.md"
-        const right = exact(
-          oracle,
-          ["touch"],
-          [
-            ["protected_path", ".git/config"],
-            ["protected_path", ".toolgate/agents/new.md"],
-          ],
-        )
-        yield* passes(command, right)
-        const wrong = exact(
-          oracle,
-          ["touch"],
-          [
-            ["edit", ".git/config"],
-            ["protected_path", ".toolgate/agents/new.md"],
-          ],
-        )
-        const result = yield* judge(command, wrong)
-        expect(result.verdict.uncovered).toEqual([
-          { path: path.join(oracle.space.project, ".git/config"), kind: "changed file", needs: "protected_path" },
-        ])
-      }),
-    )
+      it.effect("a link made by the command is followed by the write through it", () =>
+        Effect.gen(function* () {
+          const seen = yield* reality("ln -s ../outside l && echo x > l/f")
+          expect(seen.changed).toEqual(["created file outside/f", "created symlink project/l"])
+          expect(seen.executed).toEqual(["ln"])
+        }),
+      )
 
-    it.effect("a program, a wrapper, or what a nested shell runs", () =>
-      Effect.gen(function* () {
-        const oracle = yield* Current
-        const command = "ls sub | wc -l; nohup sh -c 'cat notes.txt' > /dev/null"
-        yield* passes(command, exact(oracle, ["ls", "wc", "nohup", "sh", "cat"], []))
-        const result = yield* judge(command, exact(oracle, ["ls", "sh"], []))
-        expect(result.verdict.status).toBe("fail")
-        expect(result.verdict.missingPrograms).toEqual(["wc", "nohup", "cat"])
-      }),
-    )
-
-    it.effect(
-      "nothing when the gate refused or left the command unresolved; no write when it asked about unknown files",
-      () =>
+      it.effect("rm -rf outside, /tmp and the host root touch nothing real, and every change is reported", () =>
         Effect.gen(function* () {
           const oracle = yield* Current
-          const blind = exact(oracle, [], [])
-          const refused: Gate.Gate = {
-            ...blind,
-            view: (c) => Effect.map(blind.view(c), (v) => ({ ...v, outcome: "refused" as const })),
-          }
-          const unresolved: Gate.Gate = {
-            ...blind,
-            view: (c) => Effect.map(blind.view(c), (v) => ({ ...v, unresolved: [`unresolved:${c}`] })),
-          }
-          expect((yield* judge("touch x", refused)).verdict.status).toBe("refused")
-          expect((yield* judge("touch x", unresolved)).verdict.status).toBe("unresolved")
-          expect((yield* judge("touch x", blind)).verdict.status).toBe("fail")
-          const unknown = (programs: ReadonlyArray<string>): Gate.Gate => {
-            const base = exact(oracle, programs, [])
-            return {
-              ...base,
-              view: (c) => Effect.map(base.view(c), (v) => ({ ...v, unknownWrites: [`edit unresolved:${c}`] })),
-            }
-          }
-          yield* passes("xargs touch < list.txt", unknown(["xargs", "touch"]))
-          expect((yield* judge("xargs touch < list.txt", unknown(["xargs"]))).verdict.missingPrograms).toEqual([
-            "touch",
+          const host = `/tmp/toolgate-oracle-probe-${process.pid}`
+          const seen = yield* reality(
+            `rm -rf ../outside ../home; echo gone > ${host}; echo y > /etc/toolgate-oracle-probe; cd /tmp && mkdir -p made/deeper`,
+          )
+          expect(fs.existsSync(path.join(oracle.space.outside, "o.txt"))).toBe(true)
+          expect(fs.existsSync(path.join(oracle.space.home, "h.txt"))).toBe(true)
+          expect(fs.existsSync(host)).toBe(false)
+          expect(fs.existsSync("/etc/toolgate-oracle-probe")).toBe(false)
+          expect(seen.changed).toEqual([
+            "removed directory home",
+            "removed file home/h.txt",
+            "removed directory outside",
+            "removed directory outside/dir",
+            "removed file outside/dir/inner.txt",
+            "removed file outside/o.txt",
+          ])
+          const all = Compare.changes(oracle.space, seen.reply, seen.trace)
+          expect(all.get(host)?.kind).toBe("openat")
+          expect(all.get("/etc/toolgate-oracle-probe")?.kind).toBe("openat (refused by the sandbox)")
+          expect(all.has("/tmp/made")).toBe(true)
+          expect(all.has("/tmp/made/deeper")).toBe(true)
+        }),
+      )
+
+      it.effect("/dev/fd/../cwd is the working directory, and a chmod or touch of an existing file is a change", () =>
+        Effect.gen(function* () {
+          const seen = yield* reality(
+            "echo x > /dev/fd/../cwd/via-fd.txt; chmod 600 notes.txt; touch -d 2002-02-02 README.md",
+          )
+          expect(seen.changed).toEqual([
+            "changed file project/README.md",
+            "changed file project/notes.txt",
+            "created file project/via-fd.txt",
           ])
         }),
-    )
-  })
-})
+      )
 
-describe.skipIf(unavailable !== undefined)("shell oracle: the adapter reads the real bash tool", () => {
-  layer(oracleLayer, { timeout: 120_000 })((it) => {
-    it.effect("programs from the bash asks, the shell it would spawn, and a probe for an unwrapped wrapper", () =>
-      Effect.gen(function* () {
-        const oracle = yield* Current
-        const view = yield* oracle.gate.view("ls sub | wc -l")
-        expect(view.outcome).toBe("ran")
-        expect(view.unresolved).toEqual([])
-        expect([...view.programs].sort()).toEqual(["ls", "wc"])
-        expect(view.spawned?.cwd).toBe(oracle.space.project)
-        expect(yield* oracle.gate.knows("nohup ls sub", "nohup")).toBe(true)
-        expect(yield* oracle.gate.knows("ls sub", "rm")).toBe(false)
-      }),
-    )
+      it.effect("every command starts from the template, /tmp emptied", () =>
+        Effect.gen(function* () {
+          for (let i = 0; i < 2; i++) {
+            const seen = yield* reality("rm -rf notes.txt sub .git/config; chmod 000 src; ls /tmp; mkdir /tmp/left")
+            expect(seen.changed).toEqual([
+              "removed file project/.git/config",
+              "removed file project/notes.txt",
+              "changed directory project/src",
+              "removed directory project/sub",
+              "removed file project/sub/a.txt",
+              "removed directory project/sub/deep",
+              "removed file project/sub/deep/b.txt",
+            ])
+            expect(seen.reply.output).not.toContain("left")
+          }
+        }),
+      )
 
-    it.effect("a redirection is a write resource resolved to its absolute path, or the command is unresolved", () =>
-      Effect.gen(function* () {
-        const oracle = yield* Current
-        const view = yield* oracle.gate.view("echo x > ../outside/new.txt")
-        const covered = view.writes.some(
-          (w) => w.action === "external_directory" && w.absolute === oracle.space.outside,
-        )
-        expect(covered || view.unresolved.length > 0).toBe(true)
-      }),
-    )
+      it.effect("a command past its timeout is killed with everything it started", () =>
+        Effect.gen(function* () {
+          const slow = yield* reality("sleep 30 & sleep 30 & touch started; wait", 1000)
+          expect(slow.reply.timedOut).toBe(true)
+          const [next, other] = yield* Effect.all([reality("ps -e -o comm="), reality("touch other.txt")], {
+            concurrency: 2,
+          })
+          expect(next.reply.output).not.toContain("sleep")
+          expect(other.changed).toEqual(["created file project/other.txt"])
+        }),
+      )
+    })
+
+    describe("the comparison fails for a gate that omits", () => {
+      it.effect("a write in the project", () =>
+        Effect.gen(function* () {
+          const oracle = yield* Current
+          const command = "echo x > new.txt; mkdir -p made/a/b; rm -rf sub"
+          const right = exact(
+            oracle,
+            ["mkdir", "rm"],
+            [
+              ["edit", "new.txt"],
+              ["edit", "made/a/b"],
+              ["edit", "sub"],
+            ],
+          )
+          yield* passes(command, right)
+          const wrong = exact(
+            oracle,
+            ["mkdir", "rm"],
+            [
+              ["edit", "new.txt"],
+              ["edit", "made/a/b"],
+            ],
+          )
+          const result = yield* judge(command, wrong)
+          expect(result.verdict.status).toBe("fail")
+          expect(result.verdict.uncovered.map((u) => [path.relative(oracle.space.project, u.path), u.needs])).toEqual([
+            ["sub", "edit"],
+            ["sub/a.txt", "edit"],
+            ["sub/deep", "edit"],
+            ["sub/deep/b.txt", "edit"],
+          ])
+        }),
+      )
+
+      it.effect("a write outside the project, in /tmp or on the read-only host", () =>
+        Effect.gen(function* () {
+          const oracle = yield* Current
+          const command = "echo x > ../outside/new.txt; echo y > /tmp/t/u; echo z > /etc/toolgate-oracle-probe"
+          const right = exact(
+            oracle,
+            [],
+            [
+              ["external_directory", "../outside"],
+              ["external_directory", "/tmp/t"],
+              ["external_directory", "/etc"],
+            ],
+          )
+          yield* passes(command, right)
+          const wrong = exact(
+            oracle,
+            [],
+            [
+              ["edit", "../outside/new.txt"],
+              ["external_directory", "/tmp/t"],
+            ],
+          )
+          const result = yield* judge(command, wrong)
+          expect(result.verdict.uncovered).toEqual([
+            { path: path.join(oracle.space.outside, "new.txt"), kind: "created file", needs: "external_directory" },
+            {
+              path: "/etc/toolgate-oracle-probe",
+              kind: "openat (refused by the sandbox)",
+              needs: "external_directory",
+            },
+          ])
+        }),
+      )
+
+      it.effect("the protected_path ask of a protected write (an edit is not enough)", () =>
+        Effect.gen(function* () {
+          const oracle = yield* Current
+          const command = "echo x >> .git/config; touch .toolgate/agents/new.md"
+          const right = exact(
+            oracle,
+            ["touch"],
+            [
+              ["protected_path", ".git/config"],
+              ["protected_path", ".toolgate/agents/new.md"],
+            ],
+          )
+          yield* passes(command, right)
+          const wrong = exact(
+            oracle,
+            ["touch"],
+            [
+              ["edit", ".git/config"],
+              ["protected_path", ".toolgate/agents/new.md"],
+            ],
+          )
+          const result = yield* judge(command, wrong)
+          expect(result.verdict.uncovered).toEqual([
+            { path: path.join(oracle.space.project, ".git/config"), kind: "changed file", needs: "protected_path" },
+          ])
+        }),
+      )
+
+      it.effect("a program, a wrapper, or what a nested shell runs", () =>
+        Effect.gen(function* () {
+          const oracle = yield* Current
+          const command = "ls sub | wc -l; nohup sh -c 'cat notes.txt' > /dev/null"
+          yield* passes(command, exact(oracle, ["ls", "wc", "nohup", "sh", "cat"], []))
+          const result = yield* judge(command, exact(oracle, ["ls", "sh"], []))
+          expect(result.verdict.status).toBe("fail")
+          expect(result.verdict.missingPrograms).toEqual(["wc", "nohup", "cat"])
+        }),
+      )
+
+      it.effect(
+        "nothing when the gate refused or left the command unresolved; no write when it asked about unknown files",
+        () =>
+          Effect.gen(function* () {
+            const oracle = yield* Current
+            const blind = exact(oracle, [], [])
+            const refused: Gate.Gate = {
+              ...blind,
+              view: (c) => Effect.map(blind.view(c), (v) => ({ ...v, outcome: "refused" as const })),
+            }
+            const unresolved: Gate.Gate = {
+              ...blind,
+              view: (c) => Effect.map(blind.view(c), (v) => ({ ...v, unresolved: [`unresolved:${c}`] })),
+            }
+            expect((yield* judge("touch x", refused)).verdict.status).toBe("refused")
+            expect((yield* judge("touch x", unresolved)).verdict.status).toBe("unresolved")
+            expect((yield* judge("touch x", blind)).verdict.status).toBe("fail")
+            const unknown = (programs: ReadonlyArray<string>): Gate.Gate => {
+              const base = exact(oracle, programs, [])
+              return {
+                ...base,
+                view: (c) => Effect.map(base.view(c), (v) => ({ ...v, unknownWrites: [`edit unresolved:${c}`] })),
+              }
+            }
+            yield* passes("xargs touch < list.txt", unknown(["xargs", "touch"]))
+            expect((yield* judge("xargs touch < list.txt", unknown(["xargs"]))).verdict.missingPrograms).toEqual([
+              "touch",
+            ])
+          }),
+      )
+    })
+
+    describe("the adapter reads the real bash tool", () => {
+      it.effect("programs from the bash asks, the shell it would spawn, and a probe for an unwrapped wrapper", () =>
+        Effect.gen(function* () {
+          const oracle = yield* Current
+          const view = yield* oracle.gate.view("ls sub | wc -l")
+          expect(view.outcome).toBe("ran")
+          expect(view.unresolved).toEqual([])
+          expect([...view.programs].sort()).toEqual(["ls", "wc"])
+          expect(view.spawned?.cwd).toBe(oracle.space.project)
+          expect(yield* oracle.gate.knows("nohup ls sub", "nohup")).toBe(true)
+          expect(yield* oracle.gate.knows("ls sub", "rm")).toBe(false)
+        }),
+      )
+
+      it.effect("a redirection is a write resource resolved to its absolute path, or the command is unresolved", () =>
+        Effect.gen(function* () {
+          const oracle = yield* Current
+          const view = yield* oracle.gate.view("echo x > ../outside/new.txt")
+          const covered = view.writes.some(
+            (w) => w.action === "external_directory" && w.absolute === oracle.space.outside,
+          )
+          expect(covered || view.unresolved.length > 0).toBe(true)
+        }),
+      )
+    })
   })
 })
 
