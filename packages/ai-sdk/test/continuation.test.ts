@@ -77,7 +77,7 @@ describe("AiSdkTools in-process mode", () => {
     const { directory, layer } = location()
     return Effect.gen(function* () {
       const set = yield* tools({})
-      const started = Date.now()
+      // Not the 10-minute ask timeout: the call fails as soon as it asks (the test's own timeout would catch a wait).
       const result = yield* Effect.promise(() =>
         generateText({ model: writer(), tools: set, prompt: "overwrite", stopWhen: stepCountIs(2) }),
       )
@@ -85,8 +85,6 @@ describe("AiSdkTools in-process mode", () => {
       expect(error.error.message).toMatch(
         /^Permission request per_\w+ \(edit: hello\.txt\) was not put to anyone: nothing in this process answers permission asks, so the tool call was cancelled$/,
       )
-      // Not the 10-minute ask timeout (a generous bound on a loaded machine; the call fails as soon as it asks).
-      expect(Date.now() - started).toBeLessThan(60_000)
       expect(yield* (yield* PermissionV2.Service).list()).toEqual([])
       expect(fs.readFileSync(path.join(directory, "hello.txt"), "utf8")).toBe("hello\n")
     }).pipe(Effect.provide(layer), Effect.scoped)

@@ -18,7 +18,7 @@ import * as path from "node:path"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import * as Database from "../system/database.js"
+import * as Database from "../system/database-error.js"
 
 /**
  * The id shared by every directory outside a git repository (and repositories without any identity).

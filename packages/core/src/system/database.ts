@@ -28,6 +28,7 @@ import toolCall from "./migrations/20260801000300_tool_call.js"
 import permissionDirectory from "./migrations/20260802000000_permission_directory.js"
 import projectRoot from "./migrations/20260802000100_project_root.js"
 import runnerOwner from "./migrations/20260803000000_runner_owner.js"
+import * as DatabaseError from "./database-error.js"
 import * as Global from "./global.js"
 
 /**
@@ -67,6 +68,23 @@ export const LOCK_TABLE = "toolgate_lock"
  */
 export type Client = SqlClient.SqlClient | SqliteClient.SqliteClient
 
+export {
+  /** @since 0.2.0 */
+  describe,
+  /** @since 0.3.0 */
+  filenameOf,
+  /** @since 0.3.0 */
+  mapQueryError,
+  /** @since 0.3.0 */
+  orDie,
+  /** @since 0.3.0 */
+  QueryError,
+  /** @since 0.3.0 */
+  queryError,
+  /** @since 0.3.0 */
+  sqliteCode,
+} from "./database-error.js"
+
 /**
  * The database could not be opened, configured or migrated. `message` is one line naming the file and the
  * underlying SQLite code and message (for example `SQLITE_BUSY: database is locked`).
@@ -77,118 +95,6 @@ export class OpenError extends Schema.TaggedError<OpenError>()("Database.OpenErr
   filename: Schema.String,
   message: Schema.String,
 }) {}
-
-/**
- * One readable line for an error and the chain of its causes: each distinct message once, SQLite codes
- * (`SQLITE_BUSY`, …) in front of their message, joined with `: `.
- *
- * @since 0.2.0
- */
-export const describe = (error: unknown): string => {
-  const parts: Array<string> = []
-  const seen = new Set<unknown>()
-  let current: unknown = error
-  while (current !== undefined && current !== null && !seen.has(current)) {
-    seen.add(current)
-    if (typeof current === "object") {
-      const record = current as { readonly message?: unknown; readonly code?: unknown; readonly cause?: unknown }
-      const message = typeof record.message === "string" ? record.message.trim() : ""
-      const code = typeof record.code === "string" ? record.code : ""
-      const part = code !== "" && !message.startsWith(code) ? `${code}: ${message}` : message
-      if (part !== "" && !parts.includes(part)) parts.push(part)
-      current = record.cause
-    } else {
-      parts.push(String(current))
-      current = undefined
-    }
-  }
-  return parts.length === 0 ? String(error) : parts.join(": ").replace(/\s+/g, " ")
-}
-
-/**
- * The first SQLite result code (`SQLITE_BUSY`, `SQLITE_FULL`, …) carried by `error` or one of its causes.
- *
- * @since 0.3.0
- * @category errors
- */
-export const sqliteCode = (error: unknown): string | undefined => {
-  const seen = new Set<unknown>()
-  for (let current: unknown = error; current !== null && typeof current === "object" && !seen.has(current);) {
-    seen.add(current)
-    const record = current as { readonly code?: unknown; readonly cause?: unknown }
-    if (typeof record.code === "string" && record.code.startsWith("SQLITE_")) return record.code
-    current = record.cause
-  }
-  return undefined
-}
-
-/** The file of every client `layerFile` built, so a failure at run time can name it. */
-const files = new WeakMap<SqlClient.SqlClient, string>()
-
-/**
- * The database file `client` works on, when `layerFile` (or `layer`) built it.
- *
- * @since 0.3.0
- * @category errors
- */
-export const filenameOf = (client: SqlClient.SqlClient): string | undefined => files.get(client)
-
-/**
- * A statement failed on an open database: `filename` (when known), the SQLite `code` (when there is one) and
- * `detail`, the cause chain in one line. The message names all of them, e.g.
- * `database /home/u/.local/share/toolgate/toolgate.db: Failed to execute statement: SQLITE_FULL: database or disk is full`.
- *
- * @since 0.3.0
- * @category errors
- */
-export class QueryError extends Schema.TaggedError<QueryError>()("Database.QueryError", {
-  filename: Schema.optional(Schema.String),
-  code: Schema.optional(Schema.String),
-  detail: Schema.String,
-}) {
-  override get message(): string {
-    return this.filename === undefined ? `database: ${this.detail}` : `database ${this.filename}: ${this.detail}`
-  }
-}
-
-/**
- * The `QueryError` for a failure of a statement run through `client`.
- *
- * @since 0.3.0
- * @category errors
- */
-export const queryError = (client: SqlClient.SqlClient, error: unknown): QueryError => {
-  const filename = files.get(client)
-  const code = sqliteCode(error)
-  return new QueryError({
-    ...(filename === undefined ? {} : { filename }),
-    ...(code === undefined ? {} : { code }),
-    detail: describe(error),
-  })
-}
-
-/**
- * Fails with the `QueryError` of `client` instead of the raw error.
- *
- * @since 0.3.0
- * @category errors
- */
-export const mapQueryError =
-  (client: SqlClient.SqlClient) =>
-  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, QueryError, R> =>
-    Effect.mapError(self, (error) => queryError(client, error))
-
-/**
- * `Effect.orDie` for statements of `client`: the defect is the `QueryError` naming the file and the SQLite code, so
- * whoever reports it (the runner's failure text, the CLI) says which database failed and why.
- *
- * @since 0.3.0
- * @category errors
- */
-export const orDie =
-  (client: SqlClient.SqlClient) =>
-  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, never, R> =>
-    Effect.catchAll(self, (error) => Effect.die(queryError(client, error)))
 
 /**
  * Why SQLite could not open `filename`, when the file system says more than `SQLITE_CANTOPEN` does: a directory in
@@ -215,10 +121,10 @@ const cannotOpenReason = (filename: string): string | undefined => {
 
 /** The one-line `OpenError` for `filename` and a failure to open, configure or migrate it. */
 const openError = (filename: string, error: unknown): OpenError => {
-  const reason = sqliteCode(error) === "SQLITE_CANTOPEN" ? cannotOpenReason(filename) : undefined
+  const reason = DatabaseError.sqliteCode(error) === "SQLITE_CANTOPEN" ? cannotOpenReason(filename) : undefined
   return new OpenError({
     filename,
-    message: `cannot open ${filename}: ${describe(error)}${reason === undefined ? "" : ` (${reason})`}`,
+    message: `cannot open ${filename}: ${DatabaseError.describe(error)}${reason === undefined ? "" : ` (${reason})`}`,
   })
 }
 
@@ -313,7 +219,7 @@ export const layerFile = (filename: string): Layer.Layer<Client> => {
     Effect.zipRight(configure, migrate).pipe(
       Effect.retry(whileBusy),
       Effect.mapError((error) => openError(filename, error)),
-      Effect.zipLeft(Effect.map(SqlClient.SqlClient, (client) => files.set(client, filename))),
+      Effect.zipLeft(Effect.map(SqlClient.SqlClient, (client) => DatabaseError.remember(client, filename))),
     ),
   )
   // The client opens the file when it is built and throws if it cannot (a directory in its place, no permission).
@@ -336,7 +242,7 @@ export const layer: Layer.Layer<Client, never, Global.Service> = Layer.unwrapEff
       catch: (error) =>
         new OpenError({
           filename,
-          message: `cannot open ${filename}: cannot create its directory: ${describe(error)}`,
+          message: `cannot open ${filename}: cannot create its directory: ${DatabaseError.describe(error)}`,
         }),
     }).pipe(Effect.orDie)
     return layerFile(filename)

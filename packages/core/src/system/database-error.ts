@@ -1,0 +1,133 @@
+/**
+ * The errors of the database and how they are described: `QueryError` names the file and the SQLite code of a
+ * failed statement. Kept apart from `Database` so a module that only maps errors (the project table's queries, and
+ * through them the tool entry point) does not load the SQLite driver. `Database` re-exports every member.
+ *
+ * @since 0.3.0
+ */
+import type * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+
+/**
+ * One readable line for an error and the chain of its causes: each distinct message once, SQLite codes
+ * (`SQLITE_BUSY`, …) in front of their message, joined with `: `.
+ *
+ * @since 0.2.0
+ */
+export const describe = (error: unknown): string => {
+  const parts: Array<string> = []
+  const seen = new Set<unknown>()
+  let current: unknown = error
+  while (current !== undefined && current !== null && !seen.has(current)) {
+    seen.add(current)
+    if (typeof current === "object") {
+      const record = current as { readonly message?: unknown; readonly code?: unknown; readonly cause?: unknown }
+      const message = typeof record.message === "string" ? record.message.trim() : ""
+      const code = typeof record.code === "string" ? record.code : ""
+      const part = code !== "" && !message.startsWith(code) ? `${code}: ${message}` : message
+      if (part !== "" && !parts.includes(part)) parts.push(part)
+      current = record.cause
+    } else {
+      parts.push(String(current))
+      current = undefined
+    }
+  }
+  return parts.length === 0 ? String(error) : parts.join(": ").replace(/\s+/g, " ")
+}
+
+/**
+ * The first SQLite result code (`SQLITE_BUSY`, `SQLITE_FULL`, …) carried by `error` or one of its causes.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export const sqliteCode = (error: unknown): string | undefined => {
+  const seen = new Set<unknown>()
+  for (let current: unknown = error; current !== null && typeof current === "object" && !seen.has(current);) {
+    seen.add(current)
+    const record = current as { readonly code?: unknown; readonly cause?: unknown }
+    if (typeof record.code === "string" && record.code.startsWith("SQLITE_")) return record.code
+    current = record.cause
+  }
+  return undefined
+}
+
+/** The file of every client `Database.layerFile` built, so a failure at run time can name it. */
+const files = new WeakMap<SqlClient.SqlClient, string>()
+
+/**
+ * Records that `client` works on `filename` (called by `Database.layerFile`).
+ *
+ * @since 0.3.0
+ * @category internal
+ * @internal
+ */
+export const remember = (client: SqlClient.SqlClient, filename: string): void => {
+  files.set(client, filename)
+}
+
+/**
+ * The database file `client` works on, when `layerFile` (or `layer`) built it.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export const filenameOf = (client: SqlClient.SqlClient): string | undefined => files.get(client)
+
+/**
+ * A statement failed on an open database: `filename` (when known), the SQLite `code` (when there is one) and
+ * `detail`, the cause chain in one line. The message names all of them, e.g.
+ * `database /home/u/.local/share/toolgate/toolgate.db: Failed to execute statement: SQLITE_FULL: database or disk is full`.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class QueryError extends Schema.TaggedError<QueryError>()("Database.QueryError", {
+  filename: Schema.optional(Schema.String),
+  code: Schema.optional(Schema.String),
+  detail: Schema.String,
+}) {
+  override get message(): string {
+    return this.filename === undefined ? `database: ${this.detail}` : `database ${this.filename}: ${this.detail}`
+  }
+}
+
+/**
+ * The `QueryError` for a failure of a statement run through `client`.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export const queryError = (client: SqlClient.SqlClient, error: unknown): QueryError => {
+  const filename = files.get(client)
+  const code = sqliteCode(error)
+  return new QueryError({
+    ...(filename === undefined ? {} : { filename }),
+    ...(code === undefined ? {} : { code }),
+    detail: describe(error),
+  })
+}
+
+/**
+ * Fails with the `QueryError` of `client` instead of the raw error.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export const mapQueryError =
+  (client: SqlClient.SqlClient) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, QueryError, R> =>
+    Effect.mapError(self, (error) => queryError(client, error))
+
+/**
+ * `Effect.orDie` for statements of `client`: the defect is the `QueryError` naming the file and the SQLite code, so
+ * whoever reports it (the runner's failure text, the CLI) says which database failed and why.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export const orDie =
+  (client: SqlClient.SqlClient) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, never, R> =>
+    Effect.catchAll(self, (error) => Effect.die(queryError(client, error)))
