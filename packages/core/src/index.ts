@@ -149,6 +149,12 @@ export * as LocationMutation from "./world/location-mutation.js"
  */
 export * as Model from "./assembly/model.js"
 /**
+ * Pure path arithmetic: containment, home expansion from `Global.home`, and the surrogate checks of a path.
+ *
+ * @since 0.3.0
+ */
+export * as Path from "./values/path.js"
+/**
  * The `apply_patch` text format: parsing an envelope into hunks and applying an update's chunks.
  *
  * @since 0.1.0

@@ -19,6 +19,7 @@ import * as jsonc from "jsonc-parser"
 import * as YAML from "yaml"
 import * as Global from "../system/global.js"
 import * as Location from "./location.js"
+import * as Path from "../values/path.js"
 import * as Wildcard from "../values/wildcard.js"
 import * as ProtectedPath from "./protected-path.js"
 
@@ -406,10 +407,8 @@ export const projectChain = (location: Location.Interface): ReadonlyArray<string
   const here = path.resolve(location.directory)
   if (location.vcs === undefined) return [here]
   const top = path.resolve(location.project.directory)
+  if (here === top || !Path.isWithin(top, here)) return [here]
   const relative = path.relative(top, here)
-  if (relative === "" || relative === ".." || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative)) {
-    return [here]
-  }
   const out = [top]
   let current = top
   for (const part of relative.split(path.sep)) {
@@ -417,12 +416,6 @@ export const projectChain = (location: Location.Interface): ReadonlyArray<string
     out.push(current)
   }
   return out
-}
-
-/** True iff `child` is `root` or below it (both absolute). */
-const isWithin = (root: string, child: string): boolean => {
-  const relative = path.relative(root, child)
-  return relative === "" || (relative !== ".." && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative))
 }
 
 /**
@@ -449,7 +442,7 @@ export const confine = (target: string, root: string): Effect.Effect<Confinement
     const realRoot = yield* fs.realPath(root).pipe(Effect.orElseSucceed(() => path.resolve(root)))
     const real = yield* Effect.option(fs.realPath(target))
     if (real._tag === "None") return { _tag: "missing" } as const
-    return isWithin(realRoot, real.value)
+    return Path.isWithin(realRoot, real.value)
       ? ({ _tag: "inside", real: real.value } as const)
       : ({ _tag: "outside", real: real.value } as const)
   })
@@ -503,7 +496,7 @@ const listMarkdown = (directory: string, recursive: boolean, root: string, skipp
   const walk = (dir: string) => {
     const real = realOrUndefined(dir)
     if (real === undefined) return
-    if (!isWithin(root, real)) return outside(dir, real)
+    if (!Path.isWithin(root, real)) return outside(dir, real)
     if (seen.has(real)) return
     seen.add(real)
     let entries: Array<fs.Dirent>
@@ -525,7 +518,7 @@ const listMarkdown = (directory: string, recursive: boolean, root: string, skipp
       } else if (stat.isFile() && entry.name.endsWith(".md")) {
         const file = realOrUndefined(full)
         if (file === undefined) continue
-        if (!isWithin(root, file)) outside(full, file)
+        if (!Path.isWithin(root, file)) outside(full, file)
         else out.push(full)
       }
     }

@@ -15,6 +15,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Global from "../system/global.js"
+import * as Path from "../values/path.js"
 import * as Location from "./location.js"
 
 /**
@@ -97,11 +98,6 @@ const segmentsOf = (absolute: string): ReadonlyArray<string> =>
     .split("/")
     .filter((segment) => segment !== "")
 
-const within = (root: string, child: string): boolean => {
-  const relative = path.relative(root, child)
-  return relative === "" || (!path.isAbsolute(relative) && relative !== ".." && !relative.startsWith(`..${path.sep}`))
-}
-
 /**
  * A directory protected with everything below it, and the `PATHS` entry it stands for.
  *
@@ -121,7 +117,7 @@ export interface Root {
  */
 export const classify = (absolute: string, roots: ReadonlyArray<Root> = []): Match | undefined => {
   const resolved = path.resolve(absolute)
-  for (const root of roots) if (within(root.directory, resolved)) return { path: absolute, entry: root.entry }
+  for (const root of roots) if (Path.isWithin(root.directory, resolved)) return { path: absolute, entry: root.entry }
   const segments = segmentsOf(resolved).map(fold)
   for (let i = 0; i < segments.length; i++) {
     const segment = segments[i]!

@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import type { Draft, MutableInfo } from "./agent-info.js"
 import * as Config from "../place/config.js"
 import * as Global from "../system/global.js"
+import * as Path from "../values/path.js"
 import * as Wildcard from "../values/wildcard.js"
 import * as ProtectedPath from "../place/protected-path.js"
 
@@ -265,16 +266,12 @@ export const builtins = (
 const PATH_ACTIONS: ReadonlySet<string> = new Set(["external_directory", "read", "edit"])
 
 /**
- * Expands a leading `~`, `~/`, `$HOME`, `$HOME/` or `$HOME\` to `home`; nothing in the middle of a path.
+ * Expands a leading `~`, `~/`, `$HOME`, `$HOME/` or `$HOME\` to `home`; nothing in the middle of a path
+ * (`Path.expandHome`).
  *
  * @since 0.1.0
  */
-export const expandHome = (resource: string, home: string): string => {
-  if (resource === "~" || resource === "$HOME") return home
-  if (resource.startsWith("~/")) return home + resource.slice(1)
-  if (resource.startsWith("$HOME/") || resource.startsWith("$HOME\\")) return home + resource.slice(5)
-  return resource
-}
+export const expandHome: (resource: string, home: string) => string = Path.expandHome
 
 /**
  * Home-expands the resources of `external_directory`, `read` and `edit` rules; other rules (bash) stay raw.

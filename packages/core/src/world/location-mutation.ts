@@ -17,6 +17,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Location from "../place/location.js"
+import * as Path from "../values/path.js"
 import * as Wildcard from "../values/wildcard.js"
 import { PathChangedError } from "./verified-file.js"
 
@@ -82,8 +83,6 @@ export const MAX_NAME_BYTES = 255
  */
 export const MAX_PATH_BYTES = 4095
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
-
 /**
  * Why `value` cannot be a path, or undefined when it can: a NUL byte, an unpaired surrogate, or a name or path too
  * long for the OS.
@@ -92,7 +91,7 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  */
 export const invalidPath = (value: string): string | undefined => {
   if (value.includes("\0")) return "the path contains a NUL byte"
-  if (LONE_SURROGATE.test(value)) return "the path contains an unpaired UTF-16 surrogate"
+  if (Path.hasLoneSurrogate(value)) return "the path contains an unpaired UTF-16 surrogate"
   if (Buffer.byteLength(value, "utf8") > MAX_PATH_BYTES) return `the path is longer than ${MAX_PATH_BYTES} bytes`
   for (const name of value.split(/[\\/]/)) {
     if (Buffer.byteLength(name, "utf8") > MAX_NAME_BYTES)
@@ -165,14 +164,11 @@ export class Service extends Context.Tag("@toolgate/v2/LocationMutation")<Servic
 const slashes = (value: string): string => value.replaceAll("\\", "/")
 
 /**
- * True iff `child` is `parent` or lexically below it.
+ * True iff `child` is `parent` or lexically below it: `Path.isWithin`, kept under this name for existing callers.
  *
  * @since 0.1.0
  */
-export const isWithin = (parent: string, child: string): boolean => {
-  const relative = path.relative(parent, child)
-  return relative === "" || (!path.isAbsolute(relative) && relative !== ".." && !relative.startsWith(`..${path.sep}`))
-}
+export const isWithin: (parent: string, child: string) => boolean = Path.isWithin
 
 const boundaryResource = (directory: string): string => {
   const normalized = slashes(directory)

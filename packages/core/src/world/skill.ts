@@ -17,6 +17,7 @@ import * as Schema from "effect/Schema"
 import * as YAML from "yaml"
 import * as Config from "../place/config.js"
 import * as Global from "../system/global.js"
+import * as Path from "../values/path.js"
 import * as Location from "../place/location.js"
 import * as ProtectedPath from "../place/protected-path.js"
 import * as PermissionV2 from "../policy/permission.js"
@@ -173,7 +174,7 @@ export const walk = (
           if (Option.isNone(info)) continue
           const where = yield* Effect.option(fs.realPath(entry))
           if (Option.isNone(where)) continue
-          if (!isWithin(root, where.value)) {
+          if (!Path.isWithin(root, where.value)) {
             yield* Config.warnSkipped(entry, where.value, root)
             continue
           }
@@ -185,11 +186,6 @@ export const walk = (
     yield* visit(directory)
     return found.sort()
   })
-
-const isWithin = (root: string, child: string): boolean => {
-  const relative = path.relative(root, child)
-  return relative === "" || (relative !== ".." && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative))
-}
 
 /** Loads one source directory; a missing or unreadable directory contributes nothing. */
 const load = (
