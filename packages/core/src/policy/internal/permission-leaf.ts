@@ -1,0 +1,98 @@
+/**
+ * What leaves and prompts share: the caller fields of a tool call, the model-visible failure of a blocked or
+ * corrected permission, the defect test of a decline, and the lines a prompt shows for what `always` saves.
+ * `PermissionV2` re-exports everything here.
+ *
+ * @since 0.3.0
+ */
+import type * as Cause from "effect/Cause"
+import * as LLM from "../../values/llm.js"
+import * as Printable from "../../values/printable.js"
+import * as Wildcard from "../../values/wildcard.js"
+import { BlockedError, CorrectedError } from "./permission-error.js"
+import type { Always, SaveEntry } from "./permission-schema.js"
+
+/**
+ * The save entry of a Wildcard pattern (see `SaveEntry`).
+ *
+ * @since 0.2.0
+ */
+export const saveEntry = (pattern: string): SaveEntry => ({
+  pattern,
+  text: Wildcard.display(pattern),
+  literal: Wildcard.isLiteral(pattern),
+})
+
+/**
+ * The lines a prompt shows for what `always` will save (the same text in the CLI and the MCP elicitation), every
+ * value through `Printable` so no control or invisible character in it reaches the screen raw.
+ *
+ * @since 0.2.0
+ */
+export const describeAlways = (always: Always | undefined): ReadonlyArray<string> => {
+  if (always === undefined || always.entries.length === 0) return ["always: saves nothing (same as once)"]
+  const where =
+    always.scope.kind === "directory"
+      ? `for the directory ${Printable.show(always.scope.directory)} only (no git repository)`
+      : `for project ${Printable.show(always.scope.projectID)} (${Printable.show(always.scope.directory)}, all its directories)`
+  return [
+    `always: saves ${Printable.show(always.action)} ${where}:`,
+    ...always.entries.map((entry) =>
+      entry.literal ? `  exactly: ${Printable.quote(entry.text)}` : `  pattern: ${Printable.show(entry.text)}`,
+    ),
+  ]
+}
+
+/**
+ * The caller fields every leaf passes to `assert`, taken from its call context: session, agent and the tool call as
+ * `source`.
+ *
+ * @since 0.1.0
+ */
+export const fromToolCall = (context: {
+  readonly sessionID: string
+  readonly agent: string
+  readonly assistantMessageID: string
+  readonly toolCallID: string
+}) => ({
+  sessionID: context.sessionID,
+  agent: context.agent,
+  source: { type: "tool" as const, messageID: context.assistantMessageID, callID: context.toolCallID },
+})
+
+/**
+ * The model-visible failure for a blocked or corrected permission.
+ *
+ * @since 0.1.0
+ */
+export const toToolFailure = (error: BlockedError | CorrectedError): LLM.ToolFailure =>
+  error._tag === "PermissionV2.CorrectedError"
+    ? new LLM.ToolFailure({
+        message: `The user rejected permission to use this specific tool call with the following feedback: ${error.feedback}`,
+      })
+    : new LLM.ToolFailure({
+        message: `Permission denied by configured rules for ${error.action}: ${error.resources.join(", ")}`,
+      })
+
+/**
+ * The leaf error mapping (permission errors first): a blocked or corrected permission becomes its model-visible failure, a
+ * `ToolFailure` passes through, and every other typed error becomes `otherwise(error)`.
+ *
+ * @since 0.1.0
+ */
+export const leafFailure =
+  (otherwise: (error: unknown) => LLM.ToolFailure) =>
+  (error: unknown): LLM.ToolFailure => {
+    if (error instanceof BlockedError || error instanceof CorrectedError) return toToolFailure(error)
+    if (error instanceof LLM.ToolFailure) return error
+    return otherwise(error)
+  }
+
+/**
+ * True iff the cause carries a `DeclinedError` defect.
+ *
+ * @since 0.1.0
+ */
+export const isDeclined = (cause: Cause.Cause<unknown>): boolean =>
+  LLM.hasDefectTag(cause, "PermissionV2.DeclinedError")
+

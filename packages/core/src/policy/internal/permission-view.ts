@@ -1,0 +1,110 @@
+/**
+ * The permission service's in-memory views of the saved approvals and of the sessions it looked up, valid while the
+ * database's change stamp stays where it was when they were read: any write through this process's connection (a
+ * save, a revoke, a deleted session) or any commit by another process moves it, and the next request re-reads. One
+ * stamp read per request replaces a session read and a saved-row read.
+ *
+ * @since 0.3.0
+ * @internal
+ */
+import * as Fx from "effect/Effect"
+import type * as AgentV2 from "../agent.js"
+import type * as PermissionSaved from "../permission-saved.js"
+import type * as ProjectV2 from "../../place/project.js"
+import type * as SessionV2 from "../../place/session.js"
+import { denyAll } from "./permission-evaluate.js"
+import type { Ruleset } from "./permission-schema.js"
+
+/** How many found sessions the view keeps before starting over. */
+const MAX_SESSION_VIEW = 4096
+
+/**
+ * The views of one Location's permission service.
+ *
+ * @internal
+ */
+export interface View {
+  /** The saved approvals as allow rules: the same array value while the rows are unchanged (so it stays compiled). */
+  readonly approvals: () => Ruleset
+  /** The change stamp the views were read under (undefined before the first read). */
+  readonly stamp: () => string | undefined
+  /** Re-reads what changed since the views were read. */
+  readonly refresh: Fx.Effect<void>
+  /** The session, from the view when it was read since the last change; only found sessions are kept. */
+  readonly sessionOf: (sessionID: string) => Fx.Effect<SessionV2.Info | undefined>
+  /** The configured rules of `agent ?? session.agent` (deny-all when no agent resolves). */
+  readonly rulesOf: (session: SessionV2.Info, agent: string | undefined) => Fx.Effect<Ruleset>
+  /** The configured rules for a request, with the views refreshed; `undefined` when the session does not exist. */
+  readonly configuredFor: (sessionID: string, agent: string | undefined) => Fx.Effect<Ruleset | undefined>
+}
+
+/**
+ * Builds the views over `saved` (rows of `scope`), `sessions` and `agents`.
+ *
+ * @internal
+ */
+export const make = (
+  saved: PermissionSaved.Interface,
+  sessions: SessionV2.Interface,
+  agents: AgentV2.Interface,
+  scope: ProjectV2.ApprovalScope,
+): View => {
+  let stamp: string | undefined
+  let approvals: Ruleset = []
+  const sessionView = new Map<string, SessionV2.Info>()
+
+  /** Re-reads the saved rows and forgets the sessions when the change stamp moved since they were read. */
+  const refreshAt = (now: string): Fx.Effect<void> => {
+    if (now === stamp) return Fx.void
+    sessionView.clear()
+    return Fx.map(saved.list(scope), (rows) => {
+      const cached = approvals
+      let same = cached.length === rows.length
+      for (let i = 0; same && i < rows.length; i++) {
+        same = cached[i]!.action === rows[i]!.action && cached[i]!.resource === rows[i]!.resource
+      }
+      // The same value while the rows are unchanged, so `evaluate` keeps its compiled form.
+      if (!same) approvals = rows.map((row) => ({ action: row.action, resource: row.resource, effect: "allow" as const }))
+      // The stamp read before the rows: a change in between makes the next request read again.
+      stamp = now
+    })
+  }
+
+  const sessionOf = (sessionID: string): Fx.Effect<SessionV2.Info | undefined> => {
+    const hit = sessionView.get(sessionID)
+    if (hit !== undefined) return Fx.succeed(hit)
+    const readUnder = stamp
+    return Fx.map(sessions.get(sessionID), (session) => {
+      // Kept only if no refresh moved the stamp while it was read (the row may predate that change).
+      if (session !== undefined && stamp === readUnder) {
+        if (sessionView.size >= MAX_SESSION_VIEW) sessionView.clear()
+        sessionView.set(sessionID, session)
+      }
+      return session
+    })
+  }
+
+  const rulesOf = (session: SessionV2.Info, agent: string | undefined): Fx.Effect<Ruleset> =>
+    Fx.map(agents.resolve(agent ?? session.agent), (info) => (info === undefined ? denyAll : info.permissions))
+
+  const configuredFor = (sessionID: string, agent: string | undefined): Fx.Effect<Ruleset | undefined> =>
+    Fx.flatMap(saved.changeStamp, (now) => {
+      // The common case, nothing changed and the session already read: straight to the agent.
+      const hit = now === stamp ? sessionView.get(sessionID) : undefined
+      if (hit !== undefined) return rulesOf(hit, agent)
+      return Fx.flatMap(refreshAt(now), () =>
+        Fx.flatMap(sessionOf(sessionID), (session) =>
+          session === undefined ? Fx.succeed(undefined) : rulesOf(session, agent),
+        ),
+      )
+    })
+
+  return {
+    approvals: () => approvals,
+    stamp: () => stamp,
+    refresh: Fx.flatMap(saved.changeStamp, refreshAt),
+    sessionOf,
+    rulesOf,
+    configuredFor,
+  }
+}
