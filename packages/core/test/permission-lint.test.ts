@@ -1,8 +1,8 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Logger } from "effect"
-import { type Config, Core, PermissionLint, Wildcard } from "../src/index.js"
+import { Effect, Either, Layer, Logger } from "effect"
+import { Config, Core, PermissionLint, Wildcard } from "../src/index.js"
 import { tempDir } from "./support/location.js"
 
 describe("PermissionLint", () => {
@@ -28,17 +28,20 @@ describe("PermissionLint", () => {
           { action: "read", resource: "~/docs/*", effect: "allow" },
         ],
       } satisfies Config.Info
-      fs.writeFileSync(
-        first,
-        JSON.stringify({
-          permissions: [...firstInfo.permissions.slice(0, 4), { ...firstInfo.permissions[4], efect: "deny" }],
-        }),
-      )
+      const firstText = JSON.stringify({
+        permissions: [...firstInfo.permissions.slice(0, 4), { ...firstInfo.permissions[4], efect: "deny" }],
+      })
+      fs.writeFileSync(first, firstText)
       fs.writeFileSync(second, JSON.stringify(secondInfo))
+      // The documents as discovery parses them: the unknown rule key travels on the document, not in a second read.
       const documents: ReadonlyArray<Config.Document> = [
-        { type: "document", path: first, info: firstInfo },
-        { type: "document", path: second, info: secondInfo },
+        Either.getOrThrow(Config.parseDocument(first, firstText)),
+        Either.getOrThrow(Config.parseDocument(second, JSON.stringify(secondInfo))),
       ]
+      expect(documents[0]!.unknownRuleKeys).toEqual([{ where: "permissions[4]", key: "efect" }])
+      expect(documents[1]!.unknownRuleKeys).toBeUndefined()
+      // Lint reads what was parsed: changing the file afterwards changes nothing.
+      fs.writeFileSync(first, JSON.stringify({ permissions: [{ action: "read", resource: "*", effect: "allow", x: 1 }] }))
       const findings = PermissionLint.lint(documents, [
         { id: "psv_1", projectID: "p", directory: "", action: "bash", resource: "*", timeCreated: 0 },
         {
@@ -62,6 +65,9 @@ describe("PermissionLint", () => {
           ["warning", "broad-approval", "saved approval psv_1"],
         ]),
       )
+      expect(findings.filter((f) => f.code === "unknown-key").map((f) => f.message)).toEqual([
+        'unknown key "efect" in a rule (expected action, resource, effect)',
+      ])
       // The last rules and the home-expanded read pattern are fine; a prefix approval is not "broad".
       expect(findings.some((f) => f.where === `${second} permissions[1]`)).toBe(false)
       expect(findings.some((f) => f.where === `${second} permissions[2]`)).toBe(false)

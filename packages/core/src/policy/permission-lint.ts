@@ -2,16 +2,15 @@
  * PermissionLint: mistakes in permission rules that would otherwise fail silently — duplicates, rules that a later
  * rule fully shadows, rules that can never match (a relative pattern for `external_directory`, whose resources are
  * absolute; `~` in a pattern of an action that never expands it; an action no tool asks for), overly broad saved
- * approvals, and unknown keys inside a rule. Pure over configuration documents (re-reading each file's raw JSON for
- * unknown keys) and saved rows. See docs/shell.md.
+ * approvals, and unknown keys inside a rule. Pure over configuration documents as `Config` parsed them (the keys inside
+ * rules that the schema ignores are on each document, `Config.Document.unknownRuleKeys`) and saved rows. See
+ * docs/shell.md.
  *
  * @since 0.2.0
  */
-import * as fs from "node:fs"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import * as jsonc from "jsonc-parser"
 import * as Builtins from "./agent-builtins.js"
 import * as Config from "../place/config.js"
 import * as EventV2 from "../place/event.js"
@@ -57,7 +56,6 @@ export const KNOWN_ACTIONS: ReadonlySet<string> = new Set([
 /** Actions whose rule resources are home-expanded (`~/x`). */
 const EXPANDED: ReadonlySet<string> = new Set(["read", "edit", "external_directory"])
 
-const RULE_KEYS: ReadonlySet<string> = new Set(["action", "resource", "effect", "ignore_case", "examples"])
 
 interface Located {
   readonly rule: typeof Config.PermissionRule.Type
@@ -126,38 +124,6 @@ const lintList = (rules: ReadonlyArray<Located>): Array<Finding> => {
   return out
 }
 
-/** Unknown keys inside rule objects, read from a document's raw text. */
-const unknownKeys = (file: string): Array<Finding> => {
-  let value: unknown
-  try {
-    value = jsonc.parse(fs.readFileSync(file, "utf8"), [], { allowTrailingComma: true })
-  } catch {
-    return []
-  }
-  if (value === null || typeof value !== "object") return []
-  const out: Array<Finding> = []
-  const check = (rules: unknown, prefix: string) => {
-    if (!Array.isArray(rules)) return
-    rules.forEach((rule, i) => {
-      if (rule === null || typeof rule !== "object") return
-      for (const key of Object.keys(rule)) {
-        if (!RULE_KEYS.has(key)) {
-          out.push({
-            level: "error",
-            code: "unknown-key",
-            where: `${file} ${prefix}[${i}]`,
-            message: `unknown key ${JSON.stringify(key)} in a rule (expected action, resource, effect)`,
-          })
-        }
-      }
-    })
-  }
-  const record = value as { permissions?: unknown; agents?: Record<string, { permissions?: unknown }> }
-  check(record.permissions, "permissions")
-  for (const [id, agent] of Object.entries(record.agents ?? {})) check(agent?.permissions, `agents.${id}.permissions`)
-  return out
-}
-
 /**
  * Lints configuration documents (top-level rules, then each agent's rules on top of them, as they are evaluated) and
  * saved approvals.
@@ -190,7 +156,14 @@ export const lint = (
     }
   }
   for (const document of documents) {
-    if (document.path !== undefined && !document.path.endsWith(".md")) findings.push(...unknownKeys(document.path))
+    for (const unknown of document.unknownRuleKeys ?? []) {
+      findings.push({
+        level: "error",
+        code: "unknown-key",
+        where: `${name(document)} ${unknown.where}`,
+        message: `unknown key ${JSON.stringify(unknown.key)} in a rule (expected action, resource, effect)`,
+      })
+    }
   }
   for (const row of saved) {
     const text = Wildcard.display(row.resource)

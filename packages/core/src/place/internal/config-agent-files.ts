@@ -1,0 +1,179 @@
+/**
+ * Markdown agent files: the `agent/`, `agents/`, `mode/` and `modes/` folders of a configuration directory, each file
+ * a YAML front matter decoded as an agent entry and a body that becomes its system prompt. Confined like `read`.
+ * `Config` re-exports everything here.
+ *
+ * @since 0.3.0
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import * as YAML from "yaml"
+import * as Path from "../../values/path.js"
+import { type Document, InvalidError } from "./config-document.js"
+import { describeIssues } from "./config-issues.js"
+import { Agent } from "./config-schema.js"
+
+const SOURCES = [
+  { roots: ["agent", "agents"], recursive: true, primary: false },
+  { roots: ["mode", "modes"], recursive: false, primary: true },
+] as const
+
+/**
+ * Something discovery left out, with the reason the user is told.
+ *
+ * @since 0.2.0
+ */
+export interface Skipped {
+  readonly file: string
+  readonly reason: string
+}
+
+const realOrUndefined = (target: string): string | undefined => {
+  try {
+    return fs.realpathSync(target)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The markdown files below `directory`, confined to `root` like `read`: a file or folder whose real path leaves
+ * `root` through a symlink is skipped (and reported in `skipped`), and nothing of it is read.
+ */
+const listMarkdown = (directory: string, recursive: boolean, root: string, skipped: Array<Skipped>): Array<string> => {
+  const out: Array<string> = []
+  const seen = new Set<string>()
+  const outside = (target: string, real: string) =>
+    skipped.push({ file: target, reason: `it resolves to ${real}, outside ${root}` })
+  const walk = (dir: string) => {
+    const real = realOrUndefined(dir)
+    if (real === undefined) return
+    if (!Path.isWithin(root, real)) return outside(dir, real)
+    if (seen.has(real)) return
+    seen.add(real)
+    let entries: Array<fs.Dirent>
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true })
+    } catch {
+      return
+    }
+    for (const entry of entries) {
+      const full = path.join(dir, entry.name)
+      let stat: fs.Stats
+      try {
+        stat = fs.statSync(full)
+      } catch {
+        continue
+      }
+      if (stat.isDirectory()) {
+        if (recursive) walk(full)
+      } else if (stat.isFile() && entry.name.endsWith(".md")) {
+        const file = realOrUndefined(full)
+        if (file === undefined) continue
+        if (!Path.isWithin(root, file)) outside(full, file)
+        else out.push(full)
+      }
+    }
+  }
+  walk(directory)
+  return out
+}
+
+/** Splits `---` front matter from the body; `undefined` when the front matter is unterminated or not YAML. */
+const parseMarkdown = (
+  content: string,
+): { readonly data: Record<string, unknown>; readonly body: string } | undefined => {
+  const text = content.replace(/^\uFEFF/, "")
+  const open = /^---[ \t]*\r?\n/.exec(text)
+  if (open === null) return { data: {}, body: text }
+  const rest = text.slice(open[0].length)
+  const close = /^---[ \t]*(?:\r?\n|$)/m.exec(rest)
+  if (close === null) return undefined
+  let data: unknown
+  try {
+    data = YAML.parse(rest.slice(0, close.index))
+  } catch {
+    return undefined
+  }
+  if (data === null || data === undefined) data = {}
+  if (typeof data !== "object" || Array.isArray(data)) return undefined
+  return { data: data as Record<string, unknown>, body: rest.slice(close.index + close[0].length) }
+}
+
+/** Reads one markdown agent file into a configuration document, a reason to skip it, or why it is invalid. */
+const markdownDocument = (
+  directory: string,
+  file: string,
+  primary: boolean,
+): Document | { readonly skipped: string } | InvalidError => {
+  let content: string
+  try {
+    content = fs.readFileSync(file, "utf8")
+  } catch (error) {
+    return { skipped: `it cannot be read (${error instanceof Error ? error.message : String(error)})` }
+  }
+  const markdown = parseMarkdown(content)
+  if (markdown === undefined) {
+    return new InvalidError({
+      path: file,
+      message: `Invalid agent file ${file}: its front matter is unterminated or not a YAML mapping`,
+    })
+  }
+  const id = path
+    .relative(directory, file)
+    .replaceAll("\\", "/")
+    .replace(/^(agent|agents|mode|modes)\//, "")
+    .replace(/\.md$/, "")
+  const decoded = Schema.decodeUnknownEither(Agent)(
+    { ...markdown.data, system: markdown.body.trim() },
+    { errors: "all", onExcessProperty: "ignore" },
+  )
+  if (Either.isLeft(decoded)) {
+    return new InvalidError({
+      path: file,
+      message: `Invalid agent file ${file} at ${describeIssues(decoded.left)}`,
+    })
+  }
+  const agent = decoded.right
+  return { type: "document", path: file, info: { agents: { [id]: primary ? { ...agent, mode: "primary" } : agent } } }
+}
+
+/**
+ * The markdown agent files of a configuration directory (`agent/`, `agents/` recursively; `mode/`, `modes/` as
+ * primary agents), each folder sorted. Confined like `read`: a file or folder whose real path leaves the directory
+ * through a symlink is listed in `skipped` and never read. Files whose front matter does not decode as an agent
+ * entry are in `invalid` (discovery fails on them; an embedder's directory entry only warns).
+ *
+ * @since 0.2.0
+ */
+export const agentFiles = (
+  directory: string,
+): {
+  readonly documents: ReadonlyArray<Document>
+  readonly skipped: ReadonlyArray<Skipped>
+  readonly invalid: ReadonlyArray<InvalidError>
+} => {
+  const skipped: Array<Skipped> = []
+  const invalid: Array<InvalidError> = []
+  const root = realOrUndefined(directory) ?? path.resolve(directory)
+  const documents = SOURCES.flatMap((source) =>
+    source.roots
+      .flatMap((folder) => listMarkdown(path.join(directory, folder), source.recursive, root, skipped))
+      .sort()
+      .flatMap((file) => {
+        const document = markdownDocument(directory, file, source.primary)
+        if (document instanceof InvalidError) {
+          invalid.push(document)
+          return []
+        }
+        if ("skipped" in document) {
+          skipped.push({ file, reason: document.skipped })
+          return []
+        }
+        return [document]
+      }),
+  )
+  return { documents, skipped, invalid }
+}

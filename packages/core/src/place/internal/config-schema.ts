@@ -1,0 +1,160 @@
+/**
+ * The schemas of a configuration document: `Info` and its sections (rules, agents, bash, tool output, attachments,
+ * the preset). `Config` re-exports everything here.
+ *
+ * @since 0.3.0
+ */
+import * as Schema from "effect/Schema"
+
+/**
+ * A permission rule as configured (the same shape as `PermissionV2.Rule`). `ignore_case` makes the resource pattern
+ * match without regard to letter case on every platform (the secret-file rules use it; see docs/trust/secrets.md).
+ * Other keys inside a rule are ignored.
+ *
+ * @since 0.1.0
+ */
+export const PermissionRule = Schema.Struct({
+  action: Schema.String,
+  resource: Schema.String,
+  effect: Schema.Literal("allow", "deny", "ask"),
+  ignore_case: Schema.optional(Schema.Boolean),
+})
+
+const PositiveInt = Schema.Int.pipe(Schema.positive())
+
+/**
+ * Tool output truncation thresholds.
+ *
+ * @since 0.1.0
+ */
+export const ToolOutput = Schema.Struct({
+  max_lines: Schema.optional(PositiveInt),
+  max_bytes: Schema.optional(PositiveInt),
+}).annotations({ description: "Tool output truncation thresholds" })
+
+/**
+ * Image attachment limits used by `read`.
+ *
+ * @since 0.1.0
+ */
+export const ImageAttachments = Schema.Struct({
+  auto_resize: Schema.optional(Schema.Boolean),
+  max_width: Schema.optional(PositiveInt),
+  max_height: Schema.optional(PositiveInt),
+  max_base64_bytes: Schema.optional(PositiveInt),
+})
+
+/**
+ * `bash.sandbox`: opt-in containment of the bash tool's child processes (see docs/sandbox.md).
+ *
+ * @since 0.1.0
+ */
+export const BashSandbox = Schema.Struct({
+  mode: Schema.Literal("none", "bubblewrap"),
+  /** `false` (the default): no network; `true`: the host's network; `"rules"`: through the egress proxy. */
+  network: Schema.optional(Schema.Union(Schema.Boolean, Schema.Literal("rules"))),
+  writable: Schema.optional(Schema.Array(Schema.String)),
+  readOnly: Schema.optional(Schema.Array(Schema.String)),
+  /** Paths replaced by an empty file or directory inside the sandbox. */
+  denyRead: Schema.optional(Schema.Array(Schema.String)),
+  /** Unix sockets the sandbox may connect to (every other socket stays unreachable). */
+  allowUnixSockets: Schema.optional(Schema.Array(Schema.String)),
+  /** A bash segment that would only ask `bash` runs without asking while the sandbox is active. */
+  autoAllow: Schema.optional(Schema.Boolean),
+  failIfUnavailable: Schema.optional(Schema.Boolean),
+})
+
+/**
+ * `bash.env`: which variables of the runner's environment a bash child sees (see docs/sandbox.md).
+ *
+ * @since 0.1.0
+ */
+export const BashEnv = Schema.Union(
+  Schema.Literal("inherit", "scrub"),
+  Schema.Struct({
+    mode: Schema.optional(Schema.Literal("inherit", "scrub")),
+    scrub: Schema.optional(Schema.Array(Schema.String)),
+    allow: Schema.optional(Schema.Array(Schema.String)),
+    set: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
+  }),
+)
+
+/**
+ * The `bash` section: settings of the bash tool.
+ *
+ * @since 0.1.0
+ */
+export const Bash = Schema.Struct({
+  sandbox: Schema.optional(BashSandbox),
+  env: Schema.optional(BashEnv),
+  /** Extra command-prefix arities for saved bash approvals, e.g. `{ "make": 2 }` (see docs/shell.md). */
+  arity: Schema.optional(Schema.Record({ key: Schema.String, value: PositiveInt })),
+})
+
+/**
+ * One `agents.<id>` entry.
+ *
+ * @since 0.1.0
+ */
+export const Agent = Schema.Struct({
+  model: Schema.optional(Schema.String),
+  variant: Schema.optional(Schema.String),
+  request: Schema.optional(
+    Schema.Struct({
+      headers: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
+      body: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+    }),
+  ),
+  system: Schema.optional(Schema.String),
+  description: Schema.optional(Schema.String),
+  mode: Schema.optional(Schema.Literal("subagent", "primary", "all")),
+  hidden: Schema.optional(Schema.Boolean),
+  color: Schema.optional(Schema.String),
+  steps: Schema.optional(PositiveInt),
+  disabled: Schema.optional(Schema.Boolean),
+  permissions: Schema.optional(Schema.Array(PermissionRule)),
+})
+
+/**
+ * The named rule sets every built-in agent starts from (see docs/permissions.md). `reference` (the default) is the
+ * reference's: everything is allowed except what asks for a reason (outside directories, secret files). `guarded`
+ * asks for bash except a few read-only commands whose file arguments pass the `read` rules, and asks for every web
+ * fetch (once per host with "always") and web search; writes outside the Location ask in both.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export const Preset = Schema.Literal("reference", "guarded").annotations({
+  description: "The rule set every built-in agent starts from",
+})
+/**
+ * @see Preset
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type Preset = typeof Preset.Type
+
+/**
+ * A configuration document. An unknown top-level key is an error (`parseDocument`); unknown keys deeper down are
+ * ignored. `$schema` is accepted for editors.
+ *
+ * @since 0.1.0
+ */
+export const Info = Schema.Struct({
+  $schema: Schema.optional(Schema.String),
+  preset: Schema.optional(Preset),
+  permissions: Schema.optional(Schema.Array(PermissionRule)),
+  agents: Schema.optional(Schema.Record({ key: Schema.String, value: Agent })),
+  default_agent: Schema.optional(Schema.String),
+  tool_output: Schema.optional(ToolOutput),
+  shell: Schema.optional(Schema.String),
+  bash: Schema.optional(Bash),
+  attachments: Schema.optional(Schema.Struct({ image: Schema.optional(ImageAttachments) })),
+})
+/**
+ * @see Info
+ *
+ * @since 0.1.0
+ */
+export type Info = typeof Info.Type
