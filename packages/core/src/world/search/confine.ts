@@ -20,6 +20,8 @@ import { invalidInput, type InvalidInputError, type Match } from "./schema.js"
 /**
  * The search root resolved to another place after a permission was asked than before it; nothing was searched.
  *
+ * @deprecated No longer raised: `confineRoot` re-resolves through `LocationMutation.recheck`, the one re-resolution
+ * after an ask, and fails with `LocationMutation.PathChangedError` like every other path.
  * @since 0.2.0
  */
 export class RootChangedError extends Schema.TaggedError<RootChangedError>()("Search.RootChangedError", {
@@ -61,15 +63,15 @@ export type RootError =
   | InvalidInputError
   | LocationMutation.PathError
   | PlatformError
-  | RootChangedError
+  | LocationMutation.PathChangedError
   | PermissionV2.BlockedError
   | PermissionV2.CorrectedError
   | SessionV2.NotFoundError
 
 /**
  * Resolves the directory (or file) a search runs in. Order: check the text → resolve → assert
- * `external_directory` when the target is outside → `authorize` (the tool's own permission) → resolve again and
- * refuse when the answer no longer covers the same place.
+ * `external_directory` when the target is outside → `authorize` (the tool's own permission) → `recheck` (resolve
+ * again; `LocationMutation.PathChangedError` when it no longer gives the same place, resource and authority).
  *
  * @since 0.2.0
  */
@@ -91,19 +93,13 @@ export const confineRoot = <E>(options: {
       })
     }
     yield* options.authorize
-    const again = yield* options.mutation.resolve({ path: options.path, kind: "directory" })
-    if (
-      again.canonical !== target.canonical ||
-      again.externalDirectory?.resource !== target.externalDirectory?.resource
-    ) {
-      return yield* new RootChangedError({ path: options.path, before: target.canonical, after: again.canonical })
-    }
+    yield* options.mutation.recheck({ path: options.path, kind: "directory" }, target)
     return target
   })
 
 const ROOT_FAILURES: ReadonlySet<string> = new Set([
   "Search.InvalidInputError",
-  "Search.RootChangedError",
+  "FileMutation.PathChangedError",
   "LocationMutation.PathError",
   "SystemError",
   "BadArgument",
@@ -117,7 +113,7 @@ const ROOT_FAILURES: ReadonlySet<string> = new Set([
  */
 export const isRootFailure = (
   error: unknown,
-): error is InvalidInputError | RootChangedError | LocationMutation.PathError | PlatformError =>
+): error is InvalidInputError | LocationMutation.PathChangedError | LocationMutation.PathError | PlatformError =>
   typeof error === "object" && error !== null && ROOT_FAILURES.has((error as { readonly _tag?: string })._tag ?? "")
 
 const visible = (value: string): string =>
@@ -136,7 +132,7 @@ export const rootFailureMessage = (path: string, error: { readonly _tag: string 
   switch (error._tag) {
     case "Search.InvalidInputError":
       return `${head}: ${(error as InvalidInputError).message.replace(/^The path /, "the path ")}`
-    case "Search.RootChangedError":
+    case "FileMutation.PathChangedError":
       return `${head}: it resolved to another place after permission was asked`
     case "LocationMutation.PathError":
       switch ((error as LocationMutation.PathError).reason) {
