@@ -1,7 +1,7 @@
 import * as nodePath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
-import { Path } from "../src/index.js"
+import * as Path from "../src/values/path.js"
 
 const segment = FastCheck.stringMatching(/^[a-z.]{1,4}$/).filter((s) => s !== "." && s !== "..")
 const absolute = FastCheck.array(segment, { maxLength: 4 }).map((parts) => `/${parts.join("/")}`)

@@ -41,7 +41,10 @@ describe("PermissionLint", () => {
       expect(documents[0]!.unknownRuleKeys).toEqual([{ where: "permissions[4]", key: "efect" }])
       expect(documents[1]!.unknownRuleKeys).toBeUndefined()
       // Lint reads what was parsed: changing the file afterwards changes nothing.
-      fs.writeFileSync(first, JSON.stringify({ permissions: [{ action: "read", resource: "*", effect: "allow", x: 1 }] }))
+      fs.writeFileSync(
+        first,
+        JSON.stringify({ permissions: [{ action: "read", resource: "*", effect: "allow", x: 1 }] }),
+      )
       const findings = PermissionLint.lint(documents, [
         { id: "psv_1", projectID: "p", directory: "", action: "bash", resource: "*", timeCreated: 0 },
         {

@@ -56,7 +56,6 @@ export const KNOWN_ACTIONS: ReadonlySet<string> = new Set([
 /** Actions whose rule resources are home-expanded (`~/x`). */
 const EXPANDED: ReadonlySet<string> = new Set(["read", "edit", "external_directory"])
 
-
 interface Located {
   readonly rule: typeof Config.PermissionRule.Type
   readonly where: string

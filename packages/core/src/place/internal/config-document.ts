@@ -132,7 +132,9 @@ interface RawRule {
 }
 
 /** The raw rule lists of a parsed document, in evaluation order: the top-level rules, then each agent's. */
-const rawRuleLists = (value: unknown): ReadonlyArray<{ readonly rules: ReadonlyArray<unknown>; readonly where: string }> => {
+const rawRuleLists = (
+  value: unknown,
+): ReadonlyArray<{ readonly rules: ReadonlyArray<unknown>; readonly where: string }> => {
   if (value === null || typeof value !== "object") return []
   const document = value as { readonly permissions?: unknown; readonly agents?: unknown }
   const out: Array<{ readonly rules: ReadonlyArray<unknown>; readonly where: string }> = []

@@ -95,4 +95,3 @@ export const leafFailure =
  */
 export const isDeclined = (cause: Cause.Cause<unknown>): boolean =>
   LLM.hasDefectTag(cause, "PermissionV2.DeclinedError")
-

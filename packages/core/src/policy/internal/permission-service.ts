@@ -21,7 +21,14 @@ import * as PermissionSaved from "../permission-saved.js"
 import * as ProjectV2 from "../../place/project.js"
 import * as ProtectedPath from "../../place/protected-path.js"
 import * as SessionV2 from "../../place/session.js"
-import { BlockedError, CorrectedError, DeclinedError, type Error, NotFoundError, SaveError } from "./permission-error.js"
+import {
+  BlockedError,
+  CorrectedError,
+  DeclinedError,
+  type Error,
+  NotFoundError,
+  SaveError,
+} from "./permission-error.js"
 import { evaluate, relevant } from "./permission-evaluate.js"
 import { saveEntry } from "./permission-leaf.js"
 import * as View from "./permission-view.js"
@@ -39,7 +46,6 @@ import {
   type Ruleset,
   type SaveScope,
 } from "./permission-schema.js"
-
 
 /**
  * How often a Location with pending asks checks whether the saved approvals changed (another process or Location

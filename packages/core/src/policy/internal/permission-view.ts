@@ -64,7 +64,8 @@ export const make = (
         same = cached[i]!.action === rows[i]!.action && cached[i]!.resource === rows[i]!.resource
       }
       // The same value while the rows are unchanged, so `evaluate` keeps its compiled form.
-      if (!same) approvals = rows.map((row) => ({ action: row.action, resource: row.resource, effect: "allow" as const }))
+      if (!same)
+        approvals = rows.map((row) => ({ action: row.action, resource: row.resource, effect: "allow" as const }))
       // The stamp read before the rows: a change in between makes the next request read again.
       stamp = now
     })
