@@ -73,17 +73,15 @@ describe("Patch.parse", () => {
     )
     expect(() => Patch.parse(wrap("*** Update File: a.txt", "@@", "?x"))).toThrow("Invalid update chunk line: ?x")
     expect(() => Patch.parse(wrap("random"))).toThrow("Invalid patch line: random")
-    expect(
-      String(
-        (() => {
-          try {
-            Patch.parse("x")
-          } catch (e) {
-            return e
-          }
-        })(),
-      ),
-    ).toMatch(/^Error: /)
+    const thrown = (() => {
+      try {
+        Patch.parse("x")
+      } catch (e) {
+        return e
+      }
+    })()
+    expect(thrown).toBeInstanceOf(Patch.ParseError)
+    expect((thrown as Patch.ParseError)._tag).toBe("Patch.ParseError")
   })
 
   it("an empty envelope has no hunks", () => {
@@ -151,6 +149,7 @@ describe("Patch.derive", () => {
     expect(() => Patch.derive("f.txt", [{ oldLines: ["nope", "never"], newLines: [] }], "a\n")).toThrow(
       "Failed to find expected lines in f.txt:\nnope\nnever",
     )
+    expect(() => Patch.derive("f.txt", [{ oldLines: ["nope"], newLines: [] }], "a\n")).toThrow(Patch.MatchError)
   })
 
   it("applies several chunks bottom-up", () => {

@@ -160,7 +160,7 @@ describe("AppProcess", () => {
   it.live("a spawn failure is an AppProcessError naming the command", () =>
     Effect.gen(function* () {
       const error = yield* Effect.flip(run({ command: "/nonexistent/toolgate-binary" }))
-      expect(error._tag).toBe("AppProcessError")
+      expect(error._tag).toBe("AppProcess.AppProcessError")
       expect(error.message).toMatch(/^Command failed: \/nonexistent\/toolgate-binary: .*ENOENT/)
     }),
   )

@@ -121,25 +121,22 @@ type Prepared =
 const failure = (message: string, error?: unknown) =>
   new LLM.ToolFailure(error === undefined ? { message } : { message, error })
 
-/**
- * An update hunk whose context or old lines are not in the file (or whose chunks do not fit it); `detail` is the
- * patch interface's explanation, which the model needs to fix its patch.
- *
- * @since 0.3.0
- * @category errors
- */
-export class MatchError extends Schema.TaggedError<MatchError>()("ApplyPatchTool.MatchError", {
-  path: Schema.String,
-  detail: Schema.String,
-}) {
-  override get message(): string {
-    return this.detail
-  }
-}
-
 /** `message` with the cause of `error`: a file failure's cause, or a hunk's mismatch. */
 const caused = (message: string, error: unknown): LLM.ToolFailure =>
-  failure(error instanceof MatchError ? `${message}: ${error.detail}` : FileFailure.describe(message, error), error)
+  failure(error instanceof Patch.MatchError ? `${message}: ${error.detail}` : FileFailure.describe(message, error), error)
+
+/** Runs a throwing `Patch` function: its typed error fails the effect; anything else thrown is a defect. */
+const attempt = <A, E extends Patch.ParseError | Patch.MatchError>(
+  run: () => A,
+  expected: new (...args: never) => E,
+): Effect.Effect<A, E> =>
+  Effect.suspend(() => {
+    try {
+      return Effect.succeed(run())
+    } catch (error) {
+      return error instanceof expected ? Effect.fail(error) : Effect.die(error)
+    }
+  })
 
 const isPermission = (error: unknown): error is PermissionV2.BlockedError | PermissionV2.CorrectedError =>
   error instanceof PermissionV2.BlockedError || error instanceof PermissionV2.CorrectedError
@@ -184,11 +181,7 @@ export const tool = Effect.gen(function* () {
       const before = original.replace(/^\uFEFF/, "")
       if (hunk.type === "delete")
         return { type: "delete", path: hunk.path, target, before } satisfies Prepared as Prepared
-      const update = yield* Effect.try({
-        try: () => Patch.derive(hunk.path, hunk.chunks, original),
-        catch: (error) =>
-          new MatchError({ path: hunk.path, detail: error instanceof Error ? error.message : String(error) }),
-      })
+      const update = yield* attempt(() => Patch.derive(hunk.path, hunk.chunks, original), Patch.MatchError)
       return {
         type: "update",
         path: hunk.path,
@@ -227,10 +220,10 @@ export const tool = Effect.gen(function* () {
     Effect.gen(function* () {
       const identity = PermissionV2.fromToolCall(context)
       if (input.patchText.trim() === "") return yield* failure("patchText is required")
-      const hunks = yield* Effect.try({
-        try: () => Patch.parse(input.patchText),
-        catch: (error) => failure(`apply_patch verification failed: ${String(error)}`, error),
-      })
+      const hunks = yield* attempt(() => Patch.parse(input.patchText), Patch.ParseError).pipe(
+        // The reference prints the thrown `Error` itself, so the text keeps its `Error: ` prefix.
+        Effect.mapError((error) => failure(`apply_patch verification failed: Error: ${error.message}`, error)),
+      )
       if (hunks.length === 0) return yield* failure("patch rejected: empty patch")
       if (hunks.some((hunk) => hunk.type === "update" && hunk.movePath !== undefined)) {
         return yield* failure("apply_patch moves are not supported yet")

@@ -1,10 +1,40 @@
 /**
  * The `apply_patch` text format: `parse` turns a `*** Begin Patch … *** End Patch` envelope into add, delete and
  * update hunks, and `derive` applies an update's chunks to a file's text with progressively looser line matching.
- * Both throw a plain `Error` with the interface message on malformed input or a failed match.
+ * `parse` throws `ParseError` on malformed input and `derive` throws `MatchError` when the file does not fit; both
+ * carry the interface message the model needs to fix its patch.
  *
  * @since 0.1.0
  */
+import * as Schema from "effect/Schema"
+
+/**
+ * A malformed patch; `message` is the interface's explanation (`Invalid patch line: …`).
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class ParseError extends Schema.TaggedError<ParseError>()("Patch.ParseError", {
+  message: Schema.String,
+}) {}
+
+/**
+ * An update whose context or old lines are not in the file; `detail` is the interface's explanation
+ * (`Failed to find expected lines in …`).
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class MatchError extends Schema.TaggedError<MatchError>()("Patch.MatchError", {
+  path: Schema.String,
+  detail: Schema.String,
+}) {
+  override get message(): string {
+    return this.detail
+  }
+}
+
+const invalid = (message: string): ParseError => new ParseError({ message })
 
 /**
  * One chunk of an update: old lines to find, new lines to put in their place.
@@ -77,7 +107,7 @@ const isChunkLine = (line: string): boolean =>
 const isChunkHeader = (line: string): boolean => line.startsWith("@@")
 
 /**
- * Parses a patch; throws `Error` with the interface message when it is malformed. Besides the strict grammar it
+ * Parses a patch; throws `ParseError` with the interface message when it is malformed. Besides the strict grammar it
  * accepts the forms models trained on Codex write: indented `***` headers, a blank line inside a chunk (an empty
  * context line), a first chunk without `@@`, and blank lines before `*** End Patch` or between file operations.
  * An `@@` chunk with no lines is refused. See docs/built-ins.md.
@@ -88,7 +118,7 @@ export const parse = (patchText: string): ReadonlyArray<Hunk> => {
   const lines = stripHeredoc(patchText.trim()).split("\n")
   const begin = lines.findIndex((line) => line.trim() === BEGIN)
   const end = lines.findIndex((line) => line.trim() === END)
-  if (begin === -1 || end === -1 || begin >= end) throw new Error("Invalid patch format: missing Begin/End markers")
+  if (begin === -1 || end === -1 || begin >= end) throw invalid("Invalid patch format: missing Begin/End markers")
   const body = lines.slice(0, end)
   const hunks: Array<Hunk> = []
   let index = begin + 1
@@ -100,7 +130,7 @@ export const parse = (patchText: string): ReadonlyArray<Hunk> => {
       index++
     } else if (header === ADD) {
       const path = argument(ADD)
-      if (path === "") throw new Error("Invalid add file path")
+      if (path === "") throw invalid("Invalid add file path")
       const contents: Array<string> = []
       index++
       while (index < end && headerOf(body[index]!) === undefined) {
@@ -108,27 +138,27 @@ export const parse = (patchText: string): ReadonlyArray<Hunk> => {
         if (added.startsWith("+")) contents.push(added.slice(1))
         // Blank lines are tolerated only at the very end of the file's body.
         else if (added.trim() !== "" || !onlyBlankBefore(body, nextNonBlank(body, index, end)))
-          throw new Error(`Invalid add file line: ${added}`)
+          throw invalid(`Invalid add file line: ${added}`)
         index++
       }
       hunks.push({ type: "add", path, contents: contents.join("\n") })
     } else if (header === DELETE) {
       const path = argument(DELETE)
-      if (path === "") throw new Error("Invalid delete file path")
+      if (path === "") throw invalid("Invalid delete file path")
       hunks.push({ type: "delete", path })
       index++
     } else if (header === UPDATE) {
       const path = argument(UPDATE)
-      if (path === "") throw new Error("Invalid update file path")
+      if (path === "") throw invalid("Invalid update file path")
       index++
       let movePath: string | undefined
       if (index < end && headerOf(body[index]!) === MOVE) {
         movePath = body[index]!.trimStart().slice(MOVE.length).trim()
-        if (movePath === "") throw new Error("Invalid move file path")
+        if (movePath === "") throw invalid("Invalid move file path")
         index++
       }
       const parsed = parseChunks(path, body, index, end)
-      if (parsed.chunks.length === 0) throw new Error(`Invalid update hunk for ${path}: expected at least one @@ chunk`)
+      if (parsed.chunks.length === 0) throw invalid(`Invalid update hunk for ${path}: expected at least one @@ chunk`)
       index = parsed.next
       hunks.push(
         movePath === undefined
@@ -136,7 +166,7 @@ export const parse = (patchText: string): ReadonlyArray<Hunk> => {
           : { type: "update", path, movePath, chunks: parsed.chunks },
       )
     } else {
-      throw new Error(`Invalid patch line: ${line}`)
+      throw invalid(`Invalid patch line: ${line}`)
     }
   }
   return hunks
@@ -157,7 +187,7 @@ const parseChunks = (path: string, lines: ReadonlyArray<string>, start: number, 
         index++
         continue
       }
-      throw new Error(`Invalid update file line: ${first}`)
+      throw invalid(`Invalid update file line: ${first}`)
     }
     const oldLines: Array<string> = []
     const newLines: Array<string> = []
@@ -179,7 +209,7 @@ const parseChunks = (path: string, lines: ReadonlyArray<string>, start: number, 
         newLines.push(line.slice(1))
       } else if (line.startsWith("-")) oldLines.push(line.slice(1))
       else if (line.startsWith("+")) newLines.push(line.slice(1))
-      else throw new Error(`Invalid update chunk line: ${line}`)
+      else throw invalid(`Invalid update chunk line: ${line}`)
       index++
     }
     // Blank lines that only separate this chunk from the next header are not context.
@@ -188,7 +218,7 @@ const parseChunks = (path: string, lines: ReadonlyArray<string>, start: number, 
       newLines.pop()
     }
     if (oldLines.length === 0 && newLines.length === 0) {
-      throw new Error(`Invalid update hunk for ${path}: an @@ chunk must contain at least one line`)
+      throw invalid(`Invalid update hunk for ${path}: an @@ chunk must contain at least one line`)
     }
     chunks.push({
       oldLines,
@@ -261,7 +291,7 @@ const splitBom = (text: string): FileUpdate =>
   text.startsWith("\uFEFF") ? { bom: true, content: text.slice(1) } : { bom: false, content: text }
 
 /**
- * Applies `chunks` to `original`; throws `Error` when a context or the old lines cannot be found.
+ * Applies `chunks` to `original`; throws `MatchError` when a context or the old lines cannot be found.
  *
  * @since 0.1.0
  */
@@ -275,7 +305,7 @@ export const derive = (path: string, chunks: ReadonlyArray<UpdateChunk>, origina
   for (const chunk of chunks) {
     if (chunk.changeContext !== undefined) {
       const found = seek(lines, [chunk.changeContext], cursor)
-      if (found === -1) throw new Error(`Failed to find context '${chunk.changeContext}' in ${path}`)
+      if (found === -1) throw new MatchError({ path, detail: `Failed to find context '${chunk.changeContext}' in ${path}` })
       cursor = found + 1
     }
     if (chunk.oldLines.length === 0) {
@@ -290,7 +320,7 @@ export const derive = (path: string, chunks: ReadonlyArray<UpdateChunk>, origina
       if (newLines.at(-1) === "") newLines = newLines.slice(0, -1)
       found = seek(lines, oldLines, cursor, chunk.endOfFile)
     }
-    if (found === -1) throw new Error(`Failed to find expected lines in ${path}:\n${chunk.oldLines.join("\n")}`)
+    if (found === -1) throw new MatchError({ path, detail: `Failed to find expected lines in ${path}:\n${chunk.oldLines.join("\n")}` })
     replacements.push([found, oldLines.length, newLines])
     cursor = found + oldLines.length
   }

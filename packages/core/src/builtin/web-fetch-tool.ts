@@ -6,29 +6,72 @@
  * are accepted, and the timeout covers resolution, transfer and conversion (large pages are converted in a worker
  * thread that the timeout terminates). See docs/trust/webfetch.md.
  *
+ * This module is the leaf (its input, the permission flow and the redirect loop); one exchange is in
+ * `internal/web-fetch-exchange.ts`, the HTML conversion in `internal/web-fetch-html.ts`, the failures in
+ * `internal/web-fetch-errors.ts`.
+ *
  * @since 0.1.0
  */
-import { Worker } from "node:worker_threads"
-import type * as HttpClientError from "@effect/platform/HttpClientError"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import * as Clock from "effect/Clock"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import * as Stream from "effect/Stream"
-import { Parser } from "htmlparser2"
-import type TurndownService from "turndown"
-import * as CorePackage from "../system/core-package.js"
 import * as LLM from "../values/llm.js"
 import * as Wildcard from "../values/wildcard.js"
 import * as PermissionV2 from "../policy/permission.js"
 import * as Tool from "../tool/tool.js"
 import * as Tools from "../tool/tools.js"
 import * as WebAddress from "../world/web-address.js"
+import * as BoundedBody from "./internal/bounded-body.js"
+import { RedirectLimitError } from "./internal/web-fetch-errors.js"
+import * as Exchange from "./internal/web-fetch-exchange.js"
+import * as Html from "./internal/web-fetch-html.js"
+
+// The failures of one call: the model sees `Unable to fetch <url>`, the message stays on `ToolFailure.error`.
+export {
+  /**
+   * The server answered with a status outside 2xx that is not a followed redirect.
+   *
+   * @since 0.3.0
+   * @category errors
+   */
+  StatusError,
+  /**
+   * The response is an image or not textual.
+   *
+   * @since 0.3.0
+   * @category errors
+   */
+  ContentTypeError,
+  /**
+   * The body is (or declares to be) larger than `MAX_RESPONSE_BYTES`.
+   *
+   * @since 0.3.0
+   * @category errors
+   */
+  TooLargeError,
+  /**
+   * The call's time budget (resolution, transfer and conversion together) ran out.
+   *
+   * @since 0.3.0
+   * @category errors
+   */
+  TimeoutError,
+  /**
+   * More than `MAX_REDIRECTS` redirects in one call.
+   *
+   * @since 0.3.0
+   * @category errors
+   */
+  RedirectLimitError,
+  /**
+   * HTML could not be converted (nested too deeply, or the converter failed).
+   *
+   * @since 0.3.0
+   * @category errors
+   */
+  ConversionError,
+} from "./internal/web-fetch-errors.js"
 
 /**
  * The registered tool name and permission action.
@@ -41,14 +84,14 @@ export const name = "webfetch"
  *
  * @since 0.1.0
  */
-export const MAX_RESPONSE_BYTES = 5 * 1024 * 1024
+export const MAX_RESPONSE_BYTES: number = Exchange.MAX_RESPONSE_BYTES
 
 /**
  * Progress is reported each time this many more bytes of a body have arrived.
  *
  * @since 0.1.0
  */
-export const PROGRESS_BYTES = 64 * 1024
+export const PROGRESS_BYTES: number = BoundedBody.PROGRESS_BYTES
 /**
  * The request timeout when the input gives none, in seconds.
  *
@@ -80,7 +123,7 @@ export const PRIVATE_PREFIX = "private:"
  *
  * @since 0.2.0
  */
-export const INLINE_MARKDOWN_LIMIT = 64 * 1024
+export const INLINE_MARKDOWN_LIMIT: number = Html.INLINE_MARKDOWN_LIMIT
 
 /**
  * The model-facing description (our own wording).
@@ -152,30 +195,20 @@ export type Output = typeof Output.Type
  *
  * @since 0.1.0
  */
-export const BROWSER_USER_AGENT =
-  "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/143.0.0.0 Safari/537.36"
+export const BROWSER_USER_AGENT: string = Exchange.BROWSER_USER_AGENT
 /**
  * The honest user agent used to retry a Cloudflare challenge.
  *
  * @since 0.1.0
  */
-export const CHALLENGE_USER_AGENT = "toolgate"
+export const CHALLENGE_USER_AGENT: string = Exchange.CHALLENGE_USER_AGENT
 
 /**
  * The `Accept` header for each format.
  *
  * @since 0.1.0
  */
-export const accept = (format: Format): string => {
-  switch (format) {
-    case "markdown":
-      return "text/markdown;q=1.0, text/x-markdown;q=0.9, text/plain;q=0.8, text/html;q=0.7, */*;q=0.1"
-    case "text":
-      return "text/plain;q=1.0, text/markdown;q=0.9, text/html;q=0.8, */*;q=0.1"
-    case "html":
-      return "text/html;q=1.0, application/xhtml+xml;q=0.9, text/plain;q=0.8, text/markdown;q=0.7, */*;q=0.1"
-  }
-}
+export const accept: (format: Format) => string = Exchange.accept
 
 /**
  * Reads a response body of at most `max` bytes. A declared `Content-Length` (safe non-negative integer) above `max`
@@ -183,126 +216,21 @@ export const accept = (format: Format): string => {
  *
  * @since 0.1.0
  */
-export const collectBoundedBody = <E>(
-  response: HttpClientResponse.HttpClientResponse,
-  max: number,
-  tooLarge: () => E,
-  onProgress?: (received: number, declared: number | undefined) => void,
-): Effect.Effect<Uint8Array, E | HttpClientError.ResponseError> =>
-  Effect.suspend(() => {
-    const header = response.headers["content-length"]
-    const declared = header === undefined || header === "" ? undefined : Number.parseInt(header, 10)
-    if (declared !== undefined && Number.isSafeInteger(declared) && declared >= 0 && declared > max) {
-      return Effect.fail(tooLarge())
-    }
-    const chunks: Array<Uint8Array> = []
-    let size = 0
-    const total = declared !== undefined && Number.isSafeInteger(declared) && declared >= 0 ? declared : undefined
-    let reported = 0
-    return Stream.runForEach(response.stream, (chunk) => {
-      if (size + chunk.byteLength > max) return Effect.fail(tooLarge())
-      chunks.push(chunk)
-      size += chunk.byteLength
-      if (onProgress !== undefined && size - reported >= PROGRESS_BYTES) {
-        reported = size
-        onProgress(size, total)
-      }
-      return Effect.void
-    }).pipe(Effect.map(() => Buffer.concat(chunks, size)))
-  })
+export const collectBoundedBody = BoundedBody.collectBoundedBody
 
 /**
  * The mime type of a `content-type` value: the part before `;`, trimmed and lower-cased.
  *
  * @since 0.1.0
  */
-export const mimeOf = (contentType: string): string => (contentType.split(";", 1)[0] ?? "").trim().toLowerCase()
-
-const isImage = (mime: string) =>
-  mime.startsWith("image/") && mime !== "image/svg+xml" && mime !== "image/vnd.fastbidsheet"
-
-const isTextual = (mime: string) =>
-  mime === "" ||
-  mime.startsWith("text/") ||
-  mime === "application/json" ||
-  mime.endsWith("+json") ||
-  mime === "application/xml" ||
-  mime.endsWith("+xml") ||
-  mime === "application/javascript" ||
-  mime === "application/x-javascript"
-
-const SKIPPED = new Set(["script", "style", "noscript", "iframe", "object", "embed"])
-
-/** A parser whose handlers collect what `result` returns once the whole document has been written. */
-interface Pass<A> {
-  readonly parser: Parser
-  readonly result: () => A
-}
-
-const textPass = (): Pass<string> => {
-  let text = ""
-  let depth = 0
-  const parser = new Parser({
-    onopentag: (tag) => {
-      if (depth > 0 || SKIPPED.has(tag)) depth++
-    },
-    ontext: (chunk) => {
-      if (depth === 0) text += chunk
-    },
-    onclosetag: () => {
-      if (depth > 0) depth--
-    },
-  })
-  return { parser, result: () => text.trim() }
-}
-
-const depthPass = (): Pass<number> => {
-  let depth = 0
-  let deepest = 0
-  const parser = new Parser({
-    onopentag: () => {
-      depth++
-      if (depth > deepest) deepest = depth
-    },
-    onclosetag: () => {
-      if (depth > 0) depth--
-    },
-  })
-  return { parser, result: () => deepest }
-}
-
-const runPass = <A>(pass: Pass<A>, html: string): A => {
-  pass.parser.write(html)
-  pass.parser.end()
-  return pass.result()
-}
-
-/** The characters fed to a parser between two yields to the event loop. */
-const PASS_CHUNK = 256 * 1024
-
-/** Yields to the event loop (timers included), so a pending timeout can interrupt a long parse. */
-const yieldToEventLoop = Effect.async<void>((resume) => {
-  const handle = setImmediate(() => resume(Effect.void))
-  return Effect.sync(() => clearImmediate(handle))
-})
-
-/** `runPass` in chunks with a yield to the event loop between them: interruptible, and never blocks for long. */
-const runPassChunked = <A>(pass: Pass<A>, html: string): Effect.Effect<A> =>
-  Effect.gen(function* () {
-    for (let at = 0; at < html.length; at += PASS_CHUNK) {
-      pass.parser.write(html.slice(at, at + PASS_CHUNK))
-      if (at + PASS_CHUNK < html.length) yield* yieldToEventLoop
-    }
-    pass.parser.end()
-    return pass.result()
-  })
+export const mimeOf: (contentType: string) => string = Exchange.mimeOf
 
 /**
  * The concatenated text nodes of `html` outside active or embedded content (nesting-aware), trimmed.
  *
  * @since 0.1.0
  */
-export const extractText = (html: string): string => runPass(textPass(), html)
+export const extractText: (html: string) => string = Html.extractText
 
 /**
  * The deepest element nesting converted to Markdown. Turndown's DOM parser is quadratic in depth and its converter
@@ -310,176 +238,15 @@ export const extractText = (html: string): string => runPass(textPass(), html)
  *
  * @since 0.1.0
  */
-export const MAX_HTML_DEPTH = 1024
-
-/** Turndown's options: ATX headings, `---` rules, `-` bullets, fenced code, `*` emphasis. */
-const TURNDOWN_OPTIONS = {
-  headingStyle: "atx",
-  hr: "---",
-  bulletListMarker: "-",
-  codeBlockStyle: "fenced",
-  emDelimiter: "*",
-} as const satisfies TurndownService.Options
-
-/** Elements dropped with their content. */
-const TURNDOWN_REMOVED = ["script", "style", "meta", "link"] as const
-
-let turndown: TurndownService | undefined
-
-const depthError = () => new Error(`HTML nesting exceeds ${MAX_HTML_DEPTH} levels`)
-
-const turndownInline = (html: string): string => {
-  if (turndown === undefined) {
-    // Loaded on the first conversion (it brings a whole DOM implementation), not with the module.
-    const Turndown = CorePackage.require("turndown") as typeof TurndownService
-    turndown = new Turndown(TURNDOWN_OPTIONS)
-    turndown.remove([...TURNDOWN_REMOVED])
-  }
-  return turndown.turndown(html)
-}
+export const MAX_HTML_DEPTH: number = Html.MAX_HTML_DEPTH
 
 /**
  * `html` as Markdown: ATX headings, `---` rules, `-` bullets, fenced code, `*` emphasis; no script/style/meta/link.
- * Throws on documents nested deeper than `MAX_HTML_DEPTH`.
+ * Throws `ConversionError` on documents nested deeper than `MAX_HTML_DEPTH`.
  *
  * @since 0.1.0
  */
-export const toMarkdown = (html: string): string => {
-  if (runPass(depthPass(), html) > MAX_HTML_DEPTH) throw depthError()
-  return turndownInline(html)
-}
-
-/** The worker's whole program: convert `workerData.html` with the same options and post the Markdown back. */
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require("node:worker_threads")
-const TurndownService = require(workerData.module)
-const service = new TurndownService(workerData.options)
-service.remove(workerData.removed)
-parentPort.postMessage(service.turndown(workerData.html))
-`
-
-let turndownModule: string | undefined
-
-/** Converts `html` in a fresh worker thread; interruption (the timeout) terminates the worker. */
-const turndownInWorker = (html: string): Effect.Effect<string, Error> =>
-  Effect.async<string, Error>((resume) => {
-    turndownModule ??= CorePackage.require.resolve("turndown")
-    const worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData: { module: turndownModule, options: TURNDOWN_OPTIONS, removed: TURNDOWN_REMOVED, html },
-    })
-    let settled = false
-    const settle = (effect: Effect.Effect<string, Error>) => {
-      if (settled) return
-      settled = true
-      resume(effect)
-    }
-    worker.once("message", (markdown: string) => settle(Effect.succeed(markdown)))
-    worker.once("error", (error) => settle(Effect.fail(error instanceof Error ? error : new Error(String(error)))))
-    worker.once("exit", (code) => settle(Effect.fail(new Error(`HTML conversion stopped (exit code ${code})`))))
-    // Stopping starts at once; the call does not wait for the thread to wind down.
-    return Effect.sync(() => void worker.terminate().catch(() => undefined))
-  })
-
-/** `toMarkdown` without blocking the event loop for long: chunked depth check, then inline or worker conversion. */
-const toMarkdownBounded = (html: string): Effect.Effect<string, Error> =>
-  Effect.gen(function* () {
-    if ((yield* runPassChunked(depthPass(), html)) > MAX_HTML_DEPTH) return yield* Effect.fail(depthError())
-    if (html.length <= INLINE_MARKDOWN_LIMIT) {
-      return yield* Effect.try({ try: () => turndownInline(html), catch: (error) => error as Error })
-    }
-    return yield* turndownInWorker(html)
-  })
-
-const convert = (body: string, contentType: string, format: Format): Effect.Effect<string, Error> => {
-  if (!contentType.includes("text/html")) return Effect.succeed(body)
-  if (format === "markdown") return toMarkdownBounded(body)
-  if (format === "text") return runPassChunked(textPass(), body)
-  return Effect.succeed(body)
-}
-
-const request = (url: string, format: Format, userAgent: string) =>
-  HttpClientRequest.get(url).pipe(
-    HttpClientRequest.setHeaders({
-      "User-Agent": userAgent,
-      Accept: accept(format),
-      "Accept-Language": "en-US,en;q=0.9",
-    }),
-  )
-
-const isChallenge = (response: HttpClientResponse.HttpClientResponse) =>
-  response.status === 403 && response.headers["cf-mitigated"] === "challenge"
-
-const REDIRECTS = new Set([301, 302, 303, 307, 308])
-
-/** What one hop produced: a redirect to follow, or the page. */
-type Exchange =
-  | { readonly _tag: "redirect"; readonly location: string }
-  | { readonly _tag: "page"; readonly body: Uint8Array; readonly contentType: string }
-
-/**
- * One GET of `target` over sockets that can only connect to `addresses` (the checked ones), with the Cloudflare
- * retry; a redirect is returned, not followed.
- */
-const exchange = (
-  target: WebAddress.Canonical,
-  addresses: ReadonlyArray<WebAddress.Resolved>,
-  format: Format,
-  progress: Tool.Context["progress"],
-) =>
-  Effect.scoped(
-    Effect.gen(function* () {
-      const agent = yield* NodeHttpClient.makeAgent({ lookup: WebAddress.pinnedLookup(addresses), keepAlive: false })
-      const http = yield* Effect.provideService(NodeHttpClient.make, NodeHttpClient.HttpAgent, agent)
-      let response = yield* http.execute(request(target.href, format, BROWSER_USER_AGENT))
-      if (isChallenge(response)) response = yield* http.execute(request(target.href, format, CHALLENGE_USER_AGENT))
-      const location = response.headers["location"]
-      if (REDIRECTS.has(response.status) && location !== undefined && location !== "") {
-        return { _tag: "redirect", location } satisfies Exchange as Exchange
-      }
-      if (response.status < 200 || response.status >= 300) {
-        return yield* Effect.fail(new Error(`Request failed with status ${response.status}`))
-      }
-      const contentType = response.headers["content-type"] ?? ""
-      const mime = mimeOf(contentType)
-      if (isImage(mime)) return yield* Effect.fail(new Error(`Unsupported fetched image content type: ${mime}`))
-      if (!isTextual(mime)) return yield* Effect.fail(new Error(`Unsupported fetched file content type: ${mime}`))
-      const body = yield* collectBoundedBody(
-        response,
-        MAX_RESPONSE_BYTES,
-        () => new Error(`Response too large (exceeds ${MAX_RESPONSE_BYTES} byte limit)`),
-        progress === undefined
-          ? undefined
-          : (received, declared) =>
-              progress({
-                message: `received ${received} bytes${declared === undefined ? "" : ` of ${declared}`}`,
-                progress: received,
-                ...(declared === undefined ? {} : { total: declared }),
-              }),
-      )
-      return { _tag: "page", body, contentType } satisfies Exchange as Exchange
-    }),
-  )
-
-const timedOut = () => new Error("Request timed out")
-
-/**
- * A time budget shared by every timed step of one call (resolution, transfer, conversion). Time spent waiting for
- * a permission answer is not counted: the user's reading time is not the network's.
- */
-const makeBudget = (seconds: number) =>
-  Effect.sync(() => {
-    let left = seconds * 1000
-    return <A, E, R>(step: Effect.Effect<A, E, R>): Effect.Effect<A, E | Error, R> =>
-      Effect.gen(function* () {
-        if (left <= 0) return yield* Effect.fail(timedOut())
-        const started = yield* Clock.currentTimeMillis
-        return yield* step.pipe(
-          Effect.timeoutFail({ duration: Duration.millis(left), onTimeout: timedOut }),
-          Effect.ensuring(Effect.map(Clock.currentTimeMillis, (now) => void (left -= now - started))),
-        )
-      })
-  })
+export const toMarkdown: (html: string) => string = Html.toMarkdown
 
 const canonicalOf = (raw: string, base?: string) =>
   Either.match(WebAddress.canonical(raw, base), {
@@ -514,7 +281,7 @@ export const make = (
     execute: (input, context) =>
       Effect.gen(function* () {
         const caller = PermissionV2.fromToolCall(context)
-        const timed = yield* makeBudget(input.timeout ?? DEFAULT_TIMEOUT_SECONDS)
+        const timed = yield* Exchange.makeBudget(input.timeout ?? DEFAULT_TIMEOUT_SECONDS)
         let target = yield* canonicalOf(input.url)
         let from: string | undefined
         for (let redirects = 0; ; redirects++) {
@@ -538,14 +305,14 @@ export const make = (
               ...caller,
             })
           }
-          const result = yield* timed(exchange(target, addresses, input.format, context.progress))
+          const result = yield* timed(Exchange.exchange(target, addresses, input.format, context.progress))
           if (result._tag === "page") {
             const text = new TextDecoder().decode(result.body)
-            const output = yield* timed(convert(text, result.contentType, input.format))
+            const output = yield* timed(Html.convert(text, result.contentType, input.format))
             return { url: input.url, contentType: result.contentType, format: input.format, output } satisfies Output
           }
           if (redirects >= MAX_REDIRECTS) {
-            return yield* Effect.fail(new Error(`Too many redirects (more than ${MAX_REDIRECTS})`))
+            return yield* new RedirectLimitError({ limit: MAX_REDIRECTS })
           }
           from = target.href
           target = yield* canonicalOf(result.location, target.href)

@@ -19,7 +19,7 @@ import * as LLM from "../values/llm.js"
 import * as PermissionV2 from "../policy/permission.js"
 import * as Tool from "../tool/tool.js"
 import * as Tools from "../tool/tools.js"
-import { collectBoundedBody } from "./web-fetch-tool.js"
+import { collectBoundedBody } from "./internal/bounded-body.js"
 
 /**
  * The registered tool name and permission action.
@@ -282,6 +282,50 @@ export const selectProvider = (
   return hash % 2 === 0 ? "exa" : "parallel"
 }
 
+/**
+ * The provider answered with a status outside 2xx.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class StatusError extends Schema.TaggedError<StatusError>()("WebSearchTool.StatusError", {
+  tool: Schema.String,
+  status: Schema.Number,
+}) {
+  override get message(): string {
+    return `${this.tool} request failed with status ${this.status}`
+  }
+}
+
+/**
+ * The provider's response body is larger than `MAX_RESPONSE_BYTES`.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class TooLargeError extends Schema.TaggedError<TooLargeError>()("WebSearchTool.TooLargeError", {
+  tool: Schema.String,
+  limit: Schema.Number,
+}) {
+  override get message(): string {
+    return `${this.tool} response exceeded ${this.limit} bytes`
+  }
+}
+
+/**
+ * The provider did not answer within `REQUEST_TIMEOUT`.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class TimeoutError extends Schema.TaggedError<TimeoutError>()("WebSearchTool.TimeoutError", {
+  tool: Schema.String,
+}) {
+  override get message(): string {
+    return `${this.tool} request timed out`
+  }
+}
+
 const McpResult = Schema.Struct({
   result: Schema.Struct({
     content: Schema.Array(Schema.Struct({ type: Schema.String, text: Schema.String })),
@@ -346,15 +390,15 @@ const callMcp = (
     )
     const response = yield* http.execute(request)
     if (response.status < 200 || response.status >= 300) {
-      return yield* Effect.fail(new Error(`${tool} request failed with status ${response.status}`))
+      return yield* new StatusError({ tool, status: response.status })
     }
     const body = yield* collectBoundedBody(
       response,
       MAX_RESPONSE_BYTES,
-      () => new Error(`${tool} response exceeded ${MAX_RESPONSE_BYTES} bytes`),
+      () => new TooLargeError({ tool, limit: MAX_RESPONSE_BYTES }),
     )
     return parseResponse(new TextDecoder().decode(body))
-  }).pipe(Effect.timeoutFail({ duration: REQUEST_TIMEOUT, onTimeout: () => new Error(`${tool} request timed out`) }))
+  }).pipe(Effect.timeoutFail({ duration: REQUEST_TIMEOUT, onTimeout: () => new TimeoutError({ tool }) }))
 
 /**
  * Builds the tool around a captured HTTP client, configuration and permission service.

@@ -115,7 +115,7 @@ export interface RunResult {
  *
  * @since 0.1.0
  */
-export class AppProcessError extends Schema.TaggedError<AppProcessError>()("AppProcessError", {
+export class AppProcessError extends Schema.TaggedError<AppProcessError>()("AppProcess.AppProcessError", {
   command: Schema.String,
   exitCode: Schema.optional(Schema.Number),
   stderr: Schema.optional(Schema.String),
