@@ -9,6 +9,8 @@ export default defineConfig({
     // Stress, differential and load suites run in the separate stress project (vitest.stress.config.ts).
     exclude: [...configDefaults.exclude, "test/**/*.stress.test.ts"],
     environment: "node",
+    // Bundles the bins from the sources once per run (test/global-setup.ts).
+    globalSetup: ["test/global-setup.ts"],
     // Every test spawns `node bin/toolgate.js`, which loads the library through tsx on each start.
     testTimeout: 120_000,
   },

@@ -9,6 +9,8 @@ export default defineConfig({
     name: "mcp-stress",
     include: ["test/**/*.stress.test.ts"],
     environment: "node",
+    // Bundles the bins from the sources once per run (test/global-setup.ts).
+    globalSetup: ["test/global-setup.ts"],
     testTimeout: 600_000,
     hookTimeout: 120_000,
   },

@@ -3,17 +3,14 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { SOURCE_NODE_ARGS } from "../../../vitest.shared.js"
 
 /**
- * How tests start `toolgate`: `src/main.ts` through tsx with `@toolgate/*` resolved to sources, so no build is
- * needed (the published `bin/toolgate.js` runs the bundle that scripts/bundle-bins.mjs builds from `dist/main.js`;
+ * How tests start `toolgate`: the bundle of `src/main.ts` with `@toolgate/*` resolved to sources that the project's
+ * global setup builds once per run (test/global-setup.ts), so no build is needed and a start takes well under a
+ * second (the published `bin/toolgate.js` runs the bundle that scripts/bundle-bins.mjs builds from `dist/main.js`;
  * scripts/pack-check.mjs runs that one).
  */
-export const BIN: ReadonlyArray<string> = [
-  ...SOURCE_NODE_ARGS,
-  fileURLToPath(new URL("../src/main.ts", import.meta.url)),
-]
+export const BIN: ReadonlyArray<string> = [fileURLToPath(new URL("../test-bundle/toolgate.js", import.meta.url))]
 
 /** A fresh real temp directory. */
 export const tempDir = (prefix = "toolgate-cli-"): string =>

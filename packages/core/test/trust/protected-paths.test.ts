@@ -206,7 +206,7 @@ describe("protected paths: writes that would change the rules ask protected_path
         )
         expect(text(settled)).toContain("Created file successfully")
         expect(log.asks.map((ask) => ask.action)).toEqual(["protected_path"])
-        expect(log.asks[0]!.save).toBeUndefined()
+        expect(log.asks[0]!.save ?? []).toEqual([])
         expect(fs.readFileSync(path.join(directory, ".toolgate", "agents", "helper.md"), "utf8")).toBe("help\n")
       }),
   )

@@ -17,12 +17,12 @@ import {
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js"
 import { afterEach } from "@effect/vitest"
-import { SOURCE_NODE_ARGS } from "../../../../vitest.shared.js"
 
 export const packageDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..")
+/** The bundles of the test server entry and the command line, built once per run by test/global-setup.ts. */
 const entries = {
-  serve: path.join(packageDir, "test", "support", "entry.ts"),
-  run: path.join(packageDir, "src", "main.ts"),
+  serve: path.join(packageDir, "test-bundle", "serve.js"),
+  run: path.join(packageDir, "test-bundle", "toolgate-mcp.js"),
 }
 
 const cleanups: Array<() => Promise<void>> = []
@@ -37,8 +37,8 @@ export const tempDir = (prefix: string) => {
   return dir
 }
 
-/** Node arguments that run one of the server entries from sources. */
-export const serverArgs = (entry: keyof typeof entries): ReadonlyArray<string> => [...SOURCE_NODE_ARGS, entries[entry]]
+/** Node arguments that run one of the server entries (bundled from the sources). */
+export const serverArgs = (entry: keyof typeof entries): ReadonlyArray<string> => [entries[entry]]
 
 export interface ConnectOptions {
   readonly elicit?: (request: ElicitRequest["params"]) => ElicitResult | Promise<ElicitResult>

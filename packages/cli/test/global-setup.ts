@@ -1,0 +1,11 @@
+/**
+ * Vitest global setup of the cli project: bundles `toolgate` from the TypeScript sources once per run into
+ * `test-bundle/` (see `BIN` in support.ts), so every spawned CLI starts from one file instead of compiling the
+ * sources through tsx on each start.
+ */
+// @ts-expect-error: a plain ES module script without declarations
+import { bundle } from "../../../scripts/bundle-bins.mjs"
+
+export const setup = async (): Promise<void> => {
+  await bundle({ entries: { toolgate: "packages/cli/src/main.ts" }, outdir: "packages/cli/test-bundle", source: true })
+}
