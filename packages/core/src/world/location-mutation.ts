@@ -197,7 +197,7 @@ export const make: Effect.Effect<Interface, never, Location.Service | FileSystem
   const location = yield* Location.Service
   const fs = yield* FileSystem.FileSystem
   const root = yield* Effect.orDie(fs.realPath(location.directory))
-  const contains = (canonical: string) => isWithin(root, canonical)
+  const contains = (canonical: string) => Path.isWithin(root, canonical)
 
   /** The realpath of `absolute`, or of its nearest existing ancestor joined with the missing tail. */
   const physical = (absolute: string) =>
@@ -241,7 +241,7 @@ export const make: Effect.Effect<Interface, never, Location.Service | FileSystem
       return yield* new PathError({ path: input.path, reason: "invalid_path", detail: invalid })
     const relative = !path.isAbsolute(input.path)
     const absolute = path.resolve(location.directory, input.path)
-    const lexicallyInternal = isWithin(location.directory, absolute)
+    const lexicallyInternal = Path.isWithin(location.directory, absolute)
     if (relative && !lexicallyInternal) return yield* new PathError({ path: input.path, reason: "relative_escape" })
     const resolved = yield* physical(absolute)
     if (lexicallyInternal && !contains(resolved.canonical)) {

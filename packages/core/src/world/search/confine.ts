@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as LocationMutation from "../location-mutation.js"
 import * as PermissionV2 from "../../policy/permission.js"
+import * as Path from "../../values/path.js"
 import type * as SessionV2 from "../../place/session.js"
 import { invalidInput, type InvalidInputError, type Match } from "./schema.js"
 
@@ -157,7 +158,7 @@ export const rootFailureMessage = (path: string, error: { readonly _tag: string 
  * @since 0.2.0
  */
 export const readResource = (root: string, absolute: string): string => {
-  const inside = LocationMutation.isWithin(root, absolute)
+  const inside = Path.isWithin(root, absolute)
   return (inside ? nodePath.relative(root, absolute) : absolute).replaceAll("\\", "/")
 }
 
