@@ -5,6 +5,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Ref, Schema } from "effect"
 import { ApplicationTools, Config, Global, type LLM, Tool, ToolOutputStore, ToolRegistry } from "../src/index.js"
 import { tempDir } from "./support/location.js"
+import { ToolTest } from "../src/entry/testing.js"
 
 const identity = { sessionID: "ses_registry", agent: "build", assistantMessageID: "msg_registry" } as const
 const call = (name: string, input: unknown = { text: name }): ToolRegistry.ExecuteInput => ({
@@ -82,11 +83,7 @@ describe("registry bounding (end to end)", () => {
       const file = settlement.outputPaths![0]!
       expect(path.dirname(file)).toBe(path.join(data, "tool-output", ToolOutputStore.UNSCOPED_FOLDER))
       const expected = yield* Effect.orDie(
-        Tool.settle(
-          big,
-          { id: "again", name: "big", input: { size: 3 * 1024 * 1024 } },
-          { ...identity, toolCallID: "again" },
-        ),
+        ToolTest.settle(big, { size: 3 * 1024 * 1024 }, { name: "big", context: { ...identity, toolCallID: "again" } }),
       )
       const full = (expected.content[0] as LLM.ToolTextContent).text
       expect(Buffer.byteLength(full)).toBeGreaterThanOrEqual(3 * 1024 * 1024)

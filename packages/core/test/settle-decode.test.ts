@@ -1,14 +1,16 @@
 /**
  * Input decoding and output encoding on the settlement path answer exactly what `Schema.decodeUnknownEither(input,
  * { onExcessProperty: "error", errors: "all" })` and `Schema.encodeEither(output)` answer: the same value (key order
- * included) or the same model-visible error, for structs (which take a faster parser) and for every other shape, on
- * random values with and without keys the schema does not declare.
+ * included), or a failure made from the very issue the full decoder reports, for structs (which take a faster parser)
+ * and for every other shape, on random values with and without keys the schema does not declare. An effectful field
+ * transform runs once per call, whether the input is valid or not.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Exit, FastCheck as fc, Schema } from "effect"
+import { Effect, Either, Exit, FastCheck as fc, ParseResult, Schema } from "effect"
+import { ToolTest } from "../src/entry/testing.js"
 import { type LLM, Tool } from "../src/index.js"
+import * as InvalidInput from "../src/tool/internal/invalid-input.js"
 
-const context = { sessionID: "ses_decode", agent: "build", assistantMessageID: "msg_decode", toolCallID: "call" }
 const options = { onExcessProperty: "error", errors: "all" } as const
 
 const Pair = Schema.Struct({ old: Schema.String, new: Schema.String })
@@ -66,7 +68,7 @@ describe("settlement input decoding", () => {
       const decode = Schema.decodeUnknownEither(schema, options)
       fc.assert(
         fc.property(input, (raw) => {
-          const exit = Effect.runSyncExit(Tool.settle(tool, { id: "call", name: label, input: raw }, context))
+          const exit = Effect.runSyncExit(ToolTest.settle(tool, raw))
           const expected = decode(raw)
           if (Either.isRight(expected)) {
             expect(exit).toEqual(Exit.succeed({ structured: { decoded: expected.right }, content: [] }))
@@ -74,9 +76,7 @@ describe("settlement input decoding", () => {
               shape({ decoded: expected.right }),
             )
           } else {
-            expect(exit).toEqual(
-              Exit.fail(new Tool.Failure({ message: `Invalid tool input: ${expected.left.message}` })),
-            )
+            expect(exit).toEqual(Exit.fail(new Tool.Failure({ message: InvalidInput.message(expected.left.issue) })))
           }
         }),
         { numRuns: 400 },
@@ -95,7 +95,7 @@ describe("settlement input decoding", () => {
       const encode = Schema.encodeEither(schema)
       fc.assert(
         fc.property(input, (raw) => {
-          const exit = Effect.runSyncExit(Tool.settle(tool, { id: "call", name: label, input: raw }, context))
+          const exit = Effect.runSyncExit(ToolTest.settle(tool, raw))
           const expected = encode(raw)
           if (Either.isRight(expected)) {
             const content = typeof expected.right === "string" ? [{ type: "text", text: expected.right }] : []
@@ -119,25 +119,50 @@ describe("settlement input decoding", () => {
       output: Schema.String,
       execute: ({ text }) => Effect.sync(() => (ran++, text)),
     })
-    const exit = Effect.runSyncExit(
-      Tool.settle(tool, { id: "call", name: "echo", input: { text: "hi", extra: 1 } }, context),
-    )
+    const exit = Effect.runSyncExit(ToolTest.settle(tool, { text: "hi", extra: 1 }))
     expect(exit).toEqual(
-      Exit.fail(
-        new Tool.Failure({
-          message: 'Invalid tool input: { readonly text: string }\n└─ ["extra"]\n   └─ is unexpected, expected: "text"',
-        }),
-      ),
+      Exit.fail(new Tool.Failure({ message: "Invalid tool input: extra: unexpected property, expected one of text" })),
     )
-    const symbolKey = Effect.runSyncExit(
-      Tool.settle(tool, { id: "call", name: "echo", input: { text: "hi", [Symbol.for("x")]: 1 } }, context),
-    )
+    const symbolKey = Effect.runSyncExit(ToolTest.settle(tool, { text: "hi", [Symbol.for("x")]: 1 }))
     expect(Exit.isFailure(symbolKey)).toBe(true)
     expect(ran).toBe(0)
-    expect(Effect.runSync(Tool.settle(tool, { id: "call", name: "echo", input: { text: "hi" } }, context))).toEqual({
+    expect(Effect.runSync(ToolTest.settle(tool, { text: "hi" }))).toEqual({
       structured: "hi",
       content: [{ type: "text", text: "hi" }],
     })
     expect(ran).toBe(1)
   })
+
+  it.live("an effectful field transform runs once per call: valid, invalid, and failing in the transform itself", () =>
+    Effect.gen(function* () {
+      let runs = 0
+      // Asynchronous, so no synchronous parser can settle it: only an Effect parse can.
+      const Counted = Schema.transformOrFail(Schema.String, Schema.String, {
+        strict: true,
+        decode: (value, _, ast) =>
+          Effect.flatMap(Effect.sleep("1 millis"), () => {
+            runs++
+            return value === "bad"
+              ? Effect.fail(new ParseResult.Type(ast, value, "bad is refused"))
+              : Effect.succeed(value)
+          }),
+        encode: (value) => Effect.succeed(value),
+      })
+      const tool = Tool.make({
+        description: "counted",
+        input: Schema.Struct({ text: Counted, n: Schema.Number }),
+        output: Schema.String,
+        execute: ({ text }) => Effect.succeed(text),
+      })
+      expect((yield* ToolTest.settle(tool, { text: "ok", n: 1 })).structured).toBe("ok")
+      expect(runs).toBe(1)
+      // Another property is invalid: the transform still runs once (errors: "all"), never three times.
+      const invalid = yield* Effect.flip(ToolTest.settle(tool, { text: "ok", n: "1" }))
+      expect(invalid.message).toBe('Invalid tool input: n: expected a number, got "1"')
+      expect(runs).toBe(2)
+      const refused = yield* Effect.flip(ToolTest.settle(tool, { text: "bad", n: 1 }))
+      expect(refused.message).toBe("Invalid tool input: text: bad is refused")
+      expect(runs).toBe(3)
+    }),
+  )
 })

@@ -1,12 +1,23 @@
 /**
- * The settlement hot path: no span within limits, one `ToolOutputStore.spill` span over a limit, the public
- * `bound` still traced, `Tool.settleThen` equal to `Tool.settle` + a match, and settlement still lazy.
+ * The settlement hot path: no span within limits, one `ToolOutputStore.spill` span over a limit (also from `bound`
+ * called directly), a materialization's settlement equal to the test entry's plus bounding for every outcome, and
+ * settlement still lazy.
  */
 import * as fs from "node:fs"
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Exit, Layer, Schema, Tracer } from "effect"
-import { ApplicationTools, Config, Global, type LLM, Tool, ToolOutputStore, ToolRegistry } from "../src/index.js"
+import { ToolTest } from "../src/entry/testing.js"
+import {
+  ApplicationTools,
+  Config,
+  Global,
+  type LLM,
+  LLM as LLMValues,
+  Tool,
+  ToolOutputStore,
+  ToolRegistry,
+} from "../src/index.js"
 import { tempDir } from "./support/location.js"
 
 const identity = { sessionID: "ses_hot", agent: "build", assistantMessageID: "msg_hot" } as const
@@ -92,31 +103,30 @@ describe("settlement hot path", () => {
     }),
   )
 
-  it.scoped("the public bound is still traced and answers what settlementBound answers", () =>
+  it.scoped("bound starts no span within limits and only ToolOutputStore.spill over a limit", () =>
     Effect.gen(function* () {
       const data = yield* tempDir()
       const [, store] = yield* realRegistry(data)
       const output: LLM.ToolOutput = { structured: null, content: [{ type: "text", text: "hello" }] }
-      const input = { sessionID: "ses_hot", toolCallID: "call_public", output }
-      const traced = yield* spanNames(store.bound(input))
-      expect(traced.names).toEqual(["ToolOutputStore.bound"])
-      const untraced = yield* spanNames(ToolOutputStore.settlementBound(store)(input))
-      expect(untraced.names).toEqual([])
-      expect(untraced.value).toEqual(traced.value)
-      expect(traced.value.output).toBe(output)
+      const within = yield* spanNames(store.bound({ sessionID: "ses_hot", toolCallID: "call_public", output }))
+      expect(within.names).toEqual([])
+      expect(within.value.output).toBe(output)
+      const big: LLM.ToolOutput = {
+        structured: null,
+        content: [{ type: "text", text: "line\n".repeat(ToolOutputStore.MAX_LINES + 1) }],
+      }
+      const over = yield* spanNames(store.bound({ sessionID: "ses_hot", toolCallID: "call_big", output: big }))
+      expect(over.names).toEqual(["ToolOutputStore.spill"])
+      expect(over.value.outputPaths).toHaveLength(1)
     }),
   )
 
-  it.effect("settlementBound of a store not built by make is that store's own bound", () =>
+  it.scoped("a materialization settles every outcome as the test entry does, then bounds it", () =>
     Effect.gen(function* () {
-      const store = yield* ToolOutputStore.Service
-      expect(ToolOutputStore.settlementBound(store)).toBe(store.bound)
-    }).pipe(Effect.provide(ToolOutputStore.layerPassthrough)),
-  )
-
-  it.effect("settleThen continues exactly as settle followed by a match", () =>
-    Effect.gen(function* () {
-      const context = { ...identity, toolCallID: "call_then" }
+      const data = yield* tempDir()
+      const [registry] = yield* realRegistry(data)
+      yield* registry.register({ shaped })
+      const turn = yield* registry.materialize()
       const inputs: ReadonlyArray<unknown> = [
         { text: "abc" },
         { text: "fail" },
@@ -125,39 +135,16 @@ describe("settlement hot path", () => {
         "not an object",
       ]
       for (const input of inputs) {
-        const toolCall = { id: "call_then", name: "shaped", input }
-        const viaSettle = yield* Effect.either(Tool.settle(shaped, toolCall, context))
-        const viaThen = yield* Effect.suspend(() =>
-          Tool.settleThen<Either.Either<LLM.ToolOutput, LLM.ToolFailure>, never>(shaped, toolCall, context, {
-            onSuccess: (output) => Effect.succeed(Either.right(output)),
-            onFailure: (failure) => Effect.succeed(Either.left(failure)),
-          }),
+        const direct = yield* Effect.either(ToolTest.settle(shaped, input, { context: identity }))
+        const settled = yield* turn.settle(call("shaped", input))
+        expect(settled.result).toEqual(
+          Either.isRight(direct)
+            ? LLMValues.toResultValue(direct.right)
+            : { type: "error", value: direct.left.message },
         )
-        expect(viaThen).toEqual(viaSettle)
       }
-      const structured = yield* Tool.settle(shaped, { id: "c", name: "shaped", input: { text: "abcd" } }, context)
-      expect(structured.structured).toEqual({ doubled: "44" })
-    }),
-  )
-
-  it.effect("a continuation's failure is not taken for a tool failure, and a tool defect stays a defect", () =>
-    Effect.gen(function* () {
-      const context = { ...identity, toolCallID: "call_then" }
-      const continuations = {
-        onSuccess: () => Effect.fail("continuation failed" as const),
-        onFailure: () => Effect.succeed("tool failure" as const),
-      }
-      const ok = yield* Effect.exit(
-        Effect.suspend(() =>
-          Tool.settleThen(shaped, { id: "c", name: "shaped", input: { text: "x" } }, context, continuations),
-        ),
-      )
-      expect(ok).toEqual(Exit.fail("continuation failed"))
-      const died = yield* Effect.exit(
-        Effect.suspend(() =>
-          Tool.settleThen(shaped, { id: "c", name: "shaped", input: { text: "die" } }, context, continuations),
-        ),
-      )
+      expect((yield* ToolTest.settle(shaped, { text: "abcd" })).structured).toEqual({ doubled: "44" })
+      const died = yield* Effect.exit(turn.settle(call("shaped", { text: "die" })))
       expect(Exit.isFailure(died) && died.cause._tag).toBe("Die")
     }),
   )

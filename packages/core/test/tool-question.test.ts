@@ -11,6 +11,7 @@ import {
   ToolRegistry,
 } from "../src/index.js"
 import * as Permission from "./support/permission.js"
+import { ToolTest } from "../src/entry/testing.js"
 
 /** Records every ask input; answers `[["Build"], []]` unless told to dismiss. */
 interface FakeQuestion {
@@ -179,10 +180,13 @@ describe("question tool", () => {
       })
       const tool = QuestionTool.make({ permission, question: fakeQuestion.service })
       const failure = yield* Effect.flip(
-        Tool.settle(
+        ToolTest.settle(
           tool,
-          { id: "call-missing", name: "question", input: { questions } },
-          { sessionID: "ses_missing", agent: "build", assistantMessageID: "msg_tool_test", toolCallID: "call-missing" },
+          { questions },
+          {
+            name: "question",
+            context: { sessionID: "ses_missing", assistantMessageID: "msg_tool_test", toolCallID: "call-missing" },
+          },
         ),
       )
       expect(failure.message).toBe("Permission denied: question")

@@ -16,6 +16,7 @@ import {
 } from "../src/index.js"
 import { tempDir } from "./support/location.js"
 import * as Permission from "./support/permission.js"
+import { ToolTest } from "../src/entry/testing.js"
 
 const write = (file: string, text: string) => {
   fs.mkdirSync(path.dirname(file), { recursive: true })
@@ -158,11 +159,7 @@ describe("skill tool", () => {
         fs: yield* FileSystem.FileSystem.pipe(Effect.provide(NodeContext.layer)),
       })
       const failure = yield* Effect.flip(
-        Tool.settle(
-          tool,
-          { id: "call-gone", name: "skill", input: { name: "gone" } },
-          { ...identity, toolCallID: "call-gone" },
-        ),
+        ToolTest.settle(tool, { name: "gone" }, { name: "skill", context: { ...identity, toolCallID: "call-gone" } }),
       )
       expect(failure.message).toBe("Unable to load skill gone")
       expect((failure.error as { readonly _tag?: string })._tag).toBe("SystemError")

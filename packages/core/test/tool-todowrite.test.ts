@@ -15,6 +15,7 @@ import {
 } from "../src/index.js"
 import { tempDir } from "./support/location.js"
 import * as Permission from "./support/permission.js"
+import { ToolTest } from "../src/entry/testing.js"
 
 const registry = ToolRegistry.layer.pipe(
   Layer.provide(Layer.merge(ApplicationTools.layer, ToolOutputStore.layerPassthrough)),
@@ -134,10 +135,13 @@ describe("todowrite tool errors", () => {
       })
       const tool = TodoWriteTool.make({ permission, todos: store })
       const failure = yield* Effect.flip(
-        Tool.settle(
+        ToolTest.settle(
           tool,
-          { id: "call-missing", name: "todowrite", input: { todos } },
-          { sessionID: "ses_missing", agent: "build", assistantMessageID: "msg_tool_test", toolCallID: "call-missing" },
+          { todos },
+          {
+            name: "todowrite",
+            context: { sessionID: "ses_missing", assistantMessageID: "msg_tool_test", toolCallID: "call-missing" },
+          },
         ),
       )
       expect(failure.message).toBe("Unable to update todos")

@@ -18,6 +18,7 @@ import {
 } from "../src/index.js"
 import { loopbackServer, respond } from "./support/loopback-server.js"
 import * as FakePermission from "./support/permission.js"
+import { ToolTest } from "../src/entry/testing.js"
 
 const registry = ToolRegistry.layer.pipe(Layer.provide([ApplicationTools.layer, ToolOutputStore.layerPassthrough]))
 
@@ -515,11 +516,10 @@ describe("webfetch", () => {
       const tool = WebFetchTool.make(service)
       const inner = (url: string, timeout?: number) =>
         Effect.flip(
-          Tool.settle(
-            tool,
-            { id: "call-inner", name: "webfetch", input: timeout === undefined ? { url } : { url, timeout } },
-            { sessionID: "ses_webfetch", agent: "build", assistantMessageID: "msg", toolCallID: "call-inner" },
-          ),
+          ToolTest.settle(tool, timeout === undefined ? { url } : { url, timeout }, {
+            name: "webfetch",
+            context: { sessionID: "ses_webfetch", assistantMessageID: "msg", toolCallID: "call-inner" },
+          }),
         ).pipe(Effect.map((failure) => [failure.message, (failure.error as Error).message]))
       const base = server.base
       expect(yield* inner(`${base}/png`)).toEqual([

@@ -1,14 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Option, Schema } from "effect"
+import { ToolTest } from "../src/entry/testing.js"
 import { LLM, Tool } from "../src/index.js"
 
-const context: Tool.Context = {
-  sessionID: "ses_tool",
-  agent: "build",
-  assistantMessageID: "msg_tool_test",
-  toolCallID: "call-1",
-}
-const settle = (tool: Tool.AnyTool, input: unknown) => Tool.settle(tool, { id: "call-1", name: "t", input }, context)
+const settle = (tool: Tool.AnyTool, input: unknown) => ToolTest.settle(tool, input)
 
 describe("Tool", () => {
   it("make returns an opaque frozen value", () => {
@@ -28,7 +23,10 @@ describe("Tool", () => {
     expect(() => Tool.withPermission(foreign, "edit")).toThrow(new TypeError("Invalid Core Tool value"))
     expect(() => Tool.definition("x", foreign)).toThrow(TypeError)
     expect(() => Tool.permission(foreign, "x")).toThrow(TypeError)
-    expect(() => Tool.settle(foreign, { id: "c", name: "x", input: {} }, context)).toThrow(TypeError)
+    const exit = Effect.runSyncExit(ToolTest.settle(foreign, {}))
+    expect(Exit.isFailure(exit) && Cause.dieOption(exit.cause)).toEqual(
+      Option.some(new TypeError("Invalid Core Tool value")),
+    )
   })
 
   it("withPermission returns a new tool and leaves the original untouched", () => {

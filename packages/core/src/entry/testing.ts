@@ -11,3 +11,9 @@ export * as Core from "../testing/core.js"
  * @since 0.2.0
  */
 export * as ScriptedModel from "../assembly/scripted-model.js"
+/**
+ * The tool contract's test entry: settle one tool without a registry, for unit tests of a tool.
+ *
+ * @since 0.3.0
+ */
+export * as ToolTest from "../testing/tool-test.js"

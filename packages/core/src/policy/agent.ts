@@ -3,6 +3,8 @@
  * picks the default agent. Agents live in a replayable `State` container: built-ins and configuration install
  * transforms, and every rebuild replays them onto an empty map.
  *
+ * `resolve` is untraced: it runs on every permission request. The other methods are traced.
+ *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
@@ -88,15 +90,11 @@ export interface Interface {
   readonly get: (id: string) => Effect.Effect<Info | undefined>
   /** The selected default agent (configured default, else `build`, else the first selectable one). */
   readonly default: () => Effect.Effect<Info | undefined>
-  /** With an id: exact lookup; without: the default. `undefined` means the caller must deny everything. */
-  readonly resolve: (id?: string) => Effect.Effect<Info | undefined>
   /**
-   * `resolve` without a tracing span, for paths taken on every tool call (PermissionV2 resolves the agent of each
-   * request with it).
-   *
-   * @since 0.2.0
+   * With an id: exact lookup; without: the default. `undefined` means the caller must deny everything. Untraced:
+   * PermissionV2 resolves the agent of every request with it.
    */
-  readonly resolveUntraced: (id?: string) => Effect.Effect<Info | undefined>
+  readonly resolve: (id?: string) => Effect.Effect<Info | undefined>
   /** Like `resolve`, but always names an id (the default's, else `build`). */
   readonly select: (id?: string) => Effect.Effect<Selection>
   /** Every agent, in insertion order. */
@@ -167,10 +165,7 @@ export const make: Effect.Effect<Interface> = Effect.gen(function* () {
     default: Effect.fn("AgentV2.default")(function* () {
       return selectDefault(current())
     }),
-    resolve: Effect.fn("AgentV2.resolve")(function* (id?: string) {
-      return resolveNow(id)
-    }),
-    resolveUntraced: (id) => Effect.sync(() => resolveNow(id)),
+    resolve: (id) => Effect.sync(() => resolveNow(id)),
     select: Effect.fn("AgentV2.select")(function* (id?: string) {
       if (id !== undefined) return { id: ID.make(id), info: current().agents.get(ID.make(id)) } satisfies Selection
       const info = selectDefault(current())

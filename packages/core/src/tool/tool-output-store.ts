@@ -5,6 +5,9 @@
  * `<data>/tool-output/<project key>/tool_…`, so one project's output is not another's to read (see
  * docs/trust/managed-output.md).
  *
+ * `bound` runs once per tool call, so it is untraced (a span costs more than bounding an output within the limits);
+ * only an over-limit spill, which writes a file, is traced as `ToolOutputStore.spill`.
+ *
  * @since 0.1.0
  */
 import * as nodeFs from "node:fs"
@@ -155,6 +158,7 @@ export interface Capture {
  */
 export interface Interface {
   readonly limits: () => Effect.Effect<Limits>
+  /** Untraced: it runs once per tool call (an over-limit spill is traced as `ToolOutputStore.spill`). */
   readonly bound: (input: BoundInput) => Effect.Effect<BoundResult, StorageError>
   readonly cleanup: () => Effect.Effect<void>
   /**
@@ -177,17 +181,6 @@ export interface Interface {
  * @since 0.1.0
  */
 export class Service extends Context.Tag("@toolgate/v2/ToolOutputStore")<Service, Interface>() {}
-
-const settlementBounds = new WeakMap<Interface, Interface["bound"]>()
-
-/**
- * The `bound` a settlement calls: for a store built by `make`, the same bounding as its `bound` without the span
- * (settlement is the per-call hot path; only an over-limit spill is traced, as `ToolOutputStore.spill`); for any
- * other store, its own `bound`.
- *
- * @since 0.2.0
- */
-export const settlementBound = (store: Interface): Interface["bound"] => settlementBounds.get(store) ?? store.bound
 
 /**
  * A `capture` that keeps nothing (`path` undefined): for stores that do not retain output.
@@ -653,13 +646,7 @@ export const make = (
       )
     }
 
-    const bound = Effect.fn("ToolOutputStore.bound")(function* (input: BoundInput) {
-      return yield* boundWithCaptures(input)
-    })
-
-    const service = Service.of({ limits, bound, cleanup, capture })
-    settlementBounds.set(service, boundWithCaptures)
-    return service
+    return Service.of({ limits, bound: boundWithCaptures, cleanup, capture })
   })
 
 /** The Location's folder when a Location is in context, else `UNSCOPED_FOLDER`. */

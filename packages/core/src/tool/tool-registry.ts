@@ -20,6 +20,7 @@ import * as LLMValues from "../values/llm.js"
 import * as ToolOutputStore from "./tool-output-store.js"
 import * as Wildcard from "../values/wildcard.js"
 import * as ApplicationTools from "./application-tools.js"
+import * as Runtime from "./internal/runtime.js"
 import * as Tool from "./tool.js"
 import * as Tools from "./tools.js"
 
@@ -267,7 +268,7 @@ export const make: Effect.Effect<Interface, never, ApplicationTools.Service | To
     // result, output within limits) the one suspend and the final result are its only Effects: the continuations
     // are shared by every call (the call's identity comes back with its context), and a bound that is already
     // settled is mapped in place.
-    const bound = ToolOutputStore.settlementBound(store)
+    const bound = store.bound
     const toSettlement = (bounded: ToolOutputStore.BoundResult): Settlement => {
       const result = LLMValues.toResultValue(bounded.output)
       if (result.type === "error") return { result }
@@ -285,18 +286,21 @@ export const make: Effect.Effect<Interface, never, ApplicationTools.Service | To
       },
     }
 
+    // A call to a name whose registration changed since the materialization (replaced or removed) is stale.
     const settleWith = (
       { call, context }: Invocation,
-      advertised?: object,
+      advertised: object,
     ): Effect.Effect<Settlement, ToolOutputStore.Error> =>
       Effect.suspend(() => {
-        const name = call.name
-        const current = effective(name)
-        if (current === undefined)
-          return Effect.succeed(rejected(advertised ? `Stale tool call: ${name}` : `Unknown tool: ${name}`))
-        if (advertised !== undefined && current.identity !== advertised)
-          return Effect.succeed(rejected(`Stale tool call: ${name}`))
-        return Tool.settleThen(current.tool, call, context, continuations)
+        const current = effective(call.name)
+        if (current === undefined || current.identity !== advertised)
+          return Effect.succeed(rejected(`Stale tool call: ${call.name}`))
+        return Runtime.of<Tool.Context>(current.tool).settle(
+          call,
+          context,
+          continuations.onSuccess,
+          continuations.onFailure,
+        )
       })
 
     // The last materialized catalogue: reused while neither the registrations nor the rules changed. `hidden`

@@ -20,6 +20,7 @@ import {
 import * as Core from "../../src/testing/core.js"
 import { type Loopback, loopbackServer, respond } from "../support/loopback-server.js"
 import * as FakePermission from "../support/permission.js"
+import { ToolTest } from "../../src/entry/testing.js"
 
 /** How one ask is answered. */
 type Answer = (request: PermissionV2.Request) => { readonly reply: PermissionV2.Reply; readonly message?: string }
@@ -547,10 +548,10 @@ describe("conversion runs inside the timeout", () => {
         const { service } = yield* FakePermission.makeFake
         const again = performance.now()
         const failure = yield* Effect.flip(
-          Tool.settle(
+          ToolTest.settle(
             WebFetchTool.make(service),
-            { id: "call_big", name: "webfetch", input: { url: `${server.base}/big`, timeout } },
-            { sessionID: "ses_big", agent: "build", assistantMessageID: "msg", toolCallID: "call_big" },
+            { url: `${server.base}/big`, timeout },
+            { name: "webfetch", context: { sessionID: "ses_big", assistantMessageID: "msg", toolCallID: "call_big" } },
           ),
         )
         expect(performance.now() - again).toBeLessThan(timeout * 1000 + 600)

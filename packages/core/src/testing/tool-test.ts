@@ -1,0 +1,68 @@
+/**
+ * The test entry of the tool contract, for an embedder's unit tests of their own tools: `settle` runs one tool's
+ * settlement (decode input → execute → encode output → project model content) exactly as a materialization does,
+ * without a registry, a stale check or output bounding. Production code settles only through
+ * `ToolRegistry.Materialization.settle`; this module is exported from `@toolgate/core/testing` and never from the
+ * production entries.
+ *
+ * @since 0.3.0
+ */
+import * as Effect from "effect/Effect"
+import type * as LLM from "../values/llm.js"
+import * as Runtime from "../tool/internal/runtime.js"
+import type * as Tool from "../tool/tool.js"
+
+/**
+ * The context a test call runs with unless `settle` is given one.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const context: Tool.Context = {
+  sessionID: "ses_test",
+  agent: "build",
+  assistantMessageID: "msg_test",
+  toolCallID: "call_test",
+}
+
+const succeed = (output: LLM.ToolOutput) => Effect.succeed(output)
+
+/**
+ * Settles `input` with `tool`: the tool's output, or its model-visible failure (`Invalid tool input: …`, the
+ * executor's own `Tool.Failure`, or an invalid output). Defects and interruption propagate untouched. Lazy: nothing
+ * runs until the Effect does. A `TypeError` (as a defect) for a value `Tool.make` did not return.
+ *
+ * @example
+ * ```ts
+ * import { Tool } from "@toolgate/core/tool"
+ * import { ToolTest } from "@toolgate/core/testing"
+ * import { Effect, Schema } from "effect"
+ * import { deepStrictEqual } from "node:assert"
+ *
+ * const echo = Tool.make({
+ *   description: "Echo",
+ *   input: Schema.Struct({ text: Schema.String }),
+ *   output: Schema.String,
+ *   execute: ({ text }) => Effect.succeed(text),
+ * })
+ * const output = Effect.runSync(ToolTest.settle(echo, { text: "hi" }))
+ * deepStrictEqual(output.content, [{ type: "text", text: "hi" }])
+ * ```
+ *
+ * @since 0.3.0
+ * @category settlement
+ */
+export const settle = (
+  tool: Tool.AnyTool,
+  input: unknown,
+  options: { readonly context?: Partial<Tool.Context>; readonly name?: string } = {},
+): Effect.Effect<LLM.ToolOutput, LLM.ToolFailure> =>
+  Effect.suspend(() => {
+    const call: Tool.Context = { ...context, ...options.context }
+    return Runtime.of<Tool.Context>(tool).settle<LLM.ToolOutput, LLM.ToolFailure>(
+      { id: call.toolCallID, name: options.name ?? "tool", input },
+      call,
+      succeed,
+      Effect.fail,
+    )
+  })
