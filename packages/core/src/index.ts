@@ -192,6 +192,12 @@ export * as PermissionV2 from "./policy/permission.js"
  */
 export * as Printable from "./values/printable.js"
 /**
+ * The one process spawner: process groups, capped capture, line streaming, early stop, death with the runner.
+ *
+ * @since 0.3.0
+ */
+export * as ProcessGroup from "./system/process-group.js"
+/**
  * Which project a directory belongs to, and its stable id.
  *
  * @since 0.1.0

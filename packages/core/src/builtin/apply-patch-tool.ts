@@ -123,7 +123,10 @@ const failure = (message: string, error?: unknown) =>
 
 /** `message` with the cause of `error`: a file failure's cause, or a hunk's mismatch. */
 const caused = (message: string, error: unknown): LLM.ToolFailure =>
-  failure(error instanceof Patch.MatchError ? `${message}: ${error.detail}` : FileFailure.describe(message, error), error)
+  failure(
+    error instanceof Patch.MatchError ? `${message}: ${error.detail}` : FileFailure.describe(message, error),
+    error,
+  )
 
 /** Runs a throwing `Patch` function: its typed error fails the effect; anything else thrown is a defect. */
 const attempt = <A, E extends Patch.ParseError | Patch.MatchError>(

@@ -305,7 +305,8 @@ export const derive = (path: string, chunks: ReadonlyArray<UpdateChunk>, origina
   for (const chunk of chunks) {
     if (chunk.changeContext !== undefined) {
       const found = seek(lines, [chunk.changeContext], cursor)
-      if (found === -1) throw new MatchError({ path, detail: `Failed to find context '${chunk.changeContext}' in ${path}` })
+      if (found === -1)
+        throw new MatchError({ path, detail: `Failed to find context '${chunk.changeContext}' in ${path}` })
       cursor = found + 1
     }
     if (chunk.oldLines.length === 0) {
@@ -320,7 +321,8 @@ export const derive = (path: string, chunks: ReadonlyArray<UpdateChunk>, origina
       if (newLines.at(-1) === "") newLines = newLines.slice(0, -1)
       found = seek(lines, oldLines, cursor, chunk.endOfFile)
     }
-    if (found === -1) throw new MatchError({ path, detail: `Failed to find expected lines in ${path}:\n${chunk.oldLines.join("\n")}` })
+    if (found === -1)
+      throw new MatchError({ path, detail: `Failed to find expected lines in ${path}:\n${chunk.oldLines.join("\n")}` })
     replacements.push([found, oldLines.length, newLines])
     cursor = found + oldLines.length
   }

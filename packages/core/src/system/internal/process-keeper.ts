@@ -1,0 +1,151 @@
+/**
+ * The keeper that makes children die with their runner: one process per runner process (a small `/bin/sh` script
+ * in its own session) holds the read end of a pipe whose write end only this process has, and is told the process
+ * group of every run while it runs. When this process dies in any way — `kill -9` included — the kernel closes the
+ * pipe, the keeper reads end of file and kills every group still registered with SIGKILL. See docs/shell.md.
+ *
+ * @since 0.3.0
+ */
+import * as ChildProcess from "node:child_process"
+import * as fs from "node:fs"
+import type * as net from "node:net"
+
+/**
+ * True on the platforms with process groups.
+ *
+ * @since 0.3.0
+ * @category platform
+ */
+export const isPosix = process.platform !== "win32"
+
+/**
+ * True while a non-zombie process of group `pgid` exists. Zombies are dead: an init that never reaps keeps them.
+ *
+ * @since 0.3.0
+ * @category keeper
+ */
+export const groupAlive = (pgid: number): boolean => {
+  try {
+    process.kill(-pgid, 0)
+  } catch {
+    return false
+  }
+  if (process.platform !== "linux") return true
+  let entries: Array<string>
+  try {
+    entries = fs.readdirSync("/proc")
+  } catch {
+    return true
+  }
+  for (const entry of entries) {
+    if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue
+    let stat: string
+    try {
+      stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
+    } catch {
+      continue
+    }
+    // Fields after the parenthesised command name: state ppid pgrp …
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") return true
+  }
+  return false
+}
+
+/**
+ * Sends `signal` to the child's whole process group (the child alone off POSIX); a group already gone is fine.
+ *
+ * @since 0.3.0
+ * @category keeper
+ */
+export const signalGroup = (child: ChildProcess.ChildProcess, signal: NodeJS.Signals): void => {
+  if (child.pid === undefined) return
+  try {
+    if (isPosix) process.kill(-child.pid, signal)
+    else child.kill(signal)
+  } catch {
+    // The group is already gone.
+  }
+}
+
+/**
+ * The keeper's script. It reads `+<pgid>` (a run started) and `-<pgid>` (a run's group is gone or left alone) lines
+ * until end of file — which comes only when every copy of the write end is closed, that is when the process that
+ * started it is gone (the pipe is close-on-exec, so no other child holds it) — and then kills every group still
+ * registered. Only digits are accepted as a group id.
+ */
+const KEEPER_SCRIPT = `live=" "
+while IFS= read -r line; do
+  case $line in
+    +*) g=\${line#+} ;;
+    -*) g=\${line#-} ;;
+    *) continue ;;
+  esac
+  case $g in ""|*[!0-9]*) continue ;; esac
+  case $line in
+    +*) case $live in *" $g "*) ;; *) live="$live$g " ;; esac ;;
+    *) case $live in *" $g "*) live="\${live%% $g *} \${live#* $g }" ;; esac ;;
+  esac
+done
+for g in $live; do kill -s KILL -- "-$g" 2>/dev/null; done`
+
+/** The process groups of the runs in progress, told to the keeper (again to a new one, if it had to restart). */
+const guarded = new Set<number>()
+let keeper: ChildProcess.ChildProcess | undefined
+/** Set when the keeper could not be started at all (no `/bin/sh`): runs then go on without it. */
+let keeperUnavailable = false
+
+const tellKeeper = (line: string): void => {
+  const stdin = keeper?.stdin
+  if (stdin === null || stdin === undefined || stdin.destroyed) return
+  stdin.write(line)
+}
+
+/** The running keeper, started on first use; neither it nor its pipe keeps this process alive. */
+const ensureKeeper = (): void => {
+  if (keeper !== undefined || keeperUnavailable || !isPosix) return
+  const started = ChildProcess.spawn("/bin/sh", ["-c", KEEPER_SCRIPT], {
+    stdio: ["pipe", "ignore", "ignore"],
+    detached: true,
+  })
+  if (started.pid === undefined) {
+    started.once("error", () => {})
+    keeperUnavailable = true
+    return
+  }
+  keeper = started
+  started.once("error", () => {})
+  started.stdin?.on("error", () => {})
+  // A keeper that died (someone killed it) is replaced on the next run, and told every group still running.
+  started.once("exit", () => {
+    if (keeper === started) keeper = undefined
+  })
+  started.unref()
+  ;(started.stdin as net.Socket | null)?.unref()
+  for (const pgid of guarded) tellKeeper(`+${pgid}\n`)
+}
+
+/**
+ * Registers the group of a run that just started: from now on it dies with this process.
+ *
+ * @since 0.3.0
+ * @category keeper
+ */
+export const guard = (pgid: number): void => {
+  if (!isPosix) return
+  guarded.add(pgid)
+  ensureKeeper()
+  tellKeeper(`+${pgid}\n`)
+}
+
+/**
+ * Forgets a group: it is gone, or it finished normally and its background processes are left alone.
+ *
+ * @since 0.3.0
+ * @category keeper
+ */
+export const unguard = (pgid: number): void => {
+  if (!guarded.delete(pgid)) return
+  ensureKeeper()
+  tellKeeper(`-${pgid}\n`)
+}
