@@ -262,8 +262,8 @@ const runExit = <A, E>(runtime: EffectRuntime, effect: Effect.Effect<A, E>, sign
 const messageOf = (value: unknown): string => (typeof value === "string" ? value : JSON.stringify(value))
 
 /**
- * The text an AI SDK approval request carries as its `reason`: our request id, what is asked, what `always` would
- * save, and how to answer. Every value goes through `Printable.show`, so a control character, escape sequence, bidi
+ * The text an AI SDK approval request carries as its `reason`: our request id, what is asked, the full command of a
+ * shell ask, what `always` would save, and how to answer. Every value goes through `Printable.show`, so a control character, escape sequence, bidi
  * override or invisible character in a command or path is shown as a visible escape (`\x1b`, `\u202e`); several
  * resources are listed one per line. UIs that want the structured request call `pendingAsk(tools, toolCallId)`.
  *
@@ -279,6 +279,7 @@ export const describeAsk = (request: PermissionV2.Request): string =>
           `toolgate permission ${request.id}: ${Printable.show(request.action)} on ${request.resources.length} resources:`,
           ...request.resources.map((resource) => `  - ${Printable.show(resource)}`),
         ]),
+    ...PermissionV2.describeCommand(request),
     ...PermissionV2.describeAlways(request.always),
     `Approve to allow once; approve with the reason "always" to save it; deny with a reason to tell the model why.`,
   ].join("\n")

@@ -83,7 +83,7 @@ export const wrap = (text: string, width: number): ReadonlyArray<string> => {
 /**
  * The lines of a permission prompt: the action, every resource in full (wrapped, never clipped: the user approves
  * exactly what is shown; controls, escape sequences, bidi and invisible characters as visible escapes through
- * `Printable.show`) and what `always` will save and where.
+ * `Printable.show`), the full command of a shell ask and what `always` will save and where.
  *
  * @since 0.2.0
  */
@@ -98,7 +98,8 @@ export const permissionPrompt = (request: PermissionV2.Request, width = 100): Re
     lines.push(`    resources (${request.resources.length}):`)
     for (const resource of request.resources) block("      - ", Printable.show(resource))
   }
-  for (const line of PermissionV2.describeAlways(request.always)) block("    ", line)
+  for (const line of [...PermissionV2.describeCommand(request), ...PermissionV2.describeAlways(request.always)])
+    block("    ", line)
   return lines
 }
 

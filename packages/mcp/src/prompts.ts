@@ -43,7 +43,7 @@ export const permissionSchema: ElicitRequestFormParams["requestedSchema"] = {
 
 /**
  * The prompt shown to the user for one permission request: the action and every resource in full (several: one per
- * line), then what "Always allow" will save and where (so the user sees its breadth before choosing). Every value
+ * line), the full command of a shell ask, then what "Always allow" will save and where (so the user sees its breadth before choosing). Every value
  * goes through `Printable.show`: a control character, escape sequence, bidi override or invisible character in a
  * command or path is shown as a visible escape (`\x1b`, `\u202e`), never passed to the client raw.
  *
@@ -56,7 +56,7 @@ export const askMessage = (request: PermissionV2.Request): string => {
     resources.length === 1
       ? [`Allow ${action} on ${resources[0]}?`]
       : [`Allow ${action} on ${resources.length} resources?`, ...resources.map((resource) => `  - ${resource}`)]
-  return [...head, ...PermissionV2.describeAlways(request.always)].join("\n")
+  return [...head, ...PermissionV2.describeCommand(request), ...PermissionV2.describeAlways(request.always)].join("\n")
 }
 
 /**

@@ -100,12 +100,8 @@ describe("MCP elicitation prompts", () => {
     for (const params of elicited) {
       expect(Hostile.rawFound(shownTexts(params).join("\n"), { newlines: true, tabs: true })).toEqual([])
     }
-    for (const fragment of [
-      "\\r\\x1b[2Kls",
-      "\\x1b[1A\\x1b[2K\\x1b[32mls",
-      "\\x07\\x9b2Kls",
-      "cat notes\\u202etxt.hs",
-    ]) {
+    // Every command is shown whole (escaped) above its resources: what the user approves is what the shell runs.
+    for (const fragment of Hostile.DISGUISED.map(({ shown }) => `command: ${shown}`)) {
       expect(
         messages.some((message) => message.includes(fragment)),
         fragment,

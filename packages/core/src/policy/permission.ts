@@ -34,7 +34,7 @@ export * from "./internal/permission-error.js"
  */
 export * from "./internal/permission-evaluate.js"
 /**
- * `fromToolCall`, `toToolFailure`, `leafFailure`, `isDeclined`, `saveEntry`, `describeAlways`.
+ * `fromToolCall`, `toToolFailure`, `leafFailure`, `isDeclined`, `saveEntry`, `describeCommand`, `describeAlways`.
  *
  * @since 0.3.0
  */

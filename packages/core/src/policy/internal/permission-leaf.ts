@@ -1,6 +1,7 @@
 /**
  * What leaves and prompts share: the caller fields of a tool call, the model-visible failure of a blocked or
- * corrected permission, the defect test of a decline, and the lines a prompt shows for what `always` saves.
+ * corrected permission, the defect test of a decline, and the lines a prompt shows for the command and for what
+ * `always` saves.
  * `PermissionV2` re-exports everything here.
  *
  * @since 0.3.0
@@ -40,6 +41,26 @@ export const describeAlways = (always: Always | undefined): ReadonlyArray<string
     ...always.entries.map((entry) =>
       entry.literal ? `  exactly: ${Printable.quote(entry.text)}` : `  pattern: ${Printable.show(entry.text)}`,
     ),
+  ]
+}
+
+/**
+ * The lines a prompt shows for what will run, before the resources: the full command of a shell ask (`bash`, and the
+ * edit, read, external_directory and protected_path asks a command raises carry it too) and the model's description
+ * of it, each through `Printable.show`, so the user approves the command the shell will run, not only its parts.
+ * Empty for asks without a command.
+ *
+ * @since 0.3.0
+ */
+export const describeCommand = (request: {
+  readonly metadata?: { readonly [key: string]: unknown } | undefined
+}): ReadonlyArray<string> => {
+  const command = request.metadata?.["command"]
+  if (typeof command !== "string") return []
+  const description = request.metadata?.["description"]
+  return [
+    `command: ${Printable.show(command)}`,
+    ...(typeof description === "string" && description !== "" ? [`description: ${Printable.show(description)}`] : []),
   ]
 }
 
