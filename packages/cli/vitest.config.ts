@@ -11,7 +11,7 @@ export default defineConfig({
     environment: "node",
     // Bundles the bins from the sources once per run (test/global-setup.ts).
     globalSetup: ["test/global-setup.ts"],
-    // Every test spawns `node bin/toolgate.js`, which loads the library through tsx on each start.
+    // Most tests spawn the CLI (a bundle of the sources, built once per run) several times over.
     testTimeout: 120_000,
   },
 })
