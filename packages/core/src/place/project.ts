@@ -11,7 +11,6 @@
  *
  * @since 0.1.0
  */
-import { execFile } from "node:child_process"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -19,6 +18,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Database from "../system/database-error.js"
+import * as ProcessGroup from "../system/process-group.js"
 
 /**
  * The id shared by every directory outside a git repository (and repositories without any identity).
@@ -102,22 +102,31 @@ interface GitResult {
  */
 const GIT_LOCATION_VARIABLES = ["GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_PREFIX"]
 
-const gitEnvironment = (): NodeJS.ProcessEnv => {
-  const env = { ...process.env }
-  for (const name of GIT_LOCATION_VARIABLES) delete env[name]
-  return env
-}
+/** The environment of a git run: this process's, without the variables above. */
+const GIT_ENVIRONMENT: Readonly<Record<string, undefined>> = Object.fromEntries(
+  GIT_LOCATION_VARIABLES.map((name) => [name, undefined]),
+)
+
+/** The most stdout a git run may print (what `execFile` allowed); more is a `GitError`. */
+const GIT_OUTPUT_BYTES = 1024 * 1024
 
 /** Runs `git args` in `cwd`; a non-zero exit is a result, failing to spawn is a `GitError`. */
 const git = (args: ReadonlyArray<string>, cwd: string): Effect.Effect<GitResult, GitError> =>
-  Effect.async<GitResult, GitError>((resume, signal) => {
-    execFile("git", [...args], { cwd, env: gitEnvironment(), signal, encoding: "utf8" }, (error, stdout) => {
-      if (error === null) return resume(Effect.succeed({ code: 0, stdout }))
-      const code = (error as NodeJS.ErrnoException & { code?: unknown }).code
-      if (typeof code === "number") return resume(Effect.succeed({ code, stdout }))
-      resume(Effect.fail(new GitError({ args: [...args], message: error.message })))
-    })
-  })
+  ProcessGroup.run(
+    { command: "git", args, cwd, env: GIT_ENVIRONMENT },
+    { maxOutputBytes: GIT_OUTPUT_BYTES, maxErrorBytes: 0 },
+  ).pipe(
+    Effect.flatMap((result) =>
+      result.stdoutTruncated
+        ? Effect.fail(new GitError({ args: [...args], message: `git printed more than ${GIT_OUTPUT_BYTES} bytes` }))
+        : Effect.succeed({ code: result.exitCode, stdout: Buffer.from(result.stdout).toString("utf8") }),
+    ),
+    Effect.catchTags({
+      "AppProcess.AppProcessError": (error) => Effect.fail(new GitError({ args: [...args], message: error.message })),
+      // No timeout is given, so none can pass.
+      "AppProcess.TimeoutError": (error) => Effect.die(error),
+    }),
+  )
 
 /** stdout of a successful run, else undefined (non-zero exit or git unavailable). */
 const gitOutput = (args: ReadonlyArray<string>, cwd: string): Effect.Effect<string | undefined> =>

@@ -1,13 +1,14 @@
 /**
- * The ripgrep engine: runs `rg` with fixed arguments, parses its output line by line and stops the child as soon
- * as `limit + 1` rows were seen. Interruption kills the child.
+ * The ripgrep engine: runs `rg` with fixed arguments through the process spawner (`ProcessGroup`), parses its
+ * output line by line and stops the run — killing `rg`'s process group — as soon as `limit + 1` rows were seen or a
+ * line is malformed. Interruption kills the group too.
  *
  * @since 0.1.0
  */
-import { spawn } from "node:child_process"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import * as ProcessGroup from "../../system/process-group.js"
 import { normalizePath } from "./order.js"
 import {
   boundText,
@@ -94,84 +95,49 @@ interface Run<A> {
   readonly onExit2: (stderr: string) => SearchError | InvalidPatternError | undefined
 }
 
-const spawnRg = (input: { readonly rgPath: string; readonly cwd: string; readonly args: ReadonlyArray<string> }) =>
-  spawn(input.rgPath, input.args as Array<string>, { cwd: input.cwd, stdio: ["ignore", "pipe", "pipe"] })
+/** Why a spawn failed, without the command line (the cause's own text: `spawn rg ENOENT`, a NUL byte, …). */
+const spawnFailure = (error: ProcessGroup.AppProcessError): SearchError => {
+  const cause = error.cause
+  return new SearchError({ message: cause instanceof globalThis.Error ? cause.message : error.message, cause })
+}
 
 const run = <A>(input: Run<A>): Effect.Effect<ReadonlyArray<A>, SearchError | InvalidPatternError> =>
-  Effect.async<ReadonlyArray<A>, SearchError | InvalidPatternError>((resume) => {
+  Effect.suspend(() => {
     const rows: Array<A> = []
-    const stderr: Array<Buffer> = []
-    let stderrBytes = 0
-    let pending: Array<Buffer> = []
-    let pendingBytes = 0
-    let done = false
-    let child: ReturnType<typeof spawnRg>
-    try {
-      child = spawnRg(input)
-    } catch (error) {
-      // Node refuses some arguments synchronously (a NUL byte, say); that is a failed search, not a defect.
-      resume(Effect.fail(new SearchError({ message: (error as globalThis.Error).message, cause: error })))
-      return
+    let failed: SearchError | undefined
+    const onLine = (line: Buffer): boolean => {
+      if (line.length === 0) return true
+      const parsed = input.parse(line)
+      if (Either.isLeft(parsed)) {
+        failed = parsed.left
+        return false
+      }
+      if (parsed.right !== undefined) rows.push(parsed.right)
+      return rows.length <= input.limit
     }
-    const finish = (result: Effect.Effect<ReadonlyArray<A>, SearchError | InvalidPatternError>) => {
-      if (done) return
-      done = true
-      if (child.exitCode === null && child.signalCode === null) child.kill()
-      resume(result)
-    }
-    const line = (data: Buffer) => {
-      if (data.length === 0 || done) return
-      const parsed = input.parse(data)
-      if (Either.isLeft(parsed)) return finish(Effect.fail(parsed.left))
-      if (parsed.right === undefined) return
-      rows.push(parsed.right)
-      if (rows.length > input.limit) finish(Effect.succeed(rows.slice(0, input.limit)))
-    }
-    child.stdout.on("data", (chunk: Buffer) => {
-      let from = 0
-      for (let newline = chunk.indexOf(10, from); newline !== -1 && !done; newline = chunk.indexOf(10, from)) {
-        const piece = chunk.subarray(from, newline)
-        from = newline + 1
-        if (pending.length === 0) line(piece)
-        else {
-          pending.push(piece)
-          const whole = Buffer.concat(pending, pendingBytes + piece.length)
-          pending = []
-          pendingBytes = 0
-          line(whole)
+    return ProcessGroup.run(
+      { command: input.rgPath, args: input.args, cwd: input.cwd },
+      // Rows are kept by `onLine`; a record already too long is handed over (and refused) before it is whole.
+      { maxOutputBytes: 0, maxErrorBytes: STDERR_BYTES, onLine, maxLineBytes: MAX_RECORD_BYTES },
+    ).pipe(
+      Effect.catchTags({
+        "AppProcess.AppProcessError": (error) => Effect.fail(spawnFailure(error)),
+        // No timeout is given, so none can pass; the search's caller bounds the time.
+        "AppProcess.TimeoutError": (error) => Effect.die(error),
+      }),
+      Effect.flatMap((result): Effect.Effect<ReadonlyArray<A>, SearchError | InvalidPatternError> => {
+        if (failed !== undefined) return Effect.fail(failed)
+        if (rows.length > input.limit) return Effect.succeed(rows.slice(0, input.limit))
+        const text = Buffer.from(result.stderr).toString("utf8")
+        if (result.exitCode === 0) return Effect.succeed(rows)
+        if (result.exitCode === 1) return Effect.succeed([])
+        if (result.exitCode === 2) {
+          const failure = input.onExit2(text)
+          return failure === undefined ? Effect.succeed(rows) : Effect.fail(failure)
         }
-      }
-      if (done || from >= chunk.length) return
-      const rest = chunk.subarray(from)
-      pending.push(rest)
-      pendingBytes += rest.length
-      // A record that is already too long fails now rather than after it is buffered whole.
-      if (pendingBytes > MAX_RECORD_BYTES) line(Buffer.concat(pending, pendingBytes))
-    })
-    child.stderr.on("data", (chunk: Buffer) => {
-      if (stderrBytes >= STDERR_BYTES) return
-      const kept = chunk.subarray(0, STDERR_BYTES - stderrBytes)
-      stderr.push(kept)
-      stderrBytes += kept.length
-    })
-    child.on("error", (error) => finish(Effect.fail(new SearchError({ message: error.message, cause: error }))))
-    child.on("close", (code, signal) => {
-      if (done) return
-      if (pending.length > 0) line(Buffer.concat(pending, pendingBytes))
-      if (done) return
-      const text = Buffer.concat(stderr).toString("utf8")
-      if (code === 0) return finish(Effect.succeed(rows))
-      if (code === 1) return finish(Effect.succeed([]))
-      if (code === 2) {
-        const failure = input.onExit2(text)
-        return finish(failure === undefined ? Effect.succeed(rows) : Effect.fail(failure))
-      }
-      finish(Effect.fail(new SearchError({ message: text.trim() || `ripgrep failed with code ${code ?? signal}` })))
-    })
-    return Effect.sync(() => {
-      done = true
-      if (child.exitCode === null && child.signalCode === null) child.kill()
-    })
+        return Effect.fail(new SearchError({ message: text.trim() || `ripgrep failed with code ${result.exitCode}` }))
+      }),
+    )
   })
 
 const parseGlob: Parse<Entry> = (line) => Either.right({ path: normalizePath(line.toString("utf8")), type: "file" })
@@ -240,22 +206,7 @@ export const make = (rgPath: string): Interface => ({
  * @since 0.1.0
  */
 export const available = (rgPath: string): Effect.Effect<boolean> =>
-  Effect.async<boolean>((resume) => {
-    let settled = false
-    const settle = (value: boolean) => {
-      if (settled) return
-      settled = true
-      resume(Effect.succeed(value))
-    }
-    let child: ReturnType<typeof spawn>
-    try {
-      child = spawn(rgPath, ["--version"], { stdio: "ignore" })
-    } catch {
-      return settle(false)
-    }
-    child.on("error", () => settle(false))
-    child.on("close", (code) => settle(code === 0))
-    return Effect.sync(() => {
-      if (child.exitCode === null) child.kill()
-    })
-  })
+  ProcessGroup.run({ command: rgPath, args: ["--version"] }, { maxOutputBytes: 0, maxErrorBytes: 0 }).pipe(
+    Effect.map((result) => result.exitCode === 0),
+    Effect.orElseSucceed(() => false),
+  )
