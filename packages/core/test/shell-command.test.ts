@@ -192,7 +192,17 @@ const TABLE: ReadonlyArray<readonly [string, string, string, string?]> = [
   // Shell strings are parsed again
   ["bash -c 'rm x'", "D", "A", "K"],
   ['sh -c "rm x"', "D", "A", "K"],
-  ["bash -lc 'rm x'", "D", "A", "K"],
+  ["bash --norc -ec 'rm x'", "D", "A", "K"],
+  // A login shell runs its profile files first: code the command does not show
+  ["bash -lc 'rm x'", "D", "K", "K"],
+  ["bash --login -c ls", "K", "K", "K"],
+  ["sh -l -c ls", "K", "K", "K"],
+  // env -S: the split string's own assignments are judged like any other
+  ["env -S'PATH=/usr/bin:/bin ls'", "K", "K", "K"],
+  ["env -S'LC_ALL=C ls'", "A", "A", "A"],
+  // Inside `…` a backslash is removed before the command is read: the words are not the tree's
+  ["echo `tee s\\\\rc/x`", "K K K", "K A A", "K K A"],
+  ["echo `ls`", "A K", "A A", "A A"],
   ["bash -c 'ls; rm x'", "A D", "A A", "A K"],
   ["sh -c 'ls'", "A", "A", "A"],
   ["bash -c 'bash -c \"rm x\"'", "D", "A", "K"],

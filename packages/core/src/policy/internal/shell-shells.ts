@@ -1,7 +1,7 @@
 /**
  * The shells whose command strings the gate reads (`bash`; `sh`, `dash` and `ash` as POSIX shells) and how a shell's
  * own options are read: only the options that make the shell stricter or noisier are modelled (`-e`, `-u`, `-x`,
- * `-o pipefail`, `--norc`, `-l`, …); any other (`-i`, `-s`, `-O`, `--rcfile`, …) makes the invocation unresolved.
+ * `-o pipefail`, `--norc`, …); any other (`-i`, `-l`, `-s`, `-O`, `--rcfile`, …) makes the invocation unresolved.
  * See docs/shell.md.
  *
  * @since 0.3.0
@@ -29,7 +29,11 @@ export const SHELLS: ReadonlyMap<string, Grammar> = new Map<string, Grammar>([
   ["ash", "posix"],
 ])
 
-/** `set -o` / `bash -o` option names the gate models: they only make the shell stricter or noisier. */
+/**
+ * `set -o` / `bash -o` option names the gate models: they only make the shell stricter or noisier.
+ *
+ * @since 0.3.0
+ */
 export const MODELLED_SET_OPTIONS: ReadonlySet<string> = new Set([
   "errexit",
   "nounset",
@@ -55,8 +59,9 @@ export type Invocation =
 const STDIN_SCRIPTS: ReadonlySet<string> = new Set(["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"])
 
 /**
- * Reads a shell's options (`bash --norc -lc 'cmd'`, `sh -e -c 'cmd'`): a `-c` string, a script file, or commands
- * from standard input. Any option outside the modelled set (`-i`, `-s`, `-O`, `--rcfile`, …) is unresolved.
+ * Reads a shell's options (`bash --norc -ec 'cmd'`, `sh -e -c 'cmd'`): a `-c` string, a script file, or commands
+ * from standard input. Any option outside the modelled set (`-i`, `-s`, `-O`, `--rcfile`, …) and a login shell
+ * (`-l`, `--login`) are unresolved.
  *
  * @since 0.3.0
  */
@@ -71,6 +76,11 @@ export const invocation = (words: ReadonlyArray<Word>, grammar: Grammar): Invoca
   })
   if (parsed.unknown !== undefined) {
     return { kind: "unresolved", reason: `${name} ${parsed.unknown} is an option the gate does not model` }
+  }
+  // A login shell first runs the profile files (and `~/.bash_logout` on `exit`, `--noprofile` or not): code the
+  // command does not show.
+  if (Options.has(parsed, "l") || Options.has(parsed, "login")) {
+    return { kind: "unresolved", reason: `${name} as a login shell runs its profile files first` }
   }
   for (const option of Options.valuesOf(parsed, "o")) {
     if (!option.literal || !MODELLED_SET_OPTIONS.has(option.text)) {

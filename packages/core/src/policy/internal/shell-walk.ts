@@ -27,22 +27,33 @@ export const MAX_SEGMENTS = 5000
  */
 export const MAX_NESTING = 200
 
-/** Thrown inside the walk when a bound is passed; caught where the command is parsed. */
+/**
+ * Thrown inside the walk when a bound is passed; caught where the command is parsed.
+ *
+ * @since 0.3.0
+ */
 export class Bound {
   constructor(readonly reason: string) {}
 }
 
-/** Standard input of a command: a literal text (a here-document, a here-string), a pipe, or nothing known. */
+/**
+ * Standard input of a command: a literal text (a here-document, a here-string), a pipe, or nothing known.
+ *
+ * @since 0.3.0
+ */
 export type Stdin =
   { readonly kind: "none" } | { readonly kind: "pipe" } | { readonly kind: "text"; readonly text: Word }
 
+/** @since 0.3.0 */
 export const NO_STDIN: Stdin = { kind: "none" }
 
+/** @since 0.3.0 */
 export interface FunctionDefinition {
   readonly body: Node
   readonly redirects: ReadonlyArray<Node>
 }
 
+/** @since 0.3.0 */
 export interface Context {
   readonly out: Array<Segment>
   readonly parser: Parser
@@ -75,7 +86,11 @@ export interface Walker {
   ) => State.Outcome
 }
 
-/** What a command part contributes to the segment it belongs to. */
+/**
+ * What a command part contributes to the segment it belongs to.
+ *
+ * @since 0.3.0
+ */
 export interface Draft {
   readonly text: string
   readonly wrappers: ReadonlyArray<string>
@@ -89,6 +104,7 @@ export interface Draft {
   readonly elsewhere?: string
 }
 
+/** @since 0.3.0 */
 export const merge = (a: Effects, b: Effects | undefined): Effects =>
   b === undefined
     ? a
@@ -102,17 +118,23 @@ export const merge = (a: Effects, b: Effects | undefined): Effects =>
           : {}),
       }
 
+/** @since 0.3.0 */
 export const isEmpty = (effects: Effects) =>
   effects.writes.length === 0 &&
   effects.reads.length === 0 &&
   effects.links.length === 0 &&
   effects.mirrors.length === 0
 
+/** @since 0.3.0 */
 export const guard = (level: number) => {
   if (level > MAX_NESTING) throw new Bound(`the command is nested deeper than ${MAX_NESTING} levels`)
 }
 
-/** Adds a segment. */
+/**
+ * Adds a segment.
+ *
+ * @since 0.3.0
+ */
 export const emit = (
   ctx: Context,
   state: State.State,
@@ -142,6 +164,7 @@ export const emit = (
   })
 }
 
+/** @since 0.3.0 */
 export const plainDraft = (text: string, effects: Effects = noEffects()): Draft => ({
   text,
   wrappers: [],
@@ -151,17 +174,27 @@ export const plainDraft = (text: string, effects: Effects = noEffects()): Draft 
   stdin: NO_STDIN,
 })
 
-/** An unresolved segment for a node, showing its source text. */
+/**
+ * An unresolved segment for a node, showing its source text.
+ *
+ * @since 0.3.0
+ */
 export const unresolvedNode = (ctx: Context, state: State.State, node: Node, reason: string) =>
   emit(ctx, state, [dynamic(node.text)], { ...plainDraft(node.text), unresolved: reason })
 
 // ---------------------------------------------------------------------------------------------------------------
 // Words: the substitutions inside them run first; the expansions the gate does not model are unresolved.
 
+/** @since 0.3.0 */
 export const scanWord = (ctx: Context, node: Node, state: State.State, level: number): void => {
   guard(level)
   const problem = checkGrammar(node, ctx.grammar)
   if (problem !== undefined) unresolvedNode(ctx, state, node, problem)
+  // Inside `…` the shell removes a backslash before `$`, `` ` `` and `\` before it reads the command; the tree shows
+  // the text before that, so with a backslash there the gate would judge other words than the shell runs.
+  if (node.type === "command_substitution" && node.text.startsWith("`") && node.text.includes("\\")) {
+    unresolvedNode(ctx, state, node, "a backslash inside `…` is removed before the shell reads the command")
+  }
   switch (node.type) {
     case "command_substitution":
     case "process_substitution":
@@ -185,6 +218,7 @@ export const scanWord = (ctx: Context, node: Node, state: State.State, level: nu
 
 const OUTPUT = new Set([">", ">>", ">|", "&>", "&>>"])
 
+/** @since 0.3.0 */
 export interface Redirected {
   readonly effects: Effects
   stdin: Stdin
@@ -203,6 +237,7 @@ const heredocText = (start: Node | undefined, body: Node | undefined, strip: boo
   return literal(stripped.replace(/\\\n/g, "").replace(/\\([$`\\])/g, "$1"))
 }
 
+/** @since 0.3.0 */
 export const redirection = (ctx: Context, node: Node, state: State.State, level: number, into: Redirected): void => {
   guard(level)
   const parts = childrenOf(node)
@@ -280,9 +315,14 @@ export const redirection = (ctx: Context, node: Node, state: State.State, level:
   unresolvedNode(ctx, state, node, `the redirection ${op} is not modelled`)
 }
 
+/** @since 0.3.0 */
 export const REDIRECTS = new Set(["file_redirect", "heredoc_redirect", "herestring_redirect"])
 
-/** Every function defined anywhere in a tree, by name (a call may come before the definition in a loop). */
+/**
+ * Every function defined anywhere in a tree, by name (a call may come before the definition in a loop).
+ *
+ * @since 0.3.0
+ */
 export const definitions = (root: Node): ReadonlyMap<string, ReadonlyArray<FunctionDefinition>> => {
   const out = new Map<string, Array<FunctionDefinition>>()
   const stack: Array<Node> = [root]

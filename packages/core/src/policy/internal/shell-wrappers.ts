@@ -93,8 +93,16 @@ const env = (words: ReadonlyArray<Word>): Unwrap => {
   if (split.length > 0) {
     const parts = split.length === 1 ? envSplit(split[0]!) : undefined
     if (parts === undefined) return { kind: "unresolved", reason: "env -S splits a string the gate does not read" }
+    // The split string may itself open with `NAME=value` words: env applies them like the ones outside it.
     const argv = [...parts, ...words.slice(at)]
-    return { kind: "run", at: words.length, fallback: argv, assignments }
+    const inside = assignmentsFrom(argv, 0)
+    if (inside.at >= argv.length) return { kind: "none" }
+    return {
+      kind: "run",
+      at: words.length,
+      fallback: argv.slice(inside.at),
+      assignments: [...assignments, ...inside.assignments],
+    }
   }
   if (at >= words.length) return { kind: "none" }
   return { kind: "run", at, assignments }
