@@ -6,7 +6,8 @@
  * Targets at 100 MB: bound ≤ 1.1× (pass + write), peak RSS growth ≤ 0.1× the input.
  * Then, in this process, the cost of a within-limit call, which must return the output untouched.
  *
- * Run: npx tsx --conditions=@toolgate/source bench/bound.ts     (one size only: ... bench/bound.ts child 100)
+ * Run: npx tsx --conditions=@toolgate/source bench/bound.ts     (one size only: ... bench/bound.ts child 100; `--gate`:
+ * 10 MB only, in this process, 3 rounds, ending with a `GATE` line for scripts/bench-gate.mjs)
  */
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -20,11 +21,14 @@ import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { Global, type LLM, ToolOutputStore } from "@toolgate/core"
+import { report } from "./gate-report.js"
 
 const MB = 1024 * 1024
 const { MAX_BYTES, MAX_LINES } = ToolOutputStore
-const SIZES = [1, 10, 100] as const
-const ROUNDS: Record<number, number> = { 1: 21, 10: 9, 100: 5 }
+/** `--gate`: the 10 MB size only, 3 rounds, ending with a `GATE` line for scripts/bench-gate.mjs. */
+const gate = process.argv.includes("--gate")
+const SIZES: ReadonlyArray<number> = gate ? [10] : [1, 10, 100]
+const ROUNDS: Record<number, number> = gate ? { 10: 3 } : { 1: 21, 10: 9, 100: 5 }
 
 /** ASCII lines of 100 bytes (99 characters + newline), `megabytes` in all. */
 const makeText = (megabytes: number): string => {
@@ -222,7 +226,7 @@ const child = (size: number) =>
         writeRss: writeMemory.rss,
         writeArrayBuffers: writeMemory.arrayBuffers,
       }
-      console.log(JSON.stringify(result))
+      return result
     } finally {
       fs.rmSync(data, { recursive: true, force: true })
     }
@@ -234,15 +238,18 @@ const child = (size: number) =>
 const parent = Effect.gen(function* () {
   const self = fileURLToPath(import.meta.url)
   const results: Array<SizeResult> = []
-  for (const size of SIZES) {
-    const run = spawnSync(process.execPath, [...process.execArgv, self, "child", String(size)], {
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "inherit"],
-      maxBuffer: 16 * MB,
-    })
-    if (run.status !== 0) throw new Error(`child for ${size} MB failed (${run.status})`)
-    results.push(JSON.parse(run.stdout.trim().split("\n").at(-1)!) as SizeResult)
-  }
+  // The gate measures its one size in this process: a fresh one would load the library again.
+  if (gate) results.push(yield* child(10))
+  else
+    for (const size of SIZES) {
+      const run = spawnSync(process.execPath, [...process.execArgv, self, "child", String(size)], {
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "inherit"],
+        maxBuffer: 16 * MB,
+      })
+      if (run.status !== 0) throw new Error(`child for ${size} MB failed (${run.status})`)
+      results.push(JSON.parse(run.stdout.trim().split("\n").at(-1)!) as SizeResult)
+    }
   const x = (value: number, digits = 2) => `${value.toFixed(digits)}×`
   console.log(
     "Over the limit (fresh process per size; medians; pass = Buffer.byteLength + newline count; write = bare" +
@@ -261,6 +268,14 @@ const parent = Effect.gen(function* () {
         ` ${x(r.boundRss / input, 3).padStart(39)} ${x(r.boundArrayBuffers / input, 3).padStart(13)}` +
         `   | ${x(r.writeRss / input, 3).padStart(15)} ${x(r.writeArrayBuffers / input, 3).padStart(13)}`,
     )
+  }
+  if (gate) {
+    const r = results[0]!
+    report("bound", {
+      spill_10mb_over_scan_write: r.ratio,
+      spill_10mb_peak_rss_over_input: r.boundRss / (r.size * MB),
+    })
+    return
   }
   const big = results.find((r) => r.size === 100)!
   console.log(
@@ -311,7 +326,9 @@ const parent = Effect.gen(function* () {
 })
 
 const [mode, size] = process.argv.slice(2)
-Effect.runPromise(mode === "child" ? child(Number(size)) : parent).catch((error) => {
+const program =
+  mode === "child" ? Effect.map(child(Number(size)), (result) => console.log(JSON.stringify(result))) : parent
+Effect.runPromise(program).catch((error) => {
   console.error(error)
   process.exitCode = 1
 })

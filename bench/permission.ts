@@ -10,12 +10,16 @@
  *   5. `*a*a*a*a*a*a*b` against 10 KB of `a`: ours ≤ 1 ms; the reference regex runs in a worker stopped after 2 s.
  * Every figure checks that ours gives the reference oracle's answer on the inputs it times.
  *
- * Run: npx tsx --conditions=@toolgate/source bench/permission.ts   (or with figure numbers: `... permission.ts 1 3`)
+ * Times are process CPU time (a loaded machine disturbs it far less than wall time).
+ *
+ * Run: npx tsx --conditions=@toolgate/source bench/permission.ts   (or with figure numbers: `... permission.ts 1 3`;
+ * `--gate`: figures 1, 3, 4 and 5 in a short form, ending with a `GATE` line for scripts/bench-gate.mjs)
  */
 import { createRequire } from "node:module"
 import { fileURLToPath } from "node:url"
 import { Worker } from "node:worker_threads"
 import { PermissionV2, Wildcard } from "@toolgate/core"
+import { report } from "./gate-report.js"
 
 type Rule = PermissionV2.Rule
 type Ruleset = ReadonlyArray<Rule>
@@ -76,12 +80,17 @@ const median = (values: ReadonlyArray<number>) => {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.floor(sorted.length / 2)]!
 }
+/** The process CPU time `f` takes, in ms: a loaded machine disturbs it far less than wall time. */
 const time = (f: () => void) => {
-  const start = performance.now()
+  const start = process.cpuUsage()
   f()
-  return performance.now() - start
+  const used = process.cpuUsage(start)
+  return (used.user + used.system) / 1000
 }
-const ROUNDS = 5
+/** `--gate`: a short run of figures 1, 3, 4 and 5 that ends with a `GATE` line for scripts/bench-gate.mjs. */
+const gate = process.argv.includes("--gate")
+const ROUNDS = gate ? 3 : 5
+const gateFigures: Record<string, number> = {}
 let sink = 0
 
 const ACTIONS = [
@@ -124,8 +133,8 @@ const compareRules = (label: string, count: number, distinct: boolean, target: n
     resource: resourcePattern(distinct ? i : undefined),
     effect: pick(["allow", "deny", "ask"] as const),
   }))
-  const QUERIES = 50_000
-  const SAMPLE = 500
+  const QUERIES = gate ? 10_000 : 50_000
+  const SAMPLE = gate ? 200 : 500
   const queries = Array.from({ length: QUERIES }, () => [pick(ACTIONS), resource()] as const)
   const cached = cachedEvaluator(rules)
 
@@ -170,6 +179,7 @@ const compareRules = (label: string, count: number, distinct: boolean, target: n
   )
   console.log(`   cached RegExp    ${(cachedRef * 1000).toFixed(2)} µs/query`)
   const ratio = reference / ours
+  gateFigures[`evaluate_${count}_speedup`] = ratio
   console.log(
     `   ratio            ${ratio.toFixed(1)}× the reference (target ≥ ${target}×) ${ratio >= target ? "PASS" : "MISS"}; ${(cachedRef / ours).toFixed(1)}× the cached RegExp`,
   )
@@ -183,7 +193,10 @@ const figure3 = () => {
     resource: pick(["*", "", "?", "src/"]) + `n${i}` + pick(["/*", "*", " *", "?x", "*?*"]),
     effect: pick(["allow", "deny", "ask"] as const),
   }))
-  const oracle = referenceEvaluate("bash", big, rules)
+  // The reference's answer, with the resource rewritten once (its per-rule rewrite is the slow baseline below).
+  const subject = big.replaceAll("\\", "/")
+  let oracle: Rule = { action: "bash", resource: "*", effect: "ask" }
+  for (const rule of rules) if (referenceRegExp(rule.resource, win32).test(subject)) oracle = rule
   const matcher = Wildcard.platform
   const compiled = rules.map((rule) => matcher.compile(rule.resource))
   const oursTimes: Array<number> = []
@@ -191,18 +204,21 @@ const figure3 = () => {
   let answer: Rule | undefined
   for (let round = 0; round < ROUNDS; round++) {
     oursTimes.push(time(() => (answer = PermissionV2.evaluate("bash", big, rules))))
-    perRuleTimes.push(
-      time(() => {
-        // The former evaluation: the resource rewritten with replaceAll for every rule it is tested against.
-        for (let i = rules.length - 1; i >= 0; i--) if (matcher.test(big.replaceAll("\\", "/"), compiled[i]!)) break
-      }),
-    )
+    if (!gate)
+      perRuleTimes.push(
+        time(() => {
+          // The former evaluation: the resource rewritten with replaceAll for every rule it is tested against.
+          for (let i = rules.length - 1; i >= 0; i--) if (matcher.test(big.replaceAll("\\", "/"), compiled[i]!)) break
+        }),
+      )
   }
   if (answer!.effect !== oracle.effect || answer!.resource !== oracle.resource) throw new Error("figure 3 disagrees")
   const ours = median(oursTimes)
-  const perRule = median(perRuleTimes)
+  gateFigures.backslash_1mb_ms = ours
   console.log("3. 1 MB resource, 50 % backslashes, 100 rules")
   console.log(`   ours             ${ours.toFixed(2)} ms (target ≤ 20 ms) ${ours <= 20 ? "PASS" : "MISS"}`)
+  if (gate) return
+  const perRule = median(perRuleTimes)
   console.log(
     `   per-rule rewrite ${perRule.toFixed(2)} ms (baseline: the resource rewritten with replaceAll once per rule)`,
   )
@@ -319,9 +335,10 @@ export const timeAdversarial = (
     if (glob !== undefined) globTimes.push(time(() => (sink += glob.test(input) ? 1 : 0)))
   }
   return {
-    ours: median(oursTimes),
-    regex: median(regexTimes),
-    picomatch: glob === undefined ? undefined : median(globTimes),
+    // The gate takes the fastest round of each (a load spike only ever slows a round); the report the median.
+    ours: gate ? Math.min(...oursTimes) : median(oursTimes),
+    regex: gate ? Math.min(...regexTimes) : median(regexTimes),
+    picomatch: glob === undefined ? undefined : gate ? Math.min(...globTimes) : median(globTimes),
   }
 }
 
@@ -330,7 +347,7 @@ const figure4 = () => {
   console.log(`   ${"case".padEnd(64)} ${"ours".padStart(7)} ${"RegExp".padStart(7)} ${"pico".padStart(7)}  ratio`)
   let worst = 0
   for (const entry of adversarialCases()) {
-    const { ours, regex, picomatch } = timeAdversarial(entry, ROUNDS * 2)
+    const { ours, regex, picomatch } = timeAdversarial(entry, gate ? 5 : ROUNDS * 2)
     if (entry.full) worst = Math.max(worst, ours / regex)
     const label = `${entry.full ? "" : "("}${entry.pattern} ${entry.label}${entry.full ? "" : ")"}`
     const glob = picomatch === undefined ? "n/a" : picomatch.toFixed(3)
@@ -339,6 +356,7 @@ const figure4 = () => {
       `   ${label.padEnd(64)} ${ours.toFixed(3).padStart(7)} ${regex.toFixed(3).padStart(7)} ${glob.padStart(7)}  ${(ours / regex).toFixed(2)}× RegExp${versus}`,
     )
   }
+  gateFigures.wildcard_worst_over_regexp = worst
   console.log(
     `   worst no-match ratio ${worst.toFixed(2)}× the RegExp's time (target ≤ 1.2×) ${worst <= 1.2 ? "PASS" : "MISS"}; rows in () are for information`,
   )
@@ -359,6 +377,13 @@ const figure5 = async () => {
     time(() => {
       for (let i = 0; i < runs; i++) result = Wildcard.match(input, searched) || result
     }) / runs
+  gateFigures.stars_10kb_ms = Math.max(ours, oursSearched)
+  if (gate) {
+    console.log(
+      `5. ${pattern} against 10 KB of a: ${ours.toFixed(4)} ms per match; ${searched}: ${oursSearched.toFixed(4)} ms`,
+    )
+    return
+  }
   const CAP = 2000
   const worker = new Worker(
     `${referenceSource}
@@ -389,14 +414,15 @@ const figure5 = async () => {
 
 /** `npx tsx bench/permission.ts [1] [2] [3] [4] [5]` runs only the chosen figures (all by default). */
 const main = async () => {
-  const chosen = process.argv.slice(2)
-  const wants = (n: string) => chosen.length === 0 || chosen.includes(n)
+  const chosen = process.argv.slice(2).filter((arg) => /^[1-5]$/.test(arg))
+  const wants = (n: string) => (chosen.length === 0 ? !gate || n !== "2" : chosen.includes(n))
   if (wants("1")) compareRules("1. evaluate, 1,000 rules", 1000, false, 60)
   if (wants("2")) compareRules("2. evaluate, 2,000 distinct rules", 2000, true, 30)
   if (wants("3")) figure3()
   if (wants("4")) figure4()
   if (wants("5")) await figure5()
   console.log(`[sink ${sink % 7}]`)
+  if (gate) report("permission", gateFigures)
 }
 
-void main()
+await main()

@@ -7,13 +7,17 @@
  *    `await execute`, which is what the AI SDK's loop really does per call);
  * 3. `@effect/ai`'s `Toolkit.handle` (schema decode + handler + result encode).
  *
- * The echo's executor returns `Effect.succeed`, which settlement continues in place; the same tool with an
- * `Effect.gen` executor (as the built-in leaves are written) is also timed, with its bare `Effect.gen` baseline.
+ * The echo's executor returns `Effect.succeed`, which settlement continues in place. The same tool is also timed
+ * with asynchronous executors, each next to the same executor called bare: one made once with `Effect.fnUntraced`
+ * (target: its settlement ≤ 1.5× the synchronous one), and one written `(input) => Effect.gen(function* () …)`, which
+ * allocates a generator function on every call (its own cost, not the settlement's: compare the overheads).
  *
  * Targets: toolgate settle ≤ 2× the AI SDK zod path, and ≥ 8× faster than `Toolkit.handle`. Every figure is the
- * minimum over several rounds, after a warm-up round.
+ * minimum over several rounds (after a warm-up round) of the process CPU time, which a loaded machine disturbs far
+ * less than wall time.
  *
- * Run: npx tsx --conditions=@toolgate/source bench/settle.ts
+ * Run: npx tsx --conditions=@toolgate/source bench/settle.ts   (`--gate`: a short run that ends with a `GATE` line
+ * of figures for scripts/bench-gate.mjs)
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -24,10 +28,12 @@ import { ApplicationTools, Config, Global, Tool, ToolOutputStore, ToolRegistry }
 import { tool as aiSdkTool } from "ai"
 import { Effect, Layer, Schema } from "effect"
 import { z } from "zod"
+import { report } from "./gate-report.js"
 
-const CALLS = 100_000
-const HANDLE_CALLS = 20_000
-const ROUNDS = 7
+const gate = process.argv.includes("--gate")
+const CALLS = gate ? 20_000 : 100_000
+const HANDLE_CALLS = gate ? 2_000 : 20_000
+const ROUNDS = gate ? 5 : 7
 
 const Echo = Schema.Struct({ text: Schema.String })
 const execute = (input: { readonly text: string }) => Effect.succeed({ text: input.text })
@@ -49,6 +55,17 @@ const echoGen = Tool.make({
   input: Echo,
   output: Echo,
   execute: executeGen,
+  toModelOutput: ({ output }) => [{ type: "text", text: output.text }],
+})
+// The same body made once with `Effect.fnUntraced`: no generator function per call.
+const executeFn = Effect.fnUntraced(function* (input: { readonly text: string }) {
+  return { text: input.text }
+})
+const echoFn = Tool.make({
+  description: "Echo",
+  input: Echo,
+  output: Echo,
+  execute: executeFn,
   toModelOutput: ({ output }) => [{ type: "text", text: output.text }],
 })
 
@@ -74,16 +91,22 @@ const input = { text: "hello" }
 
 const perCall = (ms: number, calls: number) => (ms * 1000) / calls
 
+/** Process CPU time (user + system) of `run`, in ms. */
+const cpuMs = (since: NodeJS.CpuUsage) => {
+  const used = process.cpuUsage(since)
+  return (used.user + used.system) / 1000
+}
+
 const timeSync = (run: () => void): number => {
-  const start = performance.now()
+  const start = process.cpuUsage()
   run()
-  return performance.now() - start
+  return cpuMs(start)
 }
 
 const timeAsync = async (run: () => Promise<void>): Promise<number> => {
-  const start = performance.now()
+  const start = process.cpuUsage()
   await run()
-  return performance.now() - start
+  return cpuMs(start)
 }
 
 const main = async () => {
@@ -98,7 +121,7 @@ const main = async () => {
       Effect.scoped(
         Effect.gen(function* () {
           const registry = yield* ToolRegistry.Service
-          yield* registry.register({ echo, echoGen })
+          yield* registry.register({ echo, echoGen, echoFn })
           const turn = yield* registry.materialize()
           const calls = Array.from({ length: CALLS }, (_, i) => ({
             ...identity,
@@ -110,17 +133,24 @@ const main = async () => {
           const settled = yield* turn.settle(calls[0]!)
           if (settled.result.type !== "text" || settled.result.value !== "hello")
             throw new Error(`settle answered ${JSON.stringify(settled.result)}`)
-          const settledGen = yield* turn.settle({ ...calls[0]!, call: { ...calls[0]!.call, name: "echoGen" } })
-          if (settledGen.result.type !== "text" || settledGen.result.value !== "hello")
-            throw new Error(`settle (Effect.gen) answered ${JSON.stringify(settledGen.result)}`)
+          for (const name of ["echoGen", "echoFn"]) {
+            const other = yield* turn.settle({ ...calls[0]!, call: { ...calls[0]!.call, name } })
+            if (other.result.type !== "text" || other.result.value !== "hello")
+              throw new Error(`settle (${name}) answered ${JSON.stringify(other.result)}`)
+          }
           const handled = yield* toolkit.handle("echo", input)
           if (handled.result.text !== "hello") throw new Error("Toolkit.handle did not echo")
 
           const bare = Effect.forEach(calls, () => execute(input), { discard: true })
           const bareGen = Effect.forEach(calls, () => executeGen(input), { discard: true })
+          const bareFn = Effect.forEach(calls, () => executeFn(input), { discard: true })
           const settle = Effect.forEach(calls, (call) => turn.settle(call), { discard: true }) as Effect.Effect<void>
           const genCalls = calls.map((input) => ({ ...input, call: { ...input.call, name: "echoGen" } }))
           const settleGen = Effect.forEach(genCalls, (call) => turn.settle(call), {
+            discard: true,
+          }) as Effect.Effect<void>
+          const fnCalls = calls.map((input) => ({ ...input, call: { ...input.call, name: "echoFn" } }))
+          const settleFn = Effect.forEach(fnCalls, (call) => turn.settle(call), {
             discard: true,
           }) as Effect.Effect<void>
           const handleCalls = calls.slice(0, HANDLE_CALLS)
@@ -147,8 +177,10 @@ const main = async () => {
           const times = {
             bare: [] as number[],
             bareGen: [] as number[],
+            bareFn: [] as number[],
             settle: [] as number[],
             settleGen: [] as number[],
+            settleFn: [] as number[],
             zod: [] as number[],
             zodAsync: [] as number[],
           }
@@ -156,16 +188,20 @@ const main = async () => {
           for (let round = 0; round <= ROUNDS; round++) {
             const bareMs = timeSync(() => Effect.runSync(bare))
             const bareGenMs = timeSync(() => Effect.runSync(bareGen))
+            const bareFnMs = timeSync(() => Effect.runSync(bareFn))
             const settleMs = timeSync(() => Effect.runSync(settle))
             const settleGenMs = timeSync(() => Effect.runSync(settleGen))
+            const settleFnMs = timeSync(() => Effect.runSync(settleFn))
             const zodMs = timeSync(zodSync)
             const zodAsyncMs = yield* Effect.promise(() => timeAsync(zodAsync))
             const handleMs = timeSync(() => Effect.runSync(handle))
             if (round === 0) continue // warm-up
             times.bare.push(bareMs)
             times.bareGen.push(bareGenMs)
+            times.bareFn.push(bareFnMs)
             times.settle.push(settleMs)
             times.settleGen.push(settleGenMs)
+            times.settleFn.push(settleFnMs)
             times.zod.push(zodMs)
             times.zodAsync.push(zodAsyncMs)
             handleTimes.push(handleMs)
@@ -175,27 +211,55 @@ const main = async () => {
           const us = {
             bare: best(times.bare, CALLS),
             bareGen: best(times.bareGen, CALLS),
+            bareFn: best(times.bareFn, CALLS),
             settle: best(times.settle, CALLS),
             settleGen: best(times.settleGen, CALLS),
+            settleFn: best(times.settleFn, CALLS),
             zod: best(times.zod, CALLS),
             zodAsync: best(times.zodAsync, CALLS),
             handle: best(handleTimes, HANDLE_CALLS),
           }
-          const row = (label: string, value: number) => console.log(`${label.padEnd(44)} ${value.toFixed(3)} µs/call`)
-          console.log(`min of ${ROUNDS} rounds (after one warm-up), ${CALLS} calls (${HANDLE_CALLS} for handle)`)
-          row("bare execute (Effect)", us.bare)
-          row("bare execute (Effect.gen)", us.bareGen)
+          const row = (label: string, value: number) => console.log(`${label.padEnd(48)} ${value.toFixed(3)} µs/call`)
+          console.log(
+            `process CPU time, min of ${ROUNDS} rounds (after one warm-up), ${CALLS} calls (${HANDLE_CALLS} for handle)`,
+          )
+          row("bare execute (Effect.succeed)", us.bare)
+          row("bare execute (Effect.fnUntraced)", us.bareFn)
+          row("bare execute (inline Effect.gen)", us.bareGen)
           row("toolgate settle, real ToolOutputStore", us.settle)
-          row("  same, executor written as Effect.gen", us.settleGen)
+          row("  same, executor made with Effect.fnUntraced", us.settleFn)
+          row("  same, executor written as inline Effect.gen", us.settleGen)
           row("AI SDK: zod safeParse + execute", us.zod)
           row("AI SDK: await safeParseAsync + await execute", us.zodAsync)
           row("@effect/ai Toolkit.handle", us.handle)
-          console.log(`settle / bare execute          : ${(us.settle / us.bare).toFixed(2)}x`)
-          console.log(`settle / AI SDK zod path       : ${(us.settle / us.zod).toFixed(2)}x (target ≤ 2x)`)
-          console.log(`settle / AI SDK async path     : ${(us.settle / us.zodAsync).toFixed(2)}x`)
-          console.log(`Toolkit.handle / settle        : ${(us.handle / us.settle).toFixed(1)}x faster (target ≥ 8x)`)
-          console.log(`settle (Effect.gen) - bare Effect.gen: ${(us.settleGen - us.bareGen).toFixed(3)} µs/call`)
-          console.log(`settle (Effect.gen) / AI SDK async path: ${(us.settleGen / us.zodAsync).toFixed(2)}x`)
+          const overhead = us.settle - us.bare
+          const figures = {
+            settle_over_bare: us.settle / us.bare,
+            settle_over_ai_sdk_zod: us.settle / us.zod,
+            settle_over_ai_sdk_await: us.settle / us.zodAsync,
+            handle_over_settle: us.handle / us.settle,
+            async_settle_over_sync: us.settleFn / us.settle,
+            async_overhead_over_sync: (us.settleFn - us.bareFn) / overhead,
+            gen_overhead_over_sync: (us.settleGen - us.bareGen) / overhead,
+          }
+          console.log(`settle / bare execute                  : ${(us.settle / us.bare).toFixed(2)}x`)
+          console.log(
+            `settle / AI SDK zod path               : ${figures.settle_over_ai_sdk_zod.toFixed(2)}x (target ≤ 2x)`,
+          )
+          console.log(`settle / AI SDK await path             : ${figures.settle_over_ai_sdk_await.toFixed(2)}x`)
+          console.log(
+            `Toolkit.handle / settle                : ${figures.handle_over_settle.toFixed(1)}x faster (target ≥ 8x)`,
+          )
+          console.log(
+            `settle (fnUntraced) / settle           : ${figures.async_settle_over_sync.toFixed(2)}x (target ≤ 1.5x) ${figures.async_settle_over_sync <= 1.5 ? "PASS" : "MISS"}`,
+          )
+          console.log(
+            `settlement overhead, async / sync      : fnUntraced ${figures.async_overhead_over_sync.toFixed(2)}x, inline Effect.gen ${figures.gen_overhead_over_sync.toFixed(2)}x (overhead = settle − the same executor bare)`,
+          )
+          console.log(
+            `settle (inline Effect.gen) / settle    : ${(us.settleGen / us.settle).toFixed(2)}x (the generator function per call, see docs/performance.md)`,
+          )
+          if (gate) report("settle", figures)
         }).pipe(Effect.provide(layer)),
       ),
     )
