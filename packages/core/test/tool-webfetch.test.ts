@@ -502,7 +502,7 @@ describe("webfetch", () => {
     }),
   )
 
-  it.effect("keeps the exact inner failure messages in ToolFailure.error", () =>
+  it.effect("keeps the typed inner failures and their exact messages in ToolFailure.error", () =>
     Effect.gen(function* () {
       const { service } = yield* FakePermission.makeFake
       const server = yield* loopbackServer((request, response) => {
@@ -520,24 +520,32 @@ describe("webfetch", () => {
             name: "webfetch",
             context: { sessionID: "ses_webfetch", assistantMessageID: "msg", toolCallID: "call-inner" },
           }),
-        ).pipe(Effect.map((failure) => [failure.message, (failure.error as Error).message]))
+        ).pipe(
+          Effect.map((failure) => [
+            failure.message,
+            `${(failure.error as { _tag: string })._tag}: ${(failure.error as Error).message}`,
+          ]),
+        )
       const base = server.base
       expect(yield* inner(`${base}/png`)).toEqual([
         `Unable to fetch ${base}/png`,
-        "Unsupported fetched image content type: image/png",
+        "WebFetchTool.ContentTypeError: Unsupported fetched image content type: image/png",
       ])
       expect(yield* inner(`${base}/pdf`)).toEqual([
         `Unable to fetch ${base}/pdf`,
-        "Unsupported fetched file content type: application/pdf",
+        "WebFetchTool.ContentTypeError: Unsupported fetched file content type: application/pdf",
       ])
       expect(yield* inner(`${base}/big`)).toEqual([
         `Unable to fetch ${base}/big`,
-        "Response too large (exceeds 5242880 byte limit)",
+        "WebFetchTool.TooLargeError: Response too large (exceeds 5242880 byte limit)",
       ])
       const slow = yield* Effect.fork(inner(`${base}/slow`, 1))
       yield* server.nextHit.pipe(Effect.repeatN(3))
       yield* TestClock.adjust("1 second")
-      expect(yield* Fiber.join(slow)).toEqual([`Unable to fetch ${base}/slow`, "Request timed out"])
+      expect(yield* Fiber.join(slow)).toEqual([
+        `Unable to fetch ${base}/slow`,
+        "WebFetchTool.TimeoutError: Request timed out",
+      ])
     }).pipe(Effect.scoped),
   )
 })

@@ -16,7 +16,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as mime from "mime-types"
-import { isWithin } from "../world/location-mutation.js"
+import * as Path from "../values/path.js"
 import * as VerifiedFile from "../world/verified-file.js"
 import {
   BinaryFileError,
@@ -399,7 +399,7 @@ export const make: Effect.Effect<Interface, never, FileSystem.FileSystem> = Effe
               Effect.gen(function* () {
                 // Looked up through the verified descriptor: an entry counts only if it really lies below it.
                 const target = yield* Effect.option(fs.realPath(VerifiedFile.child(directory, child)))
-                if (Option.isNone(target) || !isWithin(directory.path, target.value)) return undefined
+                if (Option.isNone(target) || !Path.isWithin(directory.path, target.value)) return undefined
                 const info = yield* Effect.option(fs.stat(target.value))
                 if (Option.isNone(info)) return undefined
                 if (info.value.type === "Directory")
