@@ -32,22 +32,7 @@ const succeed = (output: LLM.ToolOutput) => Effect.succeed(output)
  * executor's own `Tool.Failure`, or an invalid output). Defects and interruption propagate untouched. Lazy: nothing
  * runs until the Effect does. A `TypeError` (as a defect) for a value `Tool.make` did not return.
  *
- * @example
- * ```ts
- * import { Tool } from "@toolgate/core/tool"
- * import { ToolTest } from "@toolgate/core/testing"
- * import { Effect, Schema } from "effect"
- * import { deepStrictEqual } from "node:assert"
- *
- * const echo = Tool.make({
- *   description: "Echo",
- *   input: Schema.Struct({ text: Schema.String }),
- *   output: Schema.String,
- *   execute: ({ text }) => Effect.succeed(text),
- * })
- * const output = Effect.runSync(ToolTest.settle(echo, { text: "hi" }))
- * deepStrictEqual(output.content, [{ type: "text", text: "hi" }])
- * ```
+ * See docs/tool-contract.md ("Testing a tool") for an example.
  *
  * @since 0.3.0
  * @category settlement
