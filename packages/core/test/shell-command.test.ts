@@ -203,6 +203,9 @@ const TABLE: ReadonlyArray<readonly [string, string, string, string?]> = [
   // Inside `…` a backslash is removed before the command is read: the words are not the tree's
   ["echo `tee s\\\\rc/x`", "K K K", "K A A", "K K A"],
   ["echo `ls`", "A K", "A A", "A A"],
+  // bash expands a tilde after the `=` of an assignment-looking word, sh does not: the file is not known
+  ["dd if=/dev/zero of=~/x", "K", "K", "K"],
+  ["dd if=/dev/zero of=a:~/x", "K", "K", "K"],
   ["bash -c 'ls; rm x'", "A D", "A A", "A K"],
   ["sh -c 'ls'", "A", "A", "A"],
   ["bash -c 'bash -c \"rm x\"'", "D", "A", "K"],

@@ -32,6 +32,7 @@ const HOLES: ReadonlyArray<readonly [hole: string, command: string]> = [
   ["a login shell runs its profile files", "sh -lc 'ls'"],
   ["assignments inside env -S", "ls; env -S'PATH=/usr/bin:/bin mkdir -p newdir'"],
   ["assignments inside env -S", "env -S'LC_ALL=C sed -i s/a/b/ notes.txt'"],
+  ["a tilde after = in an argument", "dd if=/dev/zero of=~/h2.txt bs=1 count=1 status=none"],
   ["a backslash inside `…`", "echo `echo x | tee s\\\\rc/gen.ts > new.txt`"],
 ]
 

@@ -1,3 +1,4 @@
+import { execSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { NodeContext } from "@effect/platform-node"
@@ -477,6 +478,28 @@ describe.skipIf(process.platform === "win32")("bash tool through the real AppPro
             text("Command exited with code 3."),
           ])
           expect(settlement.output!.structured).toEqual({ exit: 3, truncated: false })
+        }),
+      ),
+    ),
+  )
+
+  it.live("git status through the tool leaves .git/index as it was, even when the index is stale", () =>
+    Effect.scoped(
+      real((root) =>
+        Effect.gen(function* () {
+          const git = (args: string) =>
+            execSync(`git -c user.email=t@t -c user.name=t ${args}`, { cwd: root, stdio: "pipe" })
+          git("init -q")
+          fs.writeFileSync(path.join(root, "a.txt"), "a\n")
+          git("add a.txt")
+          git("commit -qm one")
+          // Same content, new times: git would refresh the index's stat data (a write) without optional locks off.
+          const later = new Date(Date.now() + 5000)
+          fs.utimesSync(path.join(root, "a.txt"), later, later)
+          const before = fs.readFileSync(path.join(root, ".git", "index"))
+          const settlement = yield* settle({ command: "git status --short" })
+          expect(settlement.output!.structured).toEqual({ exit: 0, truncated: false })
+          expect(fs.readFileSync(path.join(root, ".git", "index")).equals(before)).toBe(true)
         }),
       ),
     ),

@@ -639,7 +639,9 @@ export const make = (services: Services) => {
         })
         const stream = yield* streamOutput(services.store, described(context, input.description))
         const result = yield* services.process
-          .run(prepared, {
+          // Git's optional locks off: `git status` does not rewrite `.git/index` as a side effect (a configured
+          // `bash.env` value wins). `git diff` refreshes it regardless (docs/shell.md, limits).
+          .run({ ...prepared, env: { GIT_OPTIONAL_LOCKS: "0", ...prepared.env } }, {
             combineOutput: true,
             timeout: Duration.millis(timeout),
             maxOutputBytes: MAX_CAPTURE_BYTES,

@@ -2,7 +2,9 @@
  * Shell words after quote removal, read from tree-sitter word nodes: backslash escapes, single quotes, `$'…'` and
  * double quotes without expansions become literal text; anything the shell only knows when it runs (an expansion, a
  * substitution, a brace expansion, a translated `$"…"` string, an unknown node) keeps its source text and is marked
- * dynamic. Unquoted `*`, `?` and `[` mark a glob; an unquoted leading `~` or `~/` marks a home-relative word.
+ * dynamic. Unquoted `*`, `?` and `[` mark a glob; an unquoted leading `~` or `~/` marks a home-relative word; an
+ * assignment-looking word with an unquoted `~` after its `=` or a `:` (`of=~/x`) is dynamic, since bash expands that
+ * tilde and sh does not.
  *
  * @since 0.3.0
  */
@@ -221,6 +223,24 @@ const hasBrace = (pieces: ReadonlyArray<Piece>): boolean => {
 }
 
 /**
+ * A word that looks like an assignment (`of=~/x`, `a=b:~/y`) with an unquoted `~` after its `=` or an unquoted `:`:
+ * bash expands that tilde (outside POSIX mode), sh does not, so the word the command sees depends on the shell.
+ */
+const assignmentTilde = (pieces: ReadonlyArray<Piece>): boolean => {
+  const chars = pieces.flatMap((piece) => [...piece.text].map((c) => ({ c, quoted: piece.quoted })))
+  let i = 0
+  while (i < chars.length && !chars[i]!.quoted && /[A-Za-z0-9_]/.test(chars[i]!.c)) i++
+  if (i === 0 || /[0-9]/.test(chars[0]!.c) || chars[i]?.c !== "=" || chars[i]!.quoted) return false
+  for (let j = i + 1; j < chars.length; j++) {
+    const at = chars[j]!
+    if (at.quoted || at.c !== "~") continue
+    const before = chars[j - 1]!
+    if (j === i + 1 || (before.c === ":" && !before.quoted)) return true
+  }
+  return false
+}
+
+/**
  * Normalises one word node (a command name, an argument, a redirection target).
  *
  * @since 0.3.0
@@ -229,6 +249,7 @@ export const word = (node: Node): Word => {
   const pieces = piecesOf(node)
   if (pieces === undefined || hasBrace(pieces)) return dynamic(node.text)
   const text = pieces.map((piece) => piece.text).join("")
+  if (text.includes("~") && text.includes("=") && assignmentTilde(pieces)) return dynamic(node.text)
   const glob = isGlob(pieces)
   const first = pieces[0]
   if (first !== undefined && !first.quoted && first.text.startsWith("~")) {
