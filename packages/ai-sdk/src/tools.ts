@@ -8,7 +8,16 @@
  *
  * @since 0.1.0
  */
-import { EventV2, PermissionV2, Printable, Runner, Tool, type LLM, type ToolRegistry } from "@toolgate/core"
+import {
+  EventV2,
+  PermissionV2,
+  Printable,
+  Runner,
+  SettleInput,
+  Tool,
+  type LLM,
+  type ToolRegistry,
+} from "@toolgate/core"
 import {
   type GenericToolApprovalFunction,
   jsonSchema,
@@ -32,15 +41,11 @@ import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 
 /**
- * Who settles: the session, agent and assistant message the calls belong to.
+ * Who settles: the session, agent and assistant message the calls belong to (`SettleInput.Identity`).
  *
  * @since 0.1.0
  */
-export interface Identity {
-  readonly sessionID: string
-  readonly agent: string
-  readonly assistantMessageID: string
-}
+export type Identity = SettleInput.Identity
 
 /**
  * Where `execute` runs the settlement: a `Runtime` or a `ManagedRuntime` (default: `Runtime.defaultRuntime`).
@@ -369,14 +374,12 @@ const makeBridge = (
   const settlement = (call: LLM.ToolCall, running: Running, onAsk: (request: PermissionV2.Request) => void) =>
     Effect.scoped(
       Effect.gen(function* () {
-        const settle = materialization.settle({
-          ...identity,
-          call,
-          progress: (update) => {
+        const settle = materialization.settle(
+          SettleInput.make(identity, call, (update) => {
             running.reports.push(update)
             running.signal()
-          },
-        })
+          }),
+        )
         const events = yield* Effect.serviceOption(EventV2.Service)
         if (Option.isNone(events)) {
           return mode === "ai-sdk" ? yield* Effect.dieMessage(MISSING_SERVICES) : yield* settle

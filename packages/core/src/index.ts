@@ -53,6 +53,12 @@ export * as ChildEnvironment from "./world/child-environment.js"
  */
 export * as Config from "./place/config.js"
 /**
+ * The confined directory walk: files below a directory whose real paths stay inside a root.
+ *
+ * @since 0.3.0
+ */
+export * as ConfinedWalk from "./system/confined-walk.js"
+/**
  * Embedding in one call: the process-wide layer and the Location layer built on it.
  *
  * @since 0.1.0
@@ -275,6 +281,12 @@ export * as SessionTodo from "./world/session-todo.js"
  * @since 0.1.0
  */
 export * as SessionV2 from "./place/session.js"
+/**
+ * The one builder of settle inputs: an identity (session, agent, assistant message) plus one call.
+ *
+ * @since 0.3.0
+ */
+export * as SettleInput from "./tool/settle-input.js"
 /**
  * What a shell command string will run, read with the tree-sitter bash grammar.
  *

@@ -8,22 +8,18 @@
  */
 import * as Tool from "@effect/ai/Tool"
 import * as Toolkit from "@effect/ai/Toolkit"
-import { Identifier, type LLM, type ToolRegistry } from "@toolgate/core"
+import { type LLM, SettleInput, type ToolRegistry } from "@toolgate/core"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as EffectAiModel from "./model.js"
 
 /**
- * Who settles: the session, agent and assistant message the toolkit's calls belong to.
+ * Who settles: the session, agent and assistant message the toolkit's calls belong to (`SettleInput.Identity`).
  *
  * @since 0.1.0
  */
-export interface Identity {
-  readonly sessionID: string
-  readonly agent: string
-  readonly assistantMessageID: string
-}
+export type Identity = SettleInput.Identity
 
 /**
  * Options of `toToolkit`.
@@ -92,8 +88,9 @@ const toTool = (definition: LLM.ToolDefinition, mode: EffectAiModel.SchemaMode):
   }).setParameters(EffectAiModel.jsonSchemaParameters(EffectAiModel.advertisedSchema(definition, mode)))
 
 /**
- * Converts `materialization` into an `@effect/ai` Toolkit with its handlers layer. `@effect/ai` handlers do not see
- * the provider's call id, so every call settles under a fresh `call_…` id. A success is a `Settled` (the model
+ * Converts `materialization` into an `@effect/ai` Toolkit with its handlers layer. `@effect/ai` hands a handler only
+ * the call's parameters (`toolkit.handle(name, params)`), never the provider's call id, so every call settles under
+ * a fresh `call_…` id (`SettleInput.make` without an id); the `EffectAiModel` path keeps the provider's id. A success is a `Settled` (the model
  * gets its `value`; programs also read `output` and `outputPaths`); error results are returned to the model as
  * tool failures (`isFailure: true`, the message as result); a `ToolOutputStore` failure is a defect, and so is a
  * declined permission (a user stop), exactly as `settle` delivers it. A call to a name outside the toolkit never
@@ -112,14 +109,12 @@ export const toToolkit = (
   ) as unknown as Toolkit.Toolkit<Record<string, Tool.Any>>
   const handler = (definition: LLM.ToolDefinition) => (params: unknown) =>
     materialization
-      .settle({
-        ...identity,
-        call: {
-          id: Identifier.create("call"),
+      .settle(
+        SettleInput.make(identity, {
           name: definition.name,
           input: EffectAiModel.fromProviderInput(definition, params, mode),
-        },
-      })
+        }),
+      )
       .pipe(
         Effect.orDie,
         Effect.flatMap(({ result, output, outputPaths }) =>

@@ -17,7 +17,17 @@ import * as path from "node:path"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
-import { AgentV2, Core, Database, EventV2, PermissionV2, QuestionV2, SessionV2, ToolRegistry } from "@toolgate/core"
+import {
+  AgentV2,
+  Core,
+  Database,
+  EventV2,
+  PermissionV2,
+  QuestionV2,
+  SessionV2,
+  SettleInput,
+  ToolRegistry,
+} from "@toolgate/core"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -214,8 +224,7 @@ const prepare = (
     const context = yield* Effect.context<Requirements>()
     return {
       context,
-      agent: selection.id,
-      sessionID: session.id,
+      identity: SettleInput.identity({ sessionID: session.id, agent: selection.id }),
       rules: selection.info?.permissions ?? PermissionV2.denyAll,
       waiting,
       notes,

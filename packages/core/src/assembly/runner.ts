@@ -19,7 +19,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as AgentV2 from "../policy/agent.js"
 import * as EventV2 from "../place/event.js"
-import * as Identifier from "../values/identifier.js"
+import * as SettleInput from "../tool/settle-input.js"
 import * as LLM from "../values/llm.js"
 import * as Model from "./model.js"
 import * as PermissionV2 from "../policy/permission.js"
@@ -231,7 +231,8 @@ export const make = Effect.gen(function* () {
     readonly messages: ReadonlyArray<Model.Message>
   }) =>
     Effect.gen(function* () {
-      const assistantMessageID = Identifier.create("msg")
+      const settler = SettleInput.identity({ sessionID: input.sessionID, agent: input.agent })
+      const assistantMessageID = settler.assistantMessageID
       const materialization = input.toolsEnabled ? yield* registry.materialize(input.permissions) : undefined
       const calls: Array<CallState> = []
       const fibers: Array<Fiber.RuntimeFiber<void, ToolOutputStore.Error>> = []
@@ -317,14 +318,11 @@ export const make = Effect.gen(function* () {
           // Settling is interruptible; once a settlement exists, publishing it is not.
           const settle = Effect.uninterruptibleMask((restore) =>
             restore(
-              materialization.settle({
-                sessionID: input.sessionID,
-                agent: input.agent,
-                assistantMessageID,
-                call: { id: event.id, name: event.name, input: event.input },
-                progress: (update) =>
+              materialization.settle(
+                SettleInput.make(settler, event, (update) =>
                   Effect.runSync(Effect.ignore(events.publish(Event.Progress, { ...identity(call), ...update }))),
-              }),
+                ),
+              ),
             ).pipe(
               Effect.flatMap((settlement) =>
                 finish(call, settlement.result, {

@@ -19,6 +19,12 @@ export * as LLM from "../values/llm.js"
  */
 export * as ProviderSchema from "../values/provider-schema.js"
 /**
+ * The one builder of settle inputs: an identity (session, agent, assistant message) plus one call.
+ *
+ * @since 0.3.0
+ */
+export * as SettleInput from "../tool/settle-input.js"
+/**
  * The tool contract: making tools as opaque values and settling their calls.
  *
  * @since 0.2.0

@@ -16,11 +16,11 @@ import type {
 import {
   type AgentV2,
   type EventV2,
-  Identifier,
   type PermissionV2,
   type QuestionV2,
   Runner,
   type SessionV2,
+  SettleInput,
   Tool,
   ToolRegistry,
 } from "@toolgate/core"
@@ -53,8 +53,12 @@ export type Requirements =
  */
 export interface Generation {
   readonly context: Context.Context<Requirements>
-  readonly agent: string
-  readonly sessionID: string
+  /**
+   * Who every call of the generation settles as: its session, agent and one assistant message. MCP does not say
+   * which model message a `tools/call` came from, so the calls of one session share one message id and are told
+   * apart by their call ids.
+   */
+  readonly identity: SettleInput.Identity
   readonly rules: ReadonlyArray<ToolRegistry.VisibilityRule>
   /** The action a call (by call id) waits for a person on, while it does. */
   readonly waiting: Map<string, string>
@@ -120,7 +124,8 @@ export const call = (
   heartbeat: Duration.Duration,
   run: Run,
 ): Promise<CallToolResult> => {
-  const callID = Identifier.create("call")
+  // MCP has no provider call id (the JSON-RPC request id is the transport's), so each call gets a fresh one.
+  const callID = SettleInput.callID()
   const token = extra._meta?.progressToken
   let sent = 0
   let last = Date.now()
@@ -147,13 +152,13 @@ export const call = (
     notify({ message: action === undefined ? `running (${seconds}s)` : `waiting for permission: ${action}` })
   })
   const settle = Effect.flatMap(materialize(generation, server), (turn) =>
-    turn.settle({
-      sessionID: generation.sessionID,
-      agent: generation.agent,
-      assistantMessageID: Identifier.create("msg"),
-      call: { id: callID, name: params.name, input: params.arguments ?? {} },
-      ...(token === undefined ? {} : { progress: notify }),
-    }),
+    turn.settle(
+      SettleInput.make(
+        generation.identity,
+        { id: callID, name: params.name, input: params.arguments ?? {} },
+        token === undefined ? undefined : notify,
+      ),
+    ),
   )
   // The heartbeat fiber lives in the call's own scope, so it ends (is interrupted) with the call.
   const withHeartbeat =
