@@ -1,73 +1,105 @@
+/**
+ * However an `ExecuteInput` is built (a literal, a spread of an identity object, a class instance with getters, a
+ * null-prototype object, an object with a non-enumerable own property), the tool sees the same context, progress
+ * reaches the sink, and the store files the output under the same session and call.
+ */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, FastCheck, Schema } from "effect"
-import { Identifier, SettleInput, Tool, ToolRegistry } from "../src/index.js"
-import { registryLayer } from "./support/registry.js"
+import { Effect, Layer, Schema } from "effect"
+import { ApplicationTools, Tool, ToolRegistry } from "../src/index.js"
+import { mockStore, storeCalls } from "./support/registry.js"
 
-const identity: SettleInput.Identity = { sessionID: "ses_1", agent: "build", assistantMessageID: "msg_1" }
+const seen: Array<Tool.Context> = []
+const reporter = Tool.make({
+  description: "Reports its context",
+  input: Schema.Struct({ text: Schema.String }),
+  output: Schema.String,
+  execute: ({ text }, context) =>
+    Effect.sync(() => {
+      seen.push(context)
+      context.progress?.({ message: text })
+      return text
+    }),
+})
 
-describe("SettleInput", () => {
-  it("keeps the provider's call id and the identity, whatever they are", () => {
-    FastCheck.assert(
-      FastCheck.property(
-        FastCheck.record({ sessionID: FastCheck.string(), agent: FastCheck.string(), assistantMessageID: FastCheck.string() }),
-        FastCheck.string(),
-        FastCheck.string(),
-        FastCheck.anything(),
-        (who, id, name, input) => {
-          const settled = SettleInput.make(who, { id, name, input })
-          expect(settled).toStrictEqual({ ...who, call: { id, name, input } })
-        },
-      ),
-    )
-  })
+const identity = { sessionID: "ses_input", agent: "build", assistantMessageID: "msg_input" }
 
-  it("gives a call without an id a fresh call id, one per call", () => {
-    const first = SettleInput.make(identity, { name: "read", input: {} })
-    const second = SettleInput.make(identity, { name: "read", input: {} })
-    expect(first.call.id).toMatch(/^call_[0-9a-f]{12}[0-9A-Za-z]{14}$/)
-    expect(second.call.id).toMatch(/^call_/)
-    expect(first.call.id).not.toBe(second.call.id)
-  })
+class Getters {
+  get sessionID() {
+    return identity.sessionID
+  }
+  get agent() {
+    return identity.agent
+  }
+  get assistantMessageID() {
+    return identity.assistantMessageID
+  }
+  constructor(
+    readonly call: { readonly id: string; readonly name: string; readonly input: unknown },
+    readonly progress?: (update: Tool.Progress) => void,
+  ) {}
+}
 
-  it("passes progress only when given", () => {
-    const reports: Array<Tool.Progress> = []
-    expect("progress" in SettleInput.make(identity, { id: "c", name: "t", input: 1 })).toBe(false)
-    const settled = SettleInput.make(identity, { id: "c", name: "t", input: 1 }, (update) => reports.push(update))
-    settled.progress?.({ message: "half" })
-    expect(reports).toStrictEqual([{ message: "half" }])
-  })
+const shapes = (
+  id: string,
+  progress: ((update: Tool.Progress) => void) | undefined,
+): ReadonlyArray<readonly [string, ToolRegistry.ExecuteInput]> => {
+  const call = { id, name: "reporter", input: { text: id } }
+  const withProgress = progress === undefined ? {} : { progress }
+  const nullPrototype = Object.assign(Object.create(null), identity, { call }, withProgress)
+  const hidden = { ...identity, call }
+  if (progress !== undefined) Object.defineProperty(hidden, "progress", { value: progress, enumerable: false })
+  const hiddenCall = { ...identity, ...withProgress }
+  Object.defineProperty(hiddenCall, "call", { value: call, enumerable: false })
+  return [
+    [
+      "literal",
+      {
+        sessionID: identity.sessionID,
+        agent: identity.agent,
+        assistantMessageID: identity.assistantMessageID,
+        call,
+        ...withProgress,
+      },
+    ],
+    ["spread", { ...identity, call, ...withProgress }],
+    ["getters", new Getters(call, progress)],
+    ["null prototype", nullPrototype],
+    ["non-enumerable progress", hidden],
+    ["non-enumerable call", hiddenCall as ToolRegistry.ExecuteInput],
+  ]
+}
 
-  it("makes an assistant message id unless one is given", () => {
-    const made = SettleInput.identity({ sessionID: "ses_1", agent: "build" })
-    expect(made.assistantMessageID).toMatch(/^msg_/)
-    expect(made).toStrictEqual({ sessionID: "ses_1", agent: "build", assistantMessageID: made.assistantMessageID })
-    expect(SettleInput.identity({ ...identity })).toStrictEqual(identity)
-    expect(SettleInput.identity({ sessionID: "s", agent: "a" }).assistantMessageID).not.toBe(made.assistantMessageID)
-    expect(Identifier.create("msg")).not.toBe(made.assistantMessageID)
-  })
+const layer = ToolRegistry.layer.pipe(Layer.provideMerge(Layer.merge(ApplicationTools.layer, mockStore)))
 
-  it.effect("is what the tool's context is made of when a materialization settles it", () =>
+describe("settle reads any ExecuteInput shape", () => {
+  it.scoped("the same context, progress and bound identity for every shape, with and without progress", () =>
     Effect.gen(function* () {
-      const seen: Array<Tool.Context> = []
       const registry = yield* ToolRegistry.Service
-      yield* registry.register({
-        who: Tool.make({
-          description: "Reports its context",
-          input: Schema.Struct({}),
-          output: Schema.String,
-          execute: (_input, context) => Effect.sync(() => (seen.push(context), "ok")),
-          toModelOutput: ({ output }) => [{ type: "text", text: output }],
-        }),
-      })
+      yield* registry.register({ reporter })
       const turn = yield* registry.materialize()
-      yield* turn.settle(SettleInput.make(identity, { id: "call_provider", name: "who", input: {} }))
-      yield* turn.settle(SettleInput.make(identity, { name: "who", input: {} }))
-      expect(seen.map(({ sessionID, agent, assistantMessageID }) => ({ sessionID, agent, assistantMessageID }))).toStrictEqual(
-        [identity, identity],
-      )
-      expect(seen[0]?.toolCallID).toBe("call_provider")
-      expect(seen[1]?.toolCallID).toMatch(/^call_/)
-      expect(seen[1]?.toolCallID).not.toBe("call_provider")
-    }).pipe(Effect.scoped, Effect.provide(registryLayer)),
+      for (const withSink of [false, true]) {
+        const reports: Array<string> = []
+        const sink = withSink ? (update: Tool.Progress) => void reports.push(update.message) : undefined
+        const inputs = shapes(withSink ? "call_sink" : "call_plain", sink)
+        seen.length = 0
+        for (const [, input] of inputs) {
+          const settlement = yield* turn.settle(input)
+          expect(settlement.result).toEqual({ type: "text", value: withSink ? "call_sink" : "call_plain" })
+        }
+        const expected = {
+          ...identity,
+          toolCallID: withSink ? "call_sink" : "call_plain",
+          ...(sink === undefined ? {} : { progress: sink }),
+        }
+        expect(seen.map((context) => ({ ...context }))).toEqual(inputs.map(() => expected))
+        for (const context of seen) expect(Object.keys(context)).toEqual(Object.keys(expected))
+        expect(reports).toEqual(withSink ? inputs.map(() => "call_sink") : [])
+      }
+      const bound = yield* storeCalls
+      expect(bound.map(({ sessionID, toolCallID }) => `${sessionID}/${toolCallID}`)).toEqual([
+        ...Array(6).fill("ses_input/call_plain"),
+        ...Array(6).fill("ses_input/call_sink"),
+      ])
+    }).pipe(Effect.provide(layer)),
   )
 })
