@@ -7,19 +7,17 @@
  * @since 0.1.0
  */
 import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as CorePackage from "../system/core-package.js"
 import * as LLM from "../values/llm.js"
 import * as PermissionV2 from "../policy/permission.js"
 import * as Tool from "../tool/tool.js"
 import * as Tools from "../tool/tools.js"
-import { collectBoundedBody } from "./internal/bounded-body.js"
+import * as Mcp from "./internal/web-search-mcp.js"
 
 /**
  * The registered tool name and permission action.
@@ -62,13 +60,13 @@ export const MAX_CONTEXT_CHARACTERS = 50_000
  *
  * @since 0.1.0
  */
-export const MAX_RESPONSE_BYTES = 256 * 1024
+export const MAX_RESPONSE_BYTES: number = Mcp.MAX_RESPONSE_BYTES
 /**
  * The per-request timeout.
  *
  * @since 0.1.0
  */
-export const REQUEST_TIMEOUT = Duration.seconds(25)
+export const REQUEST_TIMEOUT: Duration.Duration = Mcp.REQUEST_TIMEOUT
 
 /**
  * The `@toolgate/core` package version, sent in Parallel's user agent.
@@ -282,123 +280,42 @@ export const selectProvider = (
   return hash % 2 === 0 ? "exa" : "parallel"
 }
 
-/**
- * The provider answered with a status outside 2xx.
- *
- * @since 0.3.0
- * @category errors
- */
-export class StatusError extends Schema.TaggedError<StatusError>()("WebSearchTool.StatusError", {
-  tool: Schema.String,
-  status: Schema.Number,
-}) {
-  override get message(): string {
-    return `${this.tool} request failed with status ${this.status}`
-  }
-}
-
-/**
- * The provider's response body is larger than `MAX_RESPONSE_BYTES`.
- *
- * @since 0.3.0
- * @category errors
- */
-export class TooLargeError extends Schema.TaggedError<TooLargeError>()("WebSearchTool.TooLargeError", {
-  tool: Schema.String,
-  limit: Schema.Number,
-}) {
-  override get message(): string {
-    return `${this.tool} response exceeded ${this.limit} bytes`
-  }
-}
-
-/**
- * The provider did not answer within `REQUEST_TIMEOUT`.
- *
- * @since 0.3.0
- * @category errors
- */
-export class TimeoutError extends Schema.TaggedError<TimeoutError>()("WebSearchTool.TimeoutError", {
-  tool: Schema.String,
-}) {
-  override get message(): string {
-    return `${this.tool} request timed out`
-  }
-}
-
-const McpResult = Schema.Struct({
-  result: Schema.Struct({
-    content: Schema.Array(Schema.Struct({ type: Schema.String, text: Schema.String })),
-  }),
-})
-const decodeMcpResult = Schema.decodeUnknownOption(Schema.parseJson(McpResult))
-
-const payloadText = (payload: string): string | undefined => {
-  const trimmed = payload.trim()
-  if (!trimmed.startsWith("{")) return undefined
-  return Option.match(decodeMcpResult(trimmed), {
-    onNone: () => undefined,
-    onSome: (decoded) => decoded.result.content.find((item) => item.text !== "")?.text,
-  })
-}
-
-/**
- * The first non-empty content text of a JSON-RPC result: the whole body as one JSON payload first, else each
- * `data: ` line of an SSE stream. Payloads that are not JSON objects of the result shape are ignored.
- *
- * @since 0.1.0
- */
-export const parseResponse = (body: string): string | undefined => {
-  const direct = body.trim() === "" ? undefined : payloadText(body)
-  if (direct !== undefined) return direct
-  for (const line of body.split("\n")) {
-    if (!line.startsWith("data: ")) continue
-    const text = payloadText(line.slice(6))
-    if (text !== undefined) return text
-  }
-  return undefined
-}
-
-/**
- * The Exa endpoint with the key, if any, as the `exaApiKey` query parameter.
- *
- * @since 0.1.0
- */
-export const exaEndpoint = (base: string, key: string | undefined): string => {
-  if (key === undefined || key === "") return base
-  const url = new URL(base)
-  url.searchParams.set("exaApiKey", key)
-  return url.toString()
-}
-
-const callMcp = (
-  http: HttpClient.HttpClient,
-  url: string,
-  tool: string,
-  args: Readonly<Record<string, unknown>>,
-  headers: Readonly<Record<string, string>>,
-) =>
-  Effect.gen(function* () {
-    const request = HttpClientRequest.post(url).pipe(
-      HttpClientRequest.setHeaders({ ...headers, Accept: "application/json, text/event-stream" }),
-      HttpClientRequest.bodyUnsafeJson({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "tools/call",
-        params: { name: tool, arguments: args },
-      }),
-    )
-    const response = yield* http.execute(request)
-    if (response.status < 200 || response.status >= 300) {
-      return yield* new StatusError({ tool, status: response.status })
-    }
-    const body = yield* collectBoundedBody(
-      response,
-      MAX_RESPONSE_BYTES,
-      () => new TooLargeError({ tool, limit: MAX_RESPONSE_BYTES }),
-    )
-    return parseResponse(new TextDecoder().decode(body))
-  }).pipe(Effect.timeoutFail({ duration: REQUEST_TIMEOUT, onTimeout: () => new TimeoutError({ tool }) }))
+export {
+  /**
+   * The provider answered with a status outside 2xx.
+   *
+   * @since 0.3.0
+   * @category errors
+   */
+  StatusError,
+  /**
+   * The provider's response body is larger than `MAX_RESPONSE_BYTES`.
+   *
+   * @since 0.3.0
+   * @category errors
+   */
+  TooLargeError,
+  /**
+   * The provider did not answer within `REQUEST_TIMEOUT`.
+   *
+   * @since 0.3.0
+   * @category errors
+   */
+  TimeoutError,
+  /**
+   * The first non-empty content text of a JSON-RPC result: the whole body as one JSON payload first, else each
+   * `data: ` line of an SSE stream. Payloads that are not JSON objects of the result shape are ignored.
+   *
+   * @since 0.1.0
+   */
+  parseResponse,
+  /**
+   * The Exa endpoint with the key, if any, as the `exaApiKey` query parameter.
+   *
+   * @since 0.1.0
+   */
+  exaEndpoint,
+} from "./internal/web-search-mcp.js"
 
 /**
  * Builds the tool around a captured HTTP client, configuration and permission service.
@@ -424,9 +341,9 @@ export const make = (http: HttpClient.HttpClient, config: Settings, permission: 
         })
         const text =
           provider === "exa"
-            ? yield* callMcp(
+            ? yield* Mcp.call(
                 http,
-                exaEndpoint(config.exaUrl, config.exaApiKey),
+                Mcp.exaEndpoint(config.exaUrl, config.exaApiKey),
                 "web_search_exa",
                 {
                   query: input.query,
@@ -439,7 +356,7 @@ export const make = (http: HttpClient.HttpClient, config: Settings, permission: 
                 },
                 {},
               )
-            : yield* callMcp(
+            : yield* Mcp.call(
                 http,
                 config.parallelUrl,
                 "web_search",
