@@ -14,7 +14,11 @@ describe("SettleInput", () => {
   it("keeps the provider's call id and the identity, whatever they are", () => {
     FastCheck.assert(
       FastCheck.property(
-        FastCheck.record({ sessionID: FastCheck.string(), agent: FastCheck.string(), assistantMessageID: FastCheck.string() }),
+        FastCheck.record({
+          sessionID: FastCheck.string(),
+          agent: FastCheck.string(),
+          assistantMessageID: FastCheck.string(),
+        }),
         FastCheck.string(),
         FastCheck.string(),
         FastCheck.anything(),
@@ -67,9 +71,9 @@ describe("SettleInput", () => {
       const turn = yield* registry.materialize()
       yield* turn.settle(SettleInput.make(identity, { id: "call_provider", name: "who", input: {} }))
       yield* turn.settle(SettleInput.make(identity, { name: "who", input: {} }))
-      expect(seen.map(({ sessionID, agent, assistantMessageID }) => ({ sessionID, agent, assistantMessageID }))).toStrictEqual(
-        [identity, identity],
-      )
+      expect(
+        seen.map(({ sessionID, agent, assistantMessageID }) => ({ sessionID, agent, assistantMessageID })),
+      ).toStrictEqual([identity, identity])
       expect(seen[0]?.toolCallID).toBe("call_provider")
       expect(seen[1]?.toolCallID).toMatch(/^call_/)
       expect(seen[1]?.toolCallID).not.toBe("call_provider")
