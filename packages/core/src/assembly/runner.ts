@@ -14,7 +14,6 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as AgentV2 from "../policy/agent.js"
@@ -29,135 +28,25 @@ import * as Tool from "../tool/tool.js"
 import type * as ToolOutputStore from "../tool/tool-output-store.js"
 import * as ToolRegistry from "../tool/tool-registry.js"
 import * as ToolCallJournal from "./tool-call-journal.js"
+import {
+  STEP_LIMIT,
+  INTERRUPTED,
+  USER_REJECTED,
+  USER_DISMISSED,
+  RECOVERED,
+  TOOLS_DISABLED,
+  StepLimitExceeded,
+  Event,
+  type RunInput,
+  type RunResult,
+} from "./internal/runner-schema.js"
 
 /**
- * Provider turns allowed per run.
- *
- * @since 0.1.0
- */
-export const STEP_LIMIT = 25
-
-/**
- * Failure text for calls cut off by interruption or a user stop.
- *
- * @since 0.1.0
- */
-export const INTERRUPTED = "Tool execution interrupted"
-/**
- * Failure text for a call whose permission ask the user rejected without a message (or that a rejection in the same
- * session cascaded to). A rejection with a message reaches the model as that message instead.
+ * The Runner's limits, model-visible texts, step-limit error, events, and what `run` takes and returns.
  *
  * @since 0.3.0
- * @category constants
  */
-export const USER_REJECTED = "The user rejected permission to use this specific tool call."
-
-/**
- * Failure text for a call whose question the user dismissed.
- *
- * @since 0.3.0
- * @category constants
- */
-export const USER_DISMISSED = "The user dismissed this question"
-
-/**
- * The result a runner reports for a call that recovery failed while the runner was unresponsive past its lease:
- * the journal keeps recovery's `Tool execution interrupted`, and the call's own result (the tool may have run) is
- * discarded.
- *
- * @since 0.3.0
- * @category constants
- */
-export const RECOVERED =
-  "Tool execution interrupted: the call was recovered while its runner was unresponsive past its lease, so its result was discarded"
-
-/**
- * Failure text for local calls on the turn where tools are disabled.
- *
- * @since 0.1.0
- */
-export const TOOLS_DISABLED = "Tools are disabled after the maximum agent steps"
-
-/**
- * The run needed more provider turns than allowed.
- *
- * @since 0.1.0
- */
-export class StepLimitExceeded extends Schema.TaggedError<StepLimitExceeded>()("Runner.StepLimitExceeded", {
-  steps: Schema.Number,
-}) {}
-
-const Identity = {
-  sessionID: Schema.String,
-  assistantMessageID: Schema.String,
-  callID: Schema.String,
-  tool: Schema.String,
-}
-
-/**
- * Events published by the runner.
- *
- * @since 0.1.0
- */
-export const Event = {
-  Called: EventV2.define(
-    "session.next.tool.called",
-    Schema.Struct({
-      ...Identity,
-      input: Schema.Unknown,
-      provider: Schema.Struct({ executed: Schema.Boolean, metadata: Schema.optional(Schema.Unknown) }),
-    }),
-  ),
-  Success: EventV2.define(
-    "session.next.tool.success",
-    Schema.Struct({
-      ...Identity,
-      result: LLM.ToolResultValue,
-      output: Schema.optional(LLM.ToolOutput),
-      outputPaths: Schema.optional(Schema.Array(Schema.String)),
-    }),
-  ),
-  Failed: EventV2.define("session.next.tool.failed", Schema.Struct({ ...Identity, result: LLM.ToolResultValue })),
-  /** A running call's progress report (see `Tool.Progress`). */
-  Progress: EventV2.define(
-    "session.next.tool.progress",
-    Schema.Struct({
-      ...Identity,
-      message: Schema.String,
-      progress: Schema.optional(Schema.Number),
-      total: Schema.optional(Schema.Number),
-      output: Schema.optional(Schema.String),
-    }),
-  ),
-  /** Assistant text as the provider streams it. */
-  TextDelta: EventV2.define(
-    "session.next.text.delta",
-    Schema.Struct({ sessionID: Schema.String, assistantMessageID: Schema.String, text: Schema.String }),
-  ),
-} as const
-
-/**
- * What `run` takes.
- *
- * @since 0.1.0
- */
-export interface RunInput {
-  readonly sessionID: string
-  readonly prompt: string
-  /** History to continue from (defaults to none). */
-  readonly messages?: ReadonlyArray<Model.Message>
-}
-
-/**
- * What `run` returns. `stopped: "user"` means a declined permission or dismissed question ended the loop.
- *
- * @since 0.1.0
- */
-export interface RunResult {
-  readonly steps: number
-  readonly stopped?: "user"
-  readonly messages: ReadonlyArray<Model.Message>
-}
+export * from "./internal/runner-schema.js"
 
 /**
  * The runner.
