@@ -561,6 +561,7 @@ const assemble = <E>(
         action: "external_directory",
         resources: [resource],
         save: [save],
+        metadata: { command: input.command },
       })),
       { action: "bash", resources: bashResources, save: bashSave, metadata, always: true },
       {

@@ -10,7 +10,11 @@ import * as State from "./shell-state.js"
 import { type Context, type Draft, emit } from "./shell-walk.js"
 import { join, type Word } from "./shell-words.js"
 
-/** `cd`, `pushd`, `popd`: the new directories, scoped and uncertain. */
+/**
+ * `cd`, `pushd`, `popd`: the new directories, scoped and uncertain.
+ *
+ * @since 0.3.0
+ */
 export const changeDirectory = (
   ctx: Context,
   state: State.State,

@@ -46,7 +46,11 @@ import { bareWord, childrenOf, dynamic, join, literal, word, type Word } from ".
  */
 export const MAX_DEPTH = 8
 
-/** Words of an argument node: a word, or what a declaration argument holds. */
+/**
+ * Words of an argument node: a word, or what a declaration argument holds.
+ *
+ * @since 0.3.0
+ */
 export const WORD_NODES = new Set([
   "word",
   "number",
@@ -63,6 +67,7 @@ export const WORD_NODES = new Set([
   "brace_expression",
 ])
 
+/** @since 0.3.0 */
 export const commandNode = (
   ctx: Context,
   node: Node,
@@ -127,7 +132,11 @@ export const commandNode = (
   return outcome
 }
 
-/** A `NAME=value` node: its substitutions, and whether it is dropped, kept or makes the segment unresolved. */
+/**
+ * A `NAME=value` node: its substitutions, and whether it is dropped, kept or makes the segment unresolved.
+ *
+ * @since 0.3.0
+ */
 export const assignmentOf = (
   ctx: Context,
   node: Node,
@@ -149,7 +158,11 @@ export const assignmentOf = (
   return { keep: node.text }
 }
 
-/** Resolves one command's words: functions, builtins, wrappers, shells, `find`, file commands, readers. */
+/**
+ * Resolves one command's words: functions, builtins, wrappers, shells, `find`, file commands, readers.
+ *
+ * @since 0.3.0
+ */
 export const resolve = (
   ctx: Context,
   state: State.State,

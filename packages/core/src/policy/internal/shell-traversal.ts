@@ -37,7 +37,14 @@ import { noEffects } from "./shell-segment.js"
 import type { Grammar } from "./shell-shells.js"
 import { bareWord, childrenOf, dynamic, literal, word } from "./shell-words.js"
 
-export { MAX_DEPTH, MAX_NESTING, MAX_SEGMENTS }
+export {
+  /** @since 0.3.0 */
+  MAX_DEPTH,
+  /** @since 0.3.0 */
+  MAX_NESTING,
+  /** @since 0.3.0 */
+  MAX_SEGMENTS,
+}
 
 /**
  * The longest command parsed; a longer one is unresolved as a whole.
