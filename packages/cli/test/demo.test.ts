@@ -69,8 +69,14 @@ describe.concurrent("toolgate demo", () => {
     expect(decisions).toEqual([
       ["edit", "src/inventory.ts", "once", "stdin"],
       ["edit", "src/format.ts, src/currency.ts", "always", "stdin"],
-      // The bash ask lists the command's asking segments (docs/shell.md), not the whole string.
-      ["bash", expect.stringMatching(/^awk -v s=\$i BEGIN/), "reject: too slow for a demo, skip the check", "stdin"],
+      // The bash ask lists the command's asking segments (docs/shell.md), not the whole string; a test and an
+      // arithmetic expansion over a variable the gate cannot know are unresolved, so they ask first.
+      [
+        "bash",
+        expect.stringMatching(/^unresolved:\[ \$i -lt 24 \], unresolved:\$\(\(i\+1\)\)/),
+        "reject: too slow for a demo, skip the check",
+        "stdin",
+      ],
     ])
     // The rejection feedback is what the model sees as the bash call's error; the session goes on.
     expect(run.stdout).toMatch(
