@@ -29,7 +29,7 @@ const jsonOut = args.includes("--json") ? args[args.indexOf("--json") + 1] : und
 
 /**
  * The gates, per benchmark: `max` or `min` for each figure the benchmark prints on its `GATE` line;
- * docs/performance.md lists each gate with its last figures; bench/shell.ts prints no `GATE` line yet.
+ * docs/performance.md lists each gate with its last figures.
  */
 export const GATES = {
   settle: {
@@ -60,6 +60,12 @@ export const GATES = {
   startup: {
     cli_over_node_cpu: { max: 9, what: "toolgate --help / node -e 0 (CPU)" },
     mcp_first_list_over_node_cpu: { max: 15, what: "MCP spawn → first tools/list / node -e 0 (CPU)" },
+  },
+  shell: {
+    typical_plan_over_parse: { max: 200, what: "plan a typical command / its bare tree-sitter parse (CPU)" },
+    nesting_3000_over_parse: { max: 16, what: "plan 3,000 nested ( ) / their parse (CPU)" },
+    linearity_100kb_over_1kb: { max: 4, what: "planning cost per KB, 100 KB command / 1 KB command" },
+    pipeline_1000_ms: { max: 200, what: "plan a 1,000-stage pipeline (CPU ms)" },
   },
   "tool-import": {
     tool_import_over_effect_cpu: {
