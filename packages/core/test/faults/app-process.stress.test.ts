@@ -1,6 +1,8 @@
 /**
  * A runner killed with SIGKILL mid-command, in rounds: every round's command tree (a shell, a nested shell, three
- * sleeps) is gone within the round's own deadline of 1 s.
+ * sleeps) is gone within the round's own deadline. The single-round case in app-process.test.ts holds the 1 s bound;
+ * here, with the other stress suites loading the machine, a round now and then took longer than 1 s (always under
+ * 5 s: the keeper is told and kills, but is scheduled late), so the deadline per round is 5 s.
  */
 import * as fs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
@@ -54,7 +56,7 @@ describe("runners killed with SIGKILL, in rounds", () => {
             yield* pollUntil(marker, (found) => found.filter((line) => /: sleep 10/.test(line)).length >= 3, 30_000)
             runner.process.kill("SIGKILL")
             yield* Children.exited(runner)
-            left.push(...(yield* pollUntil(marker, (found) => found.length === 0, 1000)))
+            left.push(...(yield* pollUntil(marker, (found) => found.length === 0, 5000)))
           }),
         )
       }
