@@ -14,6 +14,8 @@ import { caller, realLocation } from "../support/check-at-use.js"
 import { tempDir } from "../support/location.js"
 
 const OUTSIDE_MARK = "OUTSIDE_BYTES_2b7d"
+/** A second line of every outside file that no generated input names: returned, it can only have been read. */
+const OUTSIDE_TAIL = "OUTSIDE_TAIL_91c4"
 const OUTSIDE_NAME = "outside-only-entry.txt"
 /** The bytes of the outside file that is hard-linked into the Location: readable (a documented limit), never changed. */
 const LINKED_MARK = "LINKED_BYTES_e80f"
@@ -47,9 +49,9 @@ const snapshot = (dir: string): Map<string, string> => {
 /** The outside tree: secrets, a subdirectory, a link back into the Location. */
 const plantOutside = (outside: string, root: string) => {
   fs.mkdirSync(path.join(outside, "sub"), { recursive: true })
-  fs.writeFileSync(path.join(outside, "secret.txt"), `${OUTSIDE_MARK} secret\n`)
-  fs.writeFileSync(path.join(outside, "sub", "deep.txt"), `${OUTSIDE_MARK} deep\n`)
-  fs.writeFileSync(path.join(outside, OUTSIDE_NAME), `${OUTSIDE_MARK} name\n`)
+  fs.writeFileSync(path.join(outside, "secret.txt"), `${OUTSIDE_MARK} secret\n${OUTSIDE_TAIL}\n`)
+  fs.writeFileSync(path.join(outside, "sub", "deep.txt"), `${OUTSIDE_MARK} deep\n${OUTSIDE_TAIL}\n`)
+  fs.writeFileSync(path.join(outside, OUTSIDE_NAME), `${OUTSIDE_MARK} name\n${OUTSIDE_TAIL}\n`)
   fs.writeFileSync(path.join(outside, "linked.txt"), `${LINKED_MARK} linked\n`)
   fs.symlinkSync(root, path.join(outside, "back-in"))
 }
@@ -206,7 +208,13 @@ describe("check at use: generated paths", () => {
                   plantInside(root, outside)
                 }
                 const body = text(exit.value)
-                expect(body.includes(OUTSIDE_MARK), `${tool} ${JSON.stringify(target)} returned outside bytes`).toBe(
+                // The model's own input may name the outside mark (a patch's expected lines echoed in its error);
+                // the tail line no input names is returned only when an outside file was read.
+                if (!JSON.stringify(inputOf(tool, target, variant)).includes(OUTSIDE_MARK))
+                  expect(body.includes(OUTSIDE_MARK), `${tool} ${JSON.stringify(target)} returned outside bytes`).toBe(
+                    false,
+                  )
+                expect(body.includes(OUTSIDE_TAIL), `${tool} ${JSON.stringify(target)} returned outside bytes`).toBe(
                   false,
                 )
                 expect(body.includes(OUTSIDE_NAME), `${tool} ${JSON.stringify(target)} returned an outside name`).toBe(
