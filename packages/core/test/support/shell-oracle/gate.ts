@@ -111,7 +111,8 @@ const physical = (absolute: string): string => {
 
 /** The absolute path a write resource stands for. */
 export const absoluteOf = (project: string, action: string, resource: string): string => {
-  const plain = action === "external_directory" ? resource.replace(/\/\*$/, "") : resource
+  // `/*` (the root's external_directory) is the root, not an empty path resolved against the project.
+  const plain = action === "external_directory" ? resource.replace(/\/\*$/, "") || "/" : resource
   return physical(path.resolve(project, plain))
 }
 
