@@ -179,6 +179,12 @@ export * as PermissionExplain from "./policy/permission-explain.js"
  */
 export * as PermissionLint from "./policy/permission-lint.js"
 /**
+ * The one approval protocol: prompts with everything a client must show, and digest-bound answers.
+ *
+ * @since 0.3.0
+ */
+export * as Approvals from "./policy/approvals.js"
+/**
  * Saved approvals: what a user allowed with `always`, per project and directory.
  *
  * @since 0.1.0

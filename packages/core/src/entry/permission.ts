@@ -7,6 +7,12 @@
  */
 export * as AgentV2 from "../policy/agent.js"
 /**
+ * The one approval protocol: prompts with everything a client must show, and digest-bound answers.
+ *
+ * @since 0.3.0
+ */
+export * as Approvals from "../policy/approvals.js"
+/**
  * How many leading words of a command a saved bash approval keeps (`git commit *`, `npm run test *`).
  *
  * @since 0.2.0
