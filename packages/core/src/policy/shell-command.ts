@@ -25,7 +25,7 @@ import { Language, Parser } from "web-tree-sitter"
 import * as CorePackage from "../system/core-package.js"
 import { FILE_COMMANDS } from "./internal/shell-files.js"
 import { READER_NAMES } from "./internal/shell-readers.js"
-import type * as Segments from "./internal/shell-segment.js"
+import * as Segments from "./internal/shell-segment.js"
 import * as Traversal from "./internal/shell-traversal.js"
 import * as Variables from "./internal/shell-variables.js"
 import * as Verdicts from "./internal/shell-verdicts.js"
@@ -236,26 +236,8 @@ export const grammarOf = (shell: string): Grammar | undefined => Shells.SHELLS.g
  *
  * @since 0.3.0
  */
-export const unresolvedCommand = (command: string, reason: string): Parsed => ({
-  error: false,
-  segments: [
-    {
-      argv: [{ text: command, literal: false, glob: false }],
-      command,
-      bare: command,
-      assignments: [],
-      text: command,
-      wrappers: [],
-      elevated: false,
-      unresolved: reason,
-      writes: [],
-      reads: [],
-      links: [],
-      mirrors: [],
-      place: { directories: [], unknown: reason },
-    },
-  ],
-})
+export const unresolvedCommand = (command: string, reason: string): Parsed =>
+  Segments.unresolvedWhole(command, reason, false)
 
 /**
  * A synchronous parser over a loaded grammar (for benchmarks and pure tests; the service wraps the same function).

@@ -202,3 +202,31 @@ export const unmodelled = (effects: Effects, name: string, option: string): Effe
   effects.unresolved = `${name} ${option} is an option the gate does not model`
   return effects
 }
+
+/**
+ * A whole command judged as one unresolved segment with `reason`: what the gate returns for a command it cannot read
+ * (too long, unparsable) or a shell it does not model. `error` says whether the grammar failed to read it.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const unresolvedWhole = (command: string, reason: string, error: boolean): Parsed => ({
+  error,
+  segments: [
+    {
+      argv: [{ text: command, literal: false, glob: false }],
+      command,
+      bare: command,
+      assignments: [],
+      text: command,
+      wrappers: [],
+      elevated: false,
+      unresolved: reason,
+      writes: [],
+      reads: [],
+      links: [],
+      mirrors: [],
+      place: { directories: [], unknown: reason },
+    },
+  ],
+})

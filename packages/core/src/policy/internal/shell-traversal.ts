@@ -33,9 +33,9 @@ import {
   unresolvedNode,
   type Walker,
 } from "./shell-walk.js"
-import { noEffects } from "./shell-segment.js"
+import { noEffects, unresolvedWhole } from "./shell-segment.js"
 import type { Grammar } from "./shell-shells.js"
-import { bareWord, childrenOf, dynamic, literal, word } from "./shell-words.js"
+import { bareWord, childrenOf, literal, word } from "./shell-words.js"
 
 export {
   /** @since 0.3.0 */
@@ -405,26 +405,7 @@ const WALKER: Walker = { sequence: visitSequence, statement: visitStatement }
  * @since 0.3.0
  */
 export const parseWith = (parser: Parser, command: string, grammar: Grammar): Parsed => {
-  const whole = (reason: string): Parsed => ({
-    error: true,
-    segments: [
-      {
-        argv: [dynamic(command)],
-        command,
-        bare: command,
-        assignments: [],
-        text: command,
-        wrappers: [],
-        elevated: false,
-        unresolved: reason,
-        writes: [],
-        reads: [],
-        links: [],
-        mirrors: [],
-        place: { directories: [], unknown: reason },
-      },
-    ],
-  })
+  const whole = (reason: string): Parsed => unresolvedWhole(command, reason, true)
   if (command.length > MAX_LENGTH) return whole(`the command is longer than ${MAX_LENGTH} characters`)
   let tree: ReturnType<Parser["parse"]>
   try {
