@@ -1,0 +1,110 @@
+/**
+ * What every approval client shows of a prompt, in the same words (the CLI, MCP elicitation and the AI SDK bridge):
+ * the rendered diff of a write, edit or apply_patch and one block per choice with what it saves and where; and which
+ * choice an old three-way reply (`once`, `always`, `reject`) stands for. Every value goes through `Printable`, so no
+ * control, escape or invisible character of a command, path or diff reaches a screen raw. `Approvals` re-exports
+ * everything here.
+ *
+ * @since 0.3.0
+ */
+import * as Printable from "../../values/printable.js"
+import type { Reply, SaveEntry, SaveScope } from "./permission-schema.js"
+
+/** The fields of `Approvals.Choice` read here (declared structurally: `approvals.ts` re-exports this module). */
+interface Choice {
+  readonly id: string
+  readonly lifetime: "once" | "session" | "always" | "reject"
+  readonly scope?: "exact" | "directory" | "pattern" | undefined
+  readonly label: string
+  readonly action: string
+  readonly saves: ReadonlyArray<SaveEntry>
+  readonly where?: SaveScope | undefined
+}
+
+/** The fields of `Approvals.Prompt` read here. */
+interface Prompt {
+  readonly choices: ReadonlyArray<Choice>
+  readonly diff?: string | undefined
+  readonly deadline?: number | undefined
+}
+
+/** The wider an `always` scope, the later it comes: `always` of the three-way reply is the widest one offered. */
+const WIDTH = { exact: 0, directory: 1, pattern: 2 } as const
+
+/**
+ * The choice a three-way reply stands for: `once` and `reject` by their ids, `always` as the widest `always` the
+ * prompt offers (its save pattern, the reference behaviour; when that saves what a narrower choice saves, the
+ * narrower one is the one offered). `undefined` when the prompt offers no such choice (an `always` that would save
+ * nothing is not offered: answer `once`).
+ *
+ * @since 0.3.0
+ * @category choices
+ */
+export const choiceOf = <C extends Choice>(prompt: { readonly choices: ReadonlyArray<C> }, reply: Reply): C | undefined => {
+  if (reply !== "always") return prompt.choices.find((choice) => choice.lifetime === reply)
+  let widest: C | undefined
+  for (const choice of prompt.choices) {
+    if (choice.lifetime !== "always") continue
+    if (widest === undefined || WIDTH[choice.scope ?? "pattern"] > WIDTH[widest.scope ?? "pattern"]) widest = choice
+  }
+  return widest
+}
+
+const where = (scope: SaveScope | undefined): string =>
+  scope === undefined
+    ? ""
+    : scope.kind === "directory"
+      ? ` for the directory ${Printable.show(scope.directory)} only (no git repository)`
+      : ` for project ${Printable.show(scope.projectID)} (${Printable.show(scope.directory)}, all its directories)`
+
+/**
+ * The lines of one choice: `<id>: <label>`, then what it saves (a `session` choice: what it allows until the
+ * session ends) and where, one pattern or exact value per line.
+ *
+ * @since 0.3.0
+ * @category rendering
+ */
+export const describeChoice = (choice: Choice): ReadonlyArray<string> => {
+  const head = `${choice.id}: ${Printable.show(choice.label)}`
+  if (choice.saves.length === 0) return [head]
+  const what =
+    choice.lifetime === "session"
+      ? `  allows ${Printable.show(choice.action)} until the session ends:`
+      : `  saves ${Printable.show(choice.action)}${where(choice.where)}:`
+  return [
+    head,
+    what,
+    ...choice.saves.map((entry) =>
+      entry.literal ? `    exactly: ${Printable.quote(entry.text)}` : `    pattern: ${Printable.show(entry.text)}`,
+    ),
+  ]
+}
+
+/**
+ * The lines of every choice a prompt offers, in its order.
+ *
+ * @since 0.3.0
+ * @category rendering
+ */
+export const describeChoices = (prompt: Pick<Prompt, "choices">): ReadonlyArray<string> =>
+  prompt.choices.flatMap(describeChoice)
+
+/**
+ * The lines of a prompt's diff (`diff:` and the diff, one escaped line per line); empty when it has none.
+ *
+ * @since 0.3.0
+ * @category rendering
+ */
+export const describeDiff = (prompt: Pick<Prompt, "diff">): ReadonlyArray<string> =>
+  prompt.diff === undefined || prompt.diff === ""
+    ? []
+    : ["diff:", ...prompt.diff.replace(/\n$/, "").split("\n").map((line) => `  ${Printable.show(line)}`)]
+
+/**
+ * The deadline line of a prompt (`answer by <ISO time>`), or nothing when it waits until answered.
+ *
+ * @since 0.3.0
+ * @category rendering
+ */
+export const describeDeadline = (prompt: Pick<Prompt, "deadline">): ReadonlyArray<string> =>
+  prompt.deadline === undefined ? [] : [`answer by ${new Date(prompt.deadline).toISOString()}`]
