@@ -167,6 +167,12 @@ export * as Path from "./values/path.js"
  */
 export * as Patch from "./builtin/patch.js"
 /**
+ * The decision journal: every evaluation, ask, answer, expiry, release, cascade and revoke, with provenance.
+ *
+ * @since 0.3.0
+ */
+export * as DecisionJournal from "./policy/decision-journal.js"
+/**
  * Why a request is allowed, asked or denied: every rule considered, and the one that decided.
  *
  * @since 0.2.0

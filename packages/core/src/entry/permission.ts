@@ -19,6 +19,12 @@ export * as Approvals from "../policy/approvals.js"
  */
 export * as BashArity from "../policy/bash-arity.js"
 /**
+ * The decision journal: every evaluation, ask, answer, expiry, release, cascade and revoke, with provenance.
+ *
+ * @since 0.3.0
+ */
+export * as DecisionJournal from "../policy/decision-journal.js"
+/**
  * Why a request is allowed, asked or denied: every rule considered, and the one that decided.
  *
  * @since 0.2.0
