@@ -1,5 +1,6 @@
 /**
- * Vitest global setup of the cli project: bundles `toolgate` from the TypeScript sources once per run into
+ * Vitest global setup of the cli project: bundles `toolgate` (and `toolgate-mcp`, whose start-up errors the cli
+ * project also checks) from the TypeScript sources once per run into
  * `test-bundle/` (see `BIN` in support.ts), so every spawned CLI starts from one file instead of compiling the
  * sources through tsx on each start.
  */
@@ -7,5 +8,9 @@
 import { bundle } from "../../../scripts/bundle-bins.mjs"
 
 export const setup = async (): Promise<void> => {
-  await bundle({ entries: { toolgate: "packages/cli/src/main.ts" }, outdir: "packages/cli/test-bundle", source: true })
+  await bundle({
+    entries: { toolgate: "packages/cli/src/main.ts", "toolgate-mcp": "packages/mcp/src/main.ts" },
+    outdir: "packages/cli/test-bundle",
+    source: true,
+  })
 }

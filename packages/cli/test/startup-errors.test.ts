@@ -3,10 +3,10 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
-import { SOURCE_NODE_ARGS } from "../../../vitest.shared.js"
 import { tempDir, toolgate } from "./support.js"
 
-const MCP_MAIN = fileURLToPath(new URL("../../mcp/src/main.ts", import.meta.url))
+/** `toolgate-mcp`, bundled once per run by global-setup.ts next to `toolgate`. */
+const MCP_BIN = fileURLToPath(new URL("../test-bundle/toolgate-mcp.js", import.meta.url))
 
 /** A data directory whose database file is not a database: opening it fails inside the layer build. */
 const brokenData = (): string => {
@@ -30,7 +30,7 @@ describe.concurrent("startup failures are one readable line with their cause", (
   it("toolgate-mcp on a broken database: exit 1, one line naming SQLITE_NOTADB", async () => {
     const data = brokenData()
     const run = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, [...SOURCE_NODE_ARGS, MCP_MAIN, "--dir", tempDir(), "--data", data], {
+      const child = spawn(process.execPath, [MCP_BIN, "--dir", tempDir(), "--data", data], {
         stdio: ["pipe", "pipe", "pipe"],
       })
       let stderr = ""
