@@ -19,7 +19,7 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const src = path.resolve(process.argv[2] ?? path.join(repo, "packages/core/src"))
 
 /** Floors from the bottom up; a module may import its own floor or a lower one. */
-const FLOORS = ["values", "system", "place", "policy", "tool", "world", "builtin", "assembly", "testing", "entry"]
+const FLOORS = ["values", "system", "place", "policy", "tool", "world", "builtin", "assembly", "serve", "testing", "entry"]
 /** Imports forbidden although the floors would allow them: [from folder, to folder]. */
 const FORBIDDEN = [["tool", "policy"]]
 

@@ -1,0 +1,247 @@
+/**
+ * The approval server over a real loopback HTTP server on a free port: digest-bound answers resume the suspended
+ * call, wrong digests, second answers and unknown ids change nothing, the token is required, Server-Sent Events
+ * deliver `Asked` before anyone answers, cross-origin and foreign-host requests are refused, saved approvals are
+ * listed and revoked within the Location's project only, and the webhook posts a correctly signed ask.
+ */
+import * as crypto from "node:crypto"
+import * as http from "node:http"
+import { NodeHttpClient } from "@effect/platform-node"
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Fiber, Layer } from "effect"
+import { Approvals, Database, Location, PermissionSaved } from "../src/index.js"
+import { ApprovalServer } from "../src/entry/server.js"
+import * as Fake from "./support/approvals-fake.js"
+import { eventStream, request } from "./support/http-client.js"
+import { tempDir } from "./support/location.js"
+
+const TOKEN = "test-token-0123456789abcdef"
+const auth = { authorization: `Bearer ${TOKEN}` }
+
+const harness = (options: Partial<ApprovalServer.Options> = {}) =>
+  Effect.gen(function* () {
+    const directory = yield* tempDir("toolgate-serve-")
+    const fake = yield* Fake.make
+    const location = Location.layerWith({ directory, project: { id: "global", directory } })
+    const saved = PermissionSaved.layer.pipe(Layer.provideMerge(Database.layerMemory))
+    const deps = Layer.mergeAll(Layer.succeed(Approvals.Service, fake.service), saved, location, NodeHttpClient.layer)
+    const context = yield* Layer.build(
+      ApprovalServer.layer({ token: TOKEN, ...options }).pipe(Layer.provideMerge(deps)),
+    )
+    const server = Layer.succeedContext(context)
+    const info = yield* Effect.provide(ApprovalServer.Service, server)
+    const store = yield* Effect.provide(PermissionSaved.Service, server)
+    const sql = yield* Effect.provide(SqlClient.SqlClient, server)
+    return { fake, info, store, sql, directory, url: info.url }
+  })
+
+describe("ApprovalServer", () => {
+  it.scoped("an answer with the right digest resumes the suspended call; SSE delivered Asked before it", () =>
+    Effect.gen(function* () {
+      const { fake, url } = yield* harness()
+      const events = yield* eventStream(`${url}/api/events`, auth)
+      expect(events.status).toBe(200)
+      const call = yield* Effect.fork(fake.ask(Fake.editPrompt("per_1", "d1")))
+      const asked = yield* Effect.promise(events.next)
+      expect(asked.event).toBe("Asked")
+      expect(asked.data).toMatchObject({ _tag: "Asked", prompt: { request: { id: "per_1" }, digest: "d1" } })
+      expect(call.unsafePoll()).toBeNull()
+
+      const listed = yield* request(`${url}/api/asks`, { headers: auth })
+      expect(listed.status).toBe(200)
+      expect(listed.json).toMatchObject([{ request: { id: "per_1", action: "edit" }, digest: "d1" }])
+
+      const answered = yield* request(`${url}/api/asks/per_1/answer`, {
+        method: "POST",
+        headers: auth,
+        body: { digest: "d1", choice: "once", by: "alice" },
+      })
+      expect(answered.status).toBe(204)
+      const answer = yield* Fiber.join(call)
+      expect(answer).toMatchObject({ requestID: "per_1", choice: "once", channel: "http", by: "alice", digest: "d1" })
+      const next = yield* Effect.promise(events.next)
+      expect(next.data).toMatchObject({ _tag: "Answered", requestID: "per_1", channel: "http", by: "alice" })
+    }),
+  )
+
+  it.scoped("a wrong digest, a second answer, an unknown choice and an unknown id fail and change nothing", () =>
+    Effect.gen(function* () {
+      const { fake, url } = yield* harness()
+      const call = yield* Effect.fork(fake.ask(Fake.editPrompt("per_2", "d2")))
+      yield* Effect.yieldNow()
+      const answer = (id: string, body: object) =>
+        request(`${url}/api/asks/${id}/answer`, { method: "POST", headers: auth, body })
+
+      const wrong = yield* answer("per_2", { digest: "stale", choice: "once" })
+      expect(wrong.status).toBe(409)
+      expect(wrong.json).toMatchObject({ _tag: "Approvals.DigestMismatchError", requestID: "per_2" })
+      const choice = yield* answer("per_2", { digest: "d2", choice: "always:everything" })
+      expect(choice.status).toBe(400)
+      expect(choice.json).toMatchObject({ _tag: "Approvals.UnknownChoiceError" })
+      const missingDigest = yield* answer("per_2", { choice: "once" })
+      expect(missingDigest.status).toBe(400)
+      expect(fake.answers).toEqual([])
+      expect(call.unsafePoll()).toBeNull()
+      expect((yield* request(`${url}/api/asks/per_2`, { headers: auth })).status).toBe(200)
+
+      const unknown = yield* answer("per_nope", { digest: "d2", choice: "once" })
+      expect(unknown.status).toBe(404)
+      expect(unknown.json).toMatchObject({ _tag: "PermissionV2.NotFoundError", requestID: "per_nope" })
+      expect((yield* request(`${url}/api/asks/per_nope`, { headers: auth })).status).toBe(404)
+
+      expect((yield* answer("per_2", { digest: "d2", choice: "reject", message: "not this file" })).status).toBe(204)
+      expect(yield* Fiber.join(call)).toMatchObject({ choice: "reject", message: "not this file" })
+      const second = yield* answer("per_2", { digest: "d2", choice: "once" })
+      expect(second.status).toBe(409)
+      expect(second.json).toMatchObject({ _tag: "Approvals.AlreadyAnsweredError" })
+      expect(fake.answers.map((a) => a.choice)).toEqual(["reject"])
+    }),
+  )
+
+  it.scoped("every /api endpoint needs the token; the OpenAPI document and the page do not", () =>
+    Effect.gen(function* () {
+      const { fake, url, info } = yield* harness()
+      const call = yield* Effect.fork(fake.ask(Fake.editPrompt("per_3", "d3")))
+      yield* Effect.yieldNow()
+      for (const headers of [{}, { authorization: "Bearer wrong-token-0123456789" }, { authorization: TOKEN }]) {
+        for (const [method, path, body] of [
+          ["GET", "/api/asks", undefined],
+          ["GET", "/api/asks/per_3", undefined],
+          ["POST", "/api/asks/per_3/answer", { digest: "d3", choice: "once" }],
+          ["GET", "/api/saved", undefined],
+          ["DELETE", "/api/saved/psv_x", undefined],
+          ["GET", "/api/events", undefined],
+        ] as const) {
+          const reply = yield* request(`${url}${path}`, { method, headers, body })
+          expect(reply.status, `${method} ${path} ${JSON.stringify(headers)}`).toBe(401)
+          expect(reply.json).toMatchObject({ _tag: "ApprovalApi.UnauthorizedError" })
+        }
+      }
+      expect(fake.answers).toEqual([])
+      expect(call.unsafePoll()).toBeNull()
+
+      const openapi = yield* request(`${url}/api/openapi.json`)
+      expect(openapi.status).toBe(200)
+      const document = openapi.json as { paths: Record<string, unknown>; components: { securitySchemes: object } }
+      expect(Object.keys(document.paths)).toEqual(
+        expect.arrayContaining(["/api/asks", "/api/asks/{id}/answer", "/api/saved/{id}", "/api/events"]),
+      )
+      expect(JSON.stringify(document.components.securitySchemes)).toContain("bearer")
+      const page = yield* request(`${url}/`)
+      expect(page.status).toBe(200)
+      expect(page.headers["content-type"]).toContain("text/html")
+      expect(page.headers["content-security-policy"]).toContain("default-src 'none'")
+      expect(page.headers["x-frame-options"]).toBe("DENY")
+      expect(page.body).not.toContain(TOKEN)
+      expect(info.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+      expect(String(info.token)).not.toContain(TOKEN)
+    }),
+  )
+
+  it.scoped("cross-origin requests and foreign Host headers are refused, with the token too", () =>
+    Effect.gen(function* () {
+      const { fake, url, info } = yield* harness()
+      yield* Effect.fork(fake.ask(Fake.editPrompt("per_4", "d4")))
+      yield* Effect.yieldNow()
+      const answer = { digest: "d4", choice: "once" }
+      for (const headers of [
+        { origin: "http://evil.example" },
+        { origin: `http://localhost:${info.port + 1}` },
+        { origin: "null" },
+        { "sec-fetch-site": "cross-site" },
+        { "sec-fetch-site": "same-site" },
+      ]) {
+        const reply = yield* request(`${url}/api/asks/per_4/answer`, {
+          method: "POST",
+          headers: { ...auth, ...headers },
+          body: answer,
+        })
+        expect(reply.status, JSON.stringify(headers)).toBe(403)
+        expect(reply.headers["access-control-allow-origin"]).toBeUndefined()
+        const preflight = yield* request(`${url}/api/asks/per_4/answer`, { method: "OPTIONS", headers })
+        expect(preflight.status).toBe(403)
+      }
+      const rebinding = yield* request(`${url}/api/asks`, { headers: { ...auth, host: `evil.example:${info.port}` } })
+      expect(rebinding.status).toBe(421)
+      expect(fake.answers).toEqual([])
+
+      const sameOrigin = yield* request(`${url}/api/asks/per_4/answer`, {
+        method: "POST",
+        headers: { ...auth, origin: url, "sec-fetch-site": "same-origin" },
+        body: answer,
+      })
+      expect(sameOrigin.status).toBe(204)
+      expect(fake.answers.map((a) => a.requestID)).toEqual(["per_4"])
+    }),
+  )
+
+  it.scoped("saved approvals: the Location's own are listed and revoked; another project's are not found", () =>
+    Effect.gen(function* () {
+      const { url, store, sql, directory } = yield* harness()
+      yield* sql`INSERT INTO project (id, worktree) VALUES ('global', '/'), ('other', '/') ON CONFLICT DO NOTHING`
+      yield* store.add({ projectID: "global", directory, action: "edit", resources: ["src/*"] })
+      yield* store.add({ projectID: "other", action: "bash", resources: ["rm *"] })
+      const all = yield* store.list()
+      const own = all.find((row) => row.projectID === "global")!
+      const foreign = all.find((row) => row.projectID === "other")!
+
+      const listed = yield* request(`${url}/api/saved`, { headers: auth })
+      expect(listed.status).toBe(200)
+      expect(listed.json).toEqual([expect.objectContaining({ id: own.id, action: "edit", resource: "src/*" })])
+      const refused = yield* request(`${url}/api/saved/${foreign.id}`, { method: "DELETE", headers: auth })
+      expect(refused.status).toBe(404)
+      expect(refused.json).toMatchObject({ _tag: "ApprovalApi.SavedNotFoundError", id: foreign.id })
+      expect((yield* store.list()).length).toBe(2)
+
+      expect((yield* request(`${url}/api/saved/${own.id}`, { method: "DELETE", headers: auth })).status).toBe(204)
+      expect((yield* store.list()).map((row) => row.id)).toEqual([foreign.id])
+      expect((yield* request(`${url}/api/saved/${own.id}`, { method: "DELETE", headers: auth })).status).toBe(404)
+    }),
+  )
+
+  it.scoped("the webhook posts each new ask with an HMAC-SHA256 signature over timestamp and body", () =>
+    Effect.gen(function* () {
+      const received = yield* Effect.acquireRelease(
+        Effect.async<{
+          server: http.Server
+          port: number
+          next: Promise<{ headers: http.IncomingHttpHeaders; body: string }>
+        }>((resume) => {
+          let deliver: (value: { headers: http.IncomingHttpHeaders; body: string }) => void = () => undefined
+          const next = new Promise<{ headers: http.IncomingHttpHeaders; body: string }>((ok) => (deliver = ok))
+          const server = http.createServer((req, res) => {
+            const chunks: Array<Buffer> = []
+            req.on("data", (chunk: Buffer) => chunks.push(chunk))
+            req.on("end", () => {
+              res.end()
+              deliver({ headers: req.headers, body: Buffer.concat(chunks).toString("utf8") })
+            })
+          })
+          server.listen(0, "127.0.0.1", () =>
+            resume(Effect.succeed({ server, port: (server.address() as { port: number }).port, next })),
+          )
+        }),
+        ({ server }) => Effect.sync(() => server.close()),
+      )
+      const secret = "webhook-secret"
+      const { fake } = yield* harness({ webhook: { url: `http://127.0.0.1:${received.port}/hook`, secret } })
+      yield* Effect.fork(fake.ask(Fake.editPrompt("per_5", "d5")))
+      const { headers, body } = yield* Effect.promise(() => received.next)
+      const signature = String(headers["x-toolgate-signature"])
+      const match = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(signature)
+      expect(match).not.toBeNull()
+      const expected = crypto.createHmac("sha256", secret).update(`${match![1]}.${body}`).digest("hex")
+      expect(match![2]).toBe(expected)
+      expect(JSON.parse(body)).toMatchObject({ type: "asked", prompt: { request: { id: "per_5" }, digest: "d5" } })
+      expect(body).not.toContain(TOKEN)
+    }),
+  )
+
+  it.scoped("a configured token shorter than 16 characters fails the layer", () =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(harness({ token: "short" }))
+      expect(error).toMatchObject({ _tag: "ApprovalServer.StartError" })
+    }),
+  )
+})
