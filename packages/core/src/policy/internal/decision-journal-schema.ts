@@ -16,15 +16,7 @@ import * as Config from "../../place/config.js"
  * @since 0.3.0
  * @category models
  */
-export const Kind = Schema.Literal(
-  "evaluated",
-  "asked",
-  "answered",
-  "expired",
-  "auto-resolved",
-  "cascaded",
-  "revoked",
-)
+export const Kind = Schema.Literal("evaluated", "asked", "answered", "expired", "auto-resolved", "cascaded", "revoked")
 /**
  * @since 0.3.0
  * @category models
