@@ -8,17 +8,13 @@
  *
  * @since 0.1.0
  */
-import { createRequire } from "node:module"
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import type * as Scope from "effect/Scope"
-import * as CorePackage from "../system/core-package.js"
 import * as Database from "../system/database.js"
+import * as ChangeStamp from "../system/internal/change-stamp.js"
 import * as Identifier from "../values/identifier.js"
 
 /**
@@ -94,10 +90,11 @@ export interface Interface {
    * The database's change stamp: a reading differs from every earlier one whenever a row of any table may have
    * changed in between — written through this process's connection or committed by another connection or process.
    * Holders of in-memory views of rows (the permission service's saved rules and sessions) re-read when it moves.
-   * Untraced: it is read once per permission request. On a database file it is the `data_version` of a second
+   * Untraced: it is read once per permission request. On a SQLite file it is the `data_version` of a second
    * connection that runs nothing else (any commit by any other connection moves it; about 2 µs); inside a
    * transaction, on an in-memory database, or if that connection cannot answer, one query on the shared connection
-   * (`total_changes()` and `data_version`).
+   * (`total_changes()` and `data_version`). On Postgres it is a counter row that triggers move in the transaction
+   * of every change to saved approvals and sessions (docs/database.md).
    *
    * @since 0.2.0
    */
@@ -129,60 +126,6 @@ const toInfo = (row: Row): Info => ({
   timeCreated: row.time_created,
 })
 
-/** One row: this connection's `total_changes()` and the database's `data_version` (moved by other connections). */
-const CHANGE_STAMP = "SELECT total_changes() AS changes, data_version AS version FROM pragma_data_version"
-
-/** The parts of a better-sqlite3 connection the commit watcher uses. */
-interface RawConnection {
-  readonly prepare: (source: string) => { readonly pluck: () => { readonly get: () => unknown } }
-  readonly close: () => void
-}
-type RawConstructor = new (
-  filename: string,
-  options: { readonly readonly: boolean; readonly fileMustExist: boolean; readonly timeout: number },
-) => RawConnection
-
-/**
- * A second connection to the database file that only reads `PRAGMA data_version`, which moves whenever any other
- * connection commits — the shared connection of this process included — so reading it tells whether anything may
- * have changed, without a query through the shared client (its statement machinery costs ~30 µs a call). It opens
- * the absolute path the shared connection reports for its main database (so a relative name or a later change of
- * directory cannot point it at another file), read-only and with no busy timeout: it never writes and never waits.
- * `undefined` for an in-memory or temporary database (no other connection can see it), for a client that is not
- * SQLite, or when it cannot be opened. better-sqlite3 is loaded from the client library's own dependency tree: the
- * same module the client uses.
- */
-const watchCommits = (sql: SqlClient.SqlClient): Effect.Effect<(() => number) | undefined, never, Scope.Scope> =>
-  Effect.gen(function* () {
-    if (Option.isNone(yield* Effect.serviceOption(SqliteClient.SqliteClient))) return undefined
-    const [main] = yield* sql
-      .unsafe<{ readonly file: string | null }>("SELECT file FROM pragma_database_list WHERE name = 'main'")
-      .pipe(Effect.orElseSucceed(() => []))
-    const file = main?.file
-    if (file === undefined || file === null || file === "") return undefined
-    const watcher = yield* Effect.acquireRelease(
-      Effect.sync((): RawConnection | undefined => {
-        try {
-          const Raw = createRequire(CorePackage.require.resolve("@effect/sql-sqlite-node"))(
-            "better-sqlite3",
-          ) as RawConstructor
-          return new Raw(file, { readonly: true, fileMustExist: true, timeout: 0 })
-        } catch {
-          return undefined
-        }
-      }),
-      (connection) => Effect.sync(() => connection?.close()),
-    )
-    if (watcher === undefined) return undefined
-    try {
-      const statement = watcher.prepare("PRAGMA data_version").pluck()
-      statement.get()
-      return () => statement.get() as number
-    } catch {
-      return undefined
-    }
-  })
-
 /** Rows per INSERT statement: keeps a batch within SQLite's bound-parameter limit (7 per row, 32766 in all). */
 const ROWS_PER_STATEMENT = 1000
 
@@ -197,7 +140,7 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient> = Layer.sco
   Service,
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const watched = yield* watchCommits(sql)
+    const changeStamp = yield* ChangeStamp.make(sql)
     const orDie = Database.orDie(sql)
 
     const list = Effect.fn("PermissionSaved.list")(function* (input?: {
@@ -246,28 +189,6 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient> = Layer.sco
       // A lost revoke would silently bring the approval back: commit it with synchronous = FULL.
       yield* Database.durably(sql, sql`DELETE FROM permission WHERE id = ${id}`)
     }, orDie)
-
-    // A fixed statement run without the template compile and the per-statement span: it is on every request's path.
-    const queried = Effect.map(
-      sql.unsafe<{ readonly changes: number; readonly version: number }>(CHANGE_STAMP),
-      (rows) => `${rows[0]!.version}:${rows[0]!.changes}`,
-    ).pipe(orDie, Effect.withTracerEnabled(false))
-
-    // The watcher sees only commits, so inside a transaction (whose own writes are not committed yet) the query on
-    // the shared connection answers. The two kinds of reading never equal each other ("w…" against "…:…").
-    const changeStamp: Effect.Effect<string> =
-      watched === undefined
-        ? queried
-        : Effect.withFiberRuntime((fiber) => {
-            if (Option.isSome(Context.getOption(fiber.currentContext, SqlClient.TransactionConnection))) return queried
-            let version: number
-            try {
-              version = watched()
-            } catch {
-              return queried
-            }
-            return Effect.succeed(`w${version}`)
-          })
 
     return Service.of({ list, add, remove, changeStamp })
   }),

@@ -1,7 +1,9 @@
 /**
- * The SQLite database: one `better-sqlite3` connection on `<data>/toolgate.db` in WAL mode, with foreign keys
- * enforced and a busy timeout, migrated on start. The layers expose `SqlClient.SqlClient` (and the sqlite-specific
- * `SqliteClient.SqliteClient`); other modules query through `SqlClient.SqlClient`.
+ * The database, on one of two engines. SQLite (the default): one `better-sqlite3` connection on `<data>/toolgate.db`
+ * in WAL mode, with foreign keys enforced and a busy timeout. Postgres (`TOOLGATE_DATABASE_URL`, or `layerUrl`): a
+ * pool through `@effect/sql-pg`, loaded only when chosen. Both are migrated on start by the same migrations; the
+ * layers expose `SqlClient.SqlClient`, which every other module queries through. What differs between the engines
+ * is in `internal/sql-dialect.ts`.
  *
  * Several processes may open the same file at once (two runners, a runner beside `toolgate mcp`): the busy timeout
  * is in force before the first statement that can take a lock, and migrations run under one write lock so exactly
@@ -15,7 +17,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type * as SqlError from "@effect/sql/SqlError"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
-import * as SqliteMigrator from "@effect/sql-sqlite-node/SqliteMigrator"
+import * as Migrator from "@effect/sql/Migrator"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -29,8 +31,11 @@ import permissionDirectory from "./migrations/20260802000000_permission_director
 import projectRoot from "./migrations/20260802000100_project_root.js"
 import runnerOwner from "./migrations/20260803000000_runner_owner.js"
 import decision from "./migrations/20261202000100_decision.js"
+import changeCounter from "./migrations/20261202001000_change_counter.js"
 import * as DatabaseError from "./database-error.js"
 import * as Global from "./global.js"
+import type { PoolOptions } from "./internal/database-postgres.js"
+import * as SqlDialect from "./internal/sql-dialect.js"
 
 /**
  * How long a statement waits for another process's write lock before failing with `SQLITE_BUSY`.
@@ -53,6 +58,7 @@ export const migrations: Readonly<Record<string, Effect.Effect<void, unknown, Sq
   "20260802000100_project_root": projectRoot,
   "20260803000000_runner_owner": runnerOwner,
   "20261202000100_decision": decision,
+  "20261202001000_change_counter": changeCounter,
 }
 
 /**
@@ -64,11 +70,24 @@ export const migrations: Readonly<Record<string, Effect.Effect<void, unknown, Sq
 export const LOCK_TABLE = "toolgate_lock"
 
 /**
- * What the database layers provide.
+ * What the database layers provide (`layerFile` also provides `SqliteClient.SqliteClient`).
  *
  * @since 0.1.0
  */
-export type Client = SqlClient.SqlClient | SqliteClient.SqliteClient
+export type Client = SqlClient.SqlClient
+
+/**
+ * The environment variable naming a Postgres database (`postgres://user@host:port/db`); unset or empty: SQLite.
+ *
+ * @since 0.3.0
+ * @category engines
+ */
+export const URL_VARIABLE = "TOOLGATE_DATABASE_URL"
+
+export type {
+  /** @since 0.3.0 */
+  PoolOptions,
+} from "./internal/database-postgres.js"
 
 export {
   /** @since 0.2.0 */
@@ -139,6 +158,7 @@ const openError = (filename: string, error: unknown): OpenError => {
  */
 const configure = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
+  if (SqlDialect.of(sql).name !== "sqlite") return
   for (const pragma of [
     `busy_timeout = ${BUSY_TIMEOUT_MS}`,
     "journal_mode = WAL",
@@ -151,6 +171,12 @@ const configure = Effect.gen(function* () {
   }
 })
 
+/** The migrator's table. */
+const MIGRATIONS_TABLE = "effect_sql_migrations"
+
+/** `@effect/sql`'s migrator, the same for both engines (no schema dumps). */
+const runMigrator = Migrator.make({})
+
 const latestMigration = Math.max(...Object.keys(migrations).map((key) => Number(key.slice(0, 14))))
 
 /**
@@ -161,16 +187,17 @@ const latestMigration = Math.max(...Object.keys(migrations).map((key) => Number(
  */
 const migrate = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  yield* sql
-    .unsafe(
-      `CREATE TABLE IF NOT EXISTS ${LOCK_TABLE} (name TEXT PRIMARY KEY NOT NULL, pid INTEGER NOT NULL, time_acquired INTEGER NOT NULL)`,
-    )
-    .pipe(Effect.mapError((error) => new Error(`creating ${LOCK_TABLE}`, { cause: error })))
+  if (SqlDialect.of(sql).name === "sqlite") {
+    yield* sql
+      .unsafe(
+        `CREATE TABLE IF NOT EXISTS ${LOCK_TABLE} (name TEXT PRIMARY KEY NOT NULL, pid INTEGER NOT NULL, time_acquired INTEGER NOT NULL)`,
+      )
+      .pipe(Effect.mapError((error) => new Error(`creating ${LOCK_TABLE}`, { cause: error })))
+  }
   yield* sql.withTransaction(
     Effect.gen(function* () {
-      yield* sql`INSERT INTO ${sql(LOCK_TABLE)} (name, pid, time_acquired) VALUES ('migrations', ${process.pid}, ${Date.now()})
-        ON CONFLICT (name) DO UPDATE SET pid = excluded.pid, time_acquired = excluded.time_acquired`
-      yield* SqliteMigrator.run({ loader: SqliteMigrator.fromRecord(migrations) }).pipe(
+      yield* SqlDialect.lockForMigration(sql, LOCK_TABLE, MIGRATIONS_TABLE)
+      yield* runMigrator({ loader: Migrator.fromRecord(migrations), table: MIGRATIONS_TABLE }).pipe(
         Effect.mapError((error) => new Error("migrating", { cause: error })),
       )
       const [row] = yield* sql<{ latest: number | null }>`SELECT MAX(migration_id) AS latest FROM effect_sql_migrations`
@@ -216,7 +243,7 @@ const whileBusy = {
  *
  * @since 0.1.0
  */
-export const layerFile = (filename: string): Layer.Layer<Client> => {
+export const layerFile = (filename: string): Layer.Layer<Client | SqliteClient.SqliteClient> => {
   const ready = Layer.effectDiscard(
     Effect.zipRight(configure, migrate).pipe(
       Effect.retry(whileBusy),
@@ -232,12 +259,55 @@ export const layerFile = (filename: string): Layer.Layer<Client> => {
 }
 
 /**
- * The process-wide database at `Global.database(global)`; creates the data directory.
+ * A migrated Postgres database at `url` (`postgres://user:password@host:port/database`), through a pool. The
+ * Postgres driver is loaded when the layer is built, not before. A failure to connect or migrate is a defect
+ * carrying an `OpenError` naming the URL (its password replaced by `***`) and the cause with its SQLSTATE.
+ *
+ * @since 0.3.0
+ * @category engines
+ */
+export const layerUrl = (url: string, pool: PoolOptions = {}): Layer.Layer<Client> =>
+  Layer.unwrapEffect(
+    Effect.map(
+      Effect.promise(() => import("./internal/database-postgres.js")),
+      (Postgres) => {
+        const shown = Postgres.redact(url)
+        const ready = Layer.effectDiscard(
+          migrate.pipe(
+            Effect.mapError((error) => openError(shown, error)),
+            Effect.zipLeft(Effect.map(SqlClient.SqlClient, (client) => DatabaseError.remember(client, shown))),
+          ),
+        )
+        const client = Postgres.layer(url, pool).pipe(
+          Layer.catchAllCause((cause) => Layer.die(openError(shown, Cause.squash(cause)))),
+        )
+        return ready.pipe(Layer.provideMerge(client), Layer.orDie)
+      },
+    ),
+  )
+
+/**
+ * The engine `env` chooses: Postgres at `TOOLGATE_DATABASE_URL` when it is set and not empty, otherwise `undefined`
+ * (SQLite).
+ *
+ * @since 0.3.0
+ * @category engines
+ */
+export const urlFromEnvironment = (env: NodeJS.ProcessEnv = process.env): string | undefined => {
+  const url = env[URL_VARIABLE]?.trim()
+  return url === undefined || url === "" ? undefined : url
+}
+
+/**
+ * The process-wide database: Postgres when `TOOLGATE_DATABASE_URL` names one, otherwise SQLite at
+ * `Global.database(global)` (creating the data directory).
  *
  * @since 0.1.0
  */
 export const layer: Layer.Layer<Client, never, Global.Service> = Layer.unwrapEffect(
   Effect.gen(function* () {
+    const url = urlFromEnvironment()
+    if (url !== undefined) return layerUrl(url)
     const filename = Global.database(yield* Global.Service)
     yield* Effect.try({
       try: () => fs.mkdirSync(path.dirname(filename), { recursive: true }),
@@ -256,7 +326,7 @@ export const layer: Layer.Layer<Client, never, Global.Service> = Layer.unwrapEff
  *
  * @since 0.1.0
  */
-export const layerMemory: Layer.Layer<Client> = layerFile(":memory:")
+export const layerMemory: Layer.Layer<Client | SqliteClient.SqliteClient> = layerFile(":memory:")
 
 /** Durable sections of one client run one at a time (they switch the connection's `synchronous` level). */
 const durableLocks = new WeakMap<SqlClient.SqlClient, Effect.Semaphore>()
@@ -283,7 +353,9 @@ export const DURABLE_SYNCHRONOUS = 2
  * losing one would silently bring an approval back. SQLite refuses to change the level inside a transaction, so it
  * is raised before `BEGIN` and lowered again after the commit; the level in force is read back inside the
  * transaction, recorded on the span as `db.synchronous`, and anything but FULL is a defect. Start the effect with a
- * write, not a read, so the write lock is taken on the busy timeout.
+ * write, not a read, so the write lock is taken on the busy timeout. On Postgres the transaction runs with
+ * `SET LOCAL synchronous_commit = on` (the WAL flushed before the commit returns, whatever the server's default),
+ * read back the same way (`db.synchronous` = `on`).
  *
  * @since 0.2.0
  */
@@ -291,25 +363,51 @@ export const durably = <A, E, R>(
   sql: SqlClient.SqlClient,
   effect: Effect.Effect<A, E, R>,
 ): Effect.Effect<A, E | SqlError.SqlError, R> =>
-  durableLock(sql)
-    .withPermits(1)(
-      Effect.acquireUseRelease(
-        sql.unsafe("PRAGMA synchronous = FULL"),
-        () =>
-          Effect.gen(function* () {
-            const [value, level] = yield* sql.withTransaction(
-              Effect.zip(
-                effect,
-                Effect.map(sql<{ synchronous: number }>`PRAGMA synchronous`, ([row]) => row?.synchronous),
-              ),
-            )
-            yield* Effect.annotateCurrentSpan("db.synchronous", level)
-            if (level !== DURABLE_SYNCHRONOUS) {
-              return yield* Effect.dieMessage(`durable commit with synchronous = ${level}`)
-            }
-            return value
-          }),
-        () => Effect.orDie(sql.unsafe("PRAGMA synchronous = NORMAL")),
-      ),
+  (SqlDialect.of(sql).name === "pg" ? durablyPg(sql, effect) : durablySqlite(sql, effect)).pipe(
+    Effect.withSpan("Database.durably"),
+  )
+
+/** SQLite: `synchronous = FULL` around the transaction (it cannot change inside one). */
+const durablySqlite = <A, E, R>(
+  sql: SqlClient.SqlClient,
+  effect: Effect.Effect<A, E, R>,
+): Effect.Effect<A, E | SqlError.SqlError, R> =>
+  durableLock(sql).withPermits(1)(
+    Effect.acquireUseRelease(
+      sql.unsafe("PRAGMA synchronous = FULL"),
+      () =>
+        Effect.gen(function* () {
+          const [value, level] = yield* sql.withTransaction(
+            Effect.zip(effect, Effect.map(sql<{ synchronous: number }>`PRAGMA synchronous`, ([row]) => row?.synchronous)),
+          )
+          yield* Effect.annotateCurrentSpan("db.synchronous", level)
+          if (level !== DURABLE_SYNCHRONOUS) {
+            return yield* Effect.dieMessage(`durable commit with synchronous = ${level}`)
+          }
+          return value
+        }),
+      () => Effect.orDie(sql.unsafe("PRAGMA synchronous = NORMAL")),
+    ),
+  )
+
+/**
+ * Postgres: `synchronous_commit = on` for this transaction only (`SET LOCAL`), so the commit returns once the WAL
+ * record is flushed to disk whatever the server's or role's default; read back inside the transaction.
+ */
+const durablyPg = <A, E, R>(
+  sql: SqlClient.SqlClient,
+  effect: Effect.Effect<A, E, R>,
+): Effect.Effect<A, E | SqlError.SqlError, R> =>
+  Effect.gen(function* () {
+    const [value, level] = yield* sql.withTransaction(
+      Effect.gen(function* () {
+        yield* sql.unsafe("SET LOCAL synchronous_commit = on")
+        const value = yield* effect
+        const [row] = yield* sql<{ level: string }>`SELECT current_setting('synchronous_commit') AS level`
+        return [value, row?.level] as const
+      }),
     )
-    .pipe(Effect.withSpan("Database.durably"))
+    yield* Effect.annotateCurrentSpan("db.synchronous", level)
+    if (level !== "on") return yield* Effect.dieMessage(`durable commit with synchronous_commit = ${level}`)
+    return value
+  })

@@ -5,19 +5,20 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
-import { NOW_MS } from "./now.js"
+import * as SqlDialect from "../internal/sql-dialect.js"
 
 /** The migration. */
 export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
+  const { bigint, nowMs } = SqlDialect.of(sql)
   yield* sql.unsafe(`CREATE TABLE todo (
   session_id TEXT NOT NULL,
   content TEXT NOT NULL,
   status TEXT NOT NULL,
   priority TEXT NOT NULL,
   position INTEGER NOT NULL,
-  time_created INTEGER NOT NULL DEFAULT ${NOW_MS},
-  time_updated INTEGER NOT NULL DEFAULT ${NOW_MS},
+  time_created ${bigint} NOT NULL DEFAULT ${nowMs},
+  time_updated ${bigint} NOT NULL DEFAULT ${nowMs},
   PRIMARY KEY (session_id, position),
   CONSTRAINT fk_todo_session_id_session_id_fk FOREIGN KEY (session_id) REFERENCES session(id) ON DELETE CASCADE
 )`)

@@ -6,11 +6,12 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
-import { NOW_MS } from "./now.js"
+import * as SqlDialect from "../internal/sql-dialect.js"
 
 /** The migration. */
 export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
+  const { bigint, nowMs } = SqlDialect.of(sql)
   yield* sql.unsafe(`CREATE TABLE tool_call (
   session_id TEXT NOT NULL,
   assistant_message_id TEXT NOT NULL,
@@ -21,8 +22,8 @@ export default Effect.gen(function* () {
   status TEXT NOT NULL,
   result TEXT,
   error TEXT,
-  time_created INTEGER NOT NULL DEFAULT ${NOW_MS},
-  time_updated INTEGER NOT NULL DEFAULT ${NOW_MS},
+  time_created ${bigint} NOT NULL DEFAULT ${nowMs},
+  time_updated ${bigint} NOT NULL DEFAULT ${nowMs},
   PRIMARY KEY (session_id, assistant_message_id, call_id),
   CONSTRAINT fk_tool_call_session_id_session_id_fk FOREIGN KEY (session_id) REFERENCES session(id) ON DELETE CASCADE
 )`)

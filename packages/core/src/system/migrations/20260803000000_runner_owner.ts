@@ -7,19 +7,20 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
-import { NOW_MS } from "./now.js"
+import * as SqlDialect from "../internal/sql-dialect.js"
 
 /** The migration. */
 export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
+  const { bigint, nowMs } = SqlDialect.of(sql)
   yield* sql.unsafe(`CREATE TABLE runner_owner (
   id TEXT PRIMARY KEY NOT NULL,
   pid INTEGER NOT NULL,
   hostname TEXT NOT NULL,
   instance TEXT,
-  lease_expires INTEGER NOT NULL,
-  time_created INTEGER NOT NULL DEFAULT ${NOW_MS},
-  time_updated INTEGER NOT NULL DEFAULT ${NOW_MS}
+  lease_expires ${bigint} NOT NULL,
+  time_created ${bigint} NOT NULL DEFAULT ${nowMs},
+  time_updated ${bigint} NOT NULL DEFAULT ${nowMs}
 )`)
   yield* sql.unsafe(`CREATE INDEX runner_owner_instance_idx ON runner_owner (instance)`)
   yield* sql.unsafe(`ALTER TABLE tool_call ADD COLUMN owner_id TEXT`)

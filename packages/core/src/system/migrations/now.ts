@@ -1,7 +1,14 @@
 /**
- * The SQL default for `time_created` / `time_updated`: the current time in epoch milliseconds, so rows inserted
- * directly (tests, embedders) satisfy the NOT NULL columns. Our own inserts pass `Date.now()` explicitly.
+ * The SQLite default for `time_created` / `time_updated` (epoch milliseconds). Kept for migrations written before
+ * Postgres; a migration uses `SqlDialect.of(sql).nowMs` (and `.bigint` for the column type) so it runs on both.
  *
  * @since 0.1.0
  */
-export const NOW_MS = "(CAST(ROUND((julianday('now') - 2440587.5) * 86400000) AS INTEGER))"
+import * as SqlDialect from "../internal/sql-dialect.js"
+
+/**
+ * The SQLite expression; see `SqlDialect.sqlite.nowMs`.
+ *
+ * @since 0.1.0
+ */
+export const NOW_MS = SqlDialect.sqlite.nowMs
