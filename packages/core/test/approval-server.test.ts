@@ -10,7 +10,7 @@ import { NodeHttpClient } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer } from "effect"
-import { Approvals, Database, Location, PermissionSaved } from "../src/index.js"
+import { Approvals, Database, DecisionJournal, Location, PermissionSaved } from "../src/index.js"
 import { ApprovalServer } from "../src/entry/server.js"
 import * as Fake from "./support/approvals-fake.js"
 import { eventStream, request } from "./support/http-client.js"
@@ -19,13 +19,57 @@ import { tempDir } from "./support/location.js"
 const TOKEN = "test-token-0123456789abcdef"
 const auth = { authorization: `Bearer ${TOKEN}` }
 
-const harness = (options: Partial<ApprovalServer.Options> = {}) =>
+/** A journal that answers queries from `entries` (as the real one filters) and records each query. */
+const fakeJournal = (entries: ReadonlyArray<DecisionJournal.Entry>, queries: Array<DecisionJournal.Query>) =>
+  Layer.succeed(
+    DecisionJournal.Service,
+    DecisionJournal.Service.of({
+      record: () => Effect.void,
+      append: () => Effect.die("not used"),
+      appendInTransaction: () => Effect.die("not used"),
+      transaction: () => Effect.die("not used"),
+      flush: Effect.void,
+      prune: () => Effect.die("not used"),
+      query: (query = {}) =>
+        Effect.sync(() => {
+          queries.push(query)
+          return entries.filter(
+            (entry) =>
+              (query.projectID === undefined || entry.projectID === query.projectID) &&
+              (query.sessionID === undefined || entry.sessionID === query.sessionID) &&
+              (query.since === undefined || entry.time >= query.since) &&
+              (query.kinds === undefined || query.kinds.includes(entry.kind)),
+          )
+        }),
+    }),
+  )
+
+const expiredEntry = (id: string, projectID: string, sessionID: string, time: number): DecisionJournal.Entry => ({
+  id,
+  time,
+  projectID,
+  sessionID,
+  requestID: `per_${id}`,
+  kind: "expired",
+  action: "edit",
+  resources: ["x"],
+  detail: { timeoutMillis: 1000 },
+})
+
+const harness = (options: Partial<ApprovalServer.Options> = {}, entries: ReadonlyArray<DecisionJournal.Entry> = []) =>
   Effect.gen(function* () {
     const directory = yield* tempDir("toolgate-serve-")
     const fake = yield* Fake.make
+    const queries: Array<DecisionJournal.Query> = []
     const location = Location.layerWith({ directory, project: { id: "global", directory } })
     const saved = PermissionSaved.layer.pipe(Layer.provideMerge(Database.layerMemory))
-    const deps = Layer.mergeAll(Layer.succeed(Approvals.Service, fake.service), saved, location, NodeHttpClient.layer)
+    const deps = Layer.mergeAll(
+      Layer.succeed(Approvals.Service, fake.service),
+      saved,
+      fakeJournal(entries, queries),
+      location,
+      NodeHttpClient.layer,
+    )
     const context = yield* Layer.build(
       ApprovalServer.layer({ token: TOKEN, ...options }).pipe(Layer.provideMerge(deps)),
     )
@@ -33,7 +77,7 @@ const harness = (options: Partial<ApprovalServer.Options> = {}) =>
     const info = yield* Effect.provide(ApprovalServer.Service, server)
     const store = yield* Effect.provide(PermissionSaved.Service, server)
     const sql = yield* Effect.provide(SqlClient.SqlClient, server)
-    return { fake, info, store, sql, directory, url: info.url }
+    return { fake, info, store, sql, queries, directory, url: info.url }
   })
 
 describe("ApprovalServer", () => {
@@ -111,6 +155,7 @@ describe("ApprovalServer", () => {
           ["POST", "/api/asks/per_3/answer", { digest: "d3", choice: "once" }],
           ["GET", "/api/saved", undefined],
           ["DELETE", "/api/saved/psv_x", undefined],
+          ["GET", "/api/journal", undefined],
           ["GET", "/api/events", undefined],
         ] as const) {
           const reply = yield* request(`${url}${path}`, { method, headers, body })
@@ -197,6 +242,27 @@ describe("ApprovalServer", () => {
       expect((yield* request(`${url}/api/saved/${own.id}`, { method: "DELETE", headers: auth })).status).toBe(204)
       expect((yield* store.list()).map((row) => row.id)).toEqual([foreign.id])
       expect((yield* request(`${url}/api/saved/${own.id}`, { method: "DELETE", headers: auth })).status).toBe(404)
+    }),
+  )
+
+  it.scoped("the journal: this project's entries only, filtered by session, time and kind; bad filters are 400", () =>
+    Effect.gen(function* () {
+      const entries = [
+        expiredEntry("dec_1", "global", "ses_a", 1000),
+        expiredEntry("dec_2", "global", "ses_b", 2000),
+        expiredEntry("dec_3", "other", "ses_a", 3000),
+      ]
+      const { url, queries } = yield* harness({}, entries)
+      const ids = (reply: { json: unknown }) => (reply.json as ReadonlyArray<{ id: string }>).map((entry) => entry.id)
+      const all = yield* request(`${url}/api/journal`, { headers: auth })
+      expect(all.status).toBe(200)
+      expect(ids(all)).toEqual(["dec_1", "dec_2"])
+      expect(queries[0]).toMatchObject({ projectID: "global", limit: 500 })
+      expect(ids(yield* request(`${url}/api/journal?sessionID=ses_a`, { headers: auth }))).toEqual(["dec_1"])
+      expect(ids(yield* request(`${url}/api/journal?since=1500&kind=expired`, { headers: auth }))).toEqual(["dec_2"])
+      expect(ids(yield* request(`${url}/api/journal?kind=answered`, { headers: auth }))).toEqual([])
+      for (const query of ["kind=everything", "limit=0", "limit=5001", "since=-1", "since=soon"])
+        expect((yield* request(`${url}/api/journal?${query}`, { headers: auth })).status, query).toBe(400)
     }),
   )
 

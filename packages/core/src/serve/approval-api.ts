@@ -11,6 +11,7 @@
  * | POST | `/api/asks/:id/answer` | answer it: `{ digest, choice, message?, ttlMillis?, by? }` → 204 |
  * | GET | `/api/saved` | the saved approvals of this Location's project |
  * | DELETE | `/api/saved/:id` | revoke one (404 when it is not one of them) → 204 |
+ * | GET | `/api/journal` | the decision journal of this Location's project (`?sessionID=&since=&kind=&limit=`) |
  * | GET | `/api/events` | Server-Sent Events: `Asked`, `Answered`, `Expired` (`?sessionID=` narrows) |
  * | GET | `/api/openapi.json` | this API's OpenAPI document (no token needed) |
  * | GET | `/` | the approval web page (no token needed; it asks for one) |
@@ -27,7 +28,9 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
+import * as DatabaseError from "../system/database-error.js"
 import * as Approvals from "../policy/approvals.js"
+import * as DecisionJournal from "../policy/decision-journal.js"
 import * as PermissionSaved from "../policy/permission-saved.js"
 import * as PermissionV2 from "../policy/permission.js"
 
@@ -154,6 +157,45 @@ export const SavedGroup = HttpApiGroup.make("saved")
   .prefix("/api")
 
 /**
+ * How many journal entries one request returns at most (the newest ones), and by default.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const JOURNAL_LIMIT = { default: 500, max: 5000 } as const
+
+/**
+ * The journal's filters: a session, a start time (epoch milliseconds), one kind, how many (the newest, up to
+ * `JOURNAL_LIMIT.max`).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export const JournalFilter = Schema.Struct({
+  sessionID: Schema.optional(Schema.String),
+  since: Schema.optional(Schema.NumberFromString.pipe(Schema.nonNegative())),
+  kind: Schema.optional(DecisionJournal.Kind),
+  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, JOURNAL_LIMIT.max))),
+})
+
+/**
+ * The decision journal of the served Location's project, oldest first.
+ *
+ * @since 0.3.0
+ * @category groups
+ */
+export const JournalGroup = HttpApiGroup.make("journal")
+  .add(
+    HttpApiEndpoint.get("journal", "/journal")
+      .setUrlParams(JournalFilter)
+      .addSuccess(Schema.Array(DecisionJournal.Entry))
+      .addError(DatabaseError.QueryError, { status: 503 })
+      .annotate(OpenApi.Summary, "Decisions: evaluations, asks, answers, expiries, releases, cascades, revokes"),
+  )
+  .middleware(Authorization)
+  .prefix("/api")
+
+/**
  * The Server-Sent Events stream: one `event:` line with the `PromptEvent` tag and one `data:` line with the event as
  * JSON (the `PromptEvent` encoding) per event; first an `Asked` for every ask already pending.
  *
@@ -191,6 +233,7 @@ export const PageGroup = HttpApiGroup.make("page").add(
 export const api = HttpApi.make("toolgate-approvals")
   .add(AsksGroup)
   .add(SavedGroup)
+  .add(JournalGroup)
   .add(EventsGroup)
   .add(PageGroup)
   .annotate(OpenApi.Title, "toolgate approval API")

@@ -9,8 +9,8 @@
  * - the OpenAPI document is served at `/api/openapi.json`, the page at `/`;
  * - with `webhook`, every new ask is POSTed, HMAC-SHA256-signed, to a URL (see `internal/approval-server-webhook`).
  *
- * Answers are recorded with channel `http`. It needs the Location's `Approvals`, `PermissionSaved` and `Location`
- * services (all in `Core.layer`) and an `HttpClient` for the webhook. See docs/approval-server.md.
+ * Answers are recorded with channel `http`. It needs the Location's `Approvals`, `PermissionSaved`,
+ * `DecisionJournal` and `Location` services (all in `Core.layer`) and an `HttpClient` for the webhook. See docs/approval-server.md.
  *
  * @since 0.3.0
  */
@@ -26,6 +26,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Location from "../place/location.js"
 import * as Approvals from "../policy/approvals.js"
+import type * as DecisionJournal from "../policy/decision-journal.js"
 import type * as PermissionSaved from "../policy/permission-saved.js"
 import * as ApprovalApi from "./approval-api.js"
 import * as Guard from "./internal/approval-server-guard.js"
@@ -114,7 +115,7 @@ export const layer = (
 ): Layer.Layer<
   Service,
   StartError,
-  Approvals.Service | PermissionSaved.Service | Location.Service | HttpClient.HttpClient
+  Approvals.Service | PermissionSaved.Service | DecisionJournal.Service | Location.Service | HttpClient.HttpClient
 > => {
   const host = options.host ?? DEFAULT_HOST
   const port = options.port ?? 0

@@ -72,9 +72,9 @@ const body = `
     <form id="journal-form" class="filters">
       <label>Session <input id="journal-session" type="text"></label>
       <label>Since <input id="journal-since" type="datetime-local"></label>
-      <label>Kind <select id="journal-kind"><option value="">all</option><option>evaluation</option>
-        <option>ask</option><option>answer</option><option>expiry</option><option>auto</option>
-        <option>cascade</option></select></label>
+      <label>Kind <select id="journal-kind"><option value="">all</option><option>evaluated</option>
+        <option>asked</option><option>answered</option><option>expired</option><option>auto-resolved</option>
+        <option>cascaded</option><option>revoked</option></select></label>
       <button type="submit">Filter</button>
     </form>
     <p id="journal-note"></p>

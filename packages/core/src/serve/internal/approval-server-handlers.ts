@@ -12,6 +12,7 @@ import type * as Redacted from "effect/Redacted"
 import * as Location from "../../place/location.js"
 import * as ProjectV2 from "../../place/project.js"
 import * as Approvals from "../../policy/approvals.js"
+import * as DecisionJournal from "../../policy/decision-journal.js"
 import * as PermissionSaved from "../../policy/permission-saved.js"
 import * as ApprovalApi from "../approval-api.js"
 import * as Events from "./approval-server-events.js"
@@ -75,6 +76,22 @@ const saved = HttpApiBuilder.group(ApprovalApi.api, "saved", (handlers) =>
   }),
 )
 
+const journal = HttpApiBuilder.group(ApprovalApi.api, "journal", (handlers) =>
+  Effect.gen(function* () {
+    const decisions = yield* DecisionJournal.Service
+    const location = yield* Location.Service
+    return handlers.handle("journal", ({ urlParams }) =>
+      decisions.query({
+        projectID: location.project.id,
+        sessionID: urlParams.sessionID,
+        since: urlParams.since,
+        kinds: urlParams.kind === undefined ? undefined : [urlParams.kind],
+        limit: urlParams.limit ?? ApprovalApi.JOURNAL_LIMIT.default,
+      }),
+    )
+  }),
+)
+
 const events = HttpApiBuilder.group(ApprovalApi.api, "events", (handlers) =>
   Effect.map(Approvals.Service, (approvals) =>
     handlers.handleRaw("events", ({ urlParams }) =>
@@ -98,4 +115,4 @@ const page = HttpApiBuilder.group(ApprovalApi.api, "page", (handlers) =>
  *
  * @since 0.3.0
  */
-export const groups = Layer.mergeAll(asks, saved, events, page)
+export const groups = Layer.mergeAll(asks, saved, journal, events, page)
