@@ -15,6 +15,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as YAML from "yaml"
+import * as ConfinedWalk from "../system/confined-walk.js"
 import * as Config from "../place/config.js"
 import * as Global from "../system/global.js"
 import * as Path from "../values/path.js"
@@ -157,34 +158,9 @@ export const walk = (
   directory: string,
   options: { readonly lenient?: boolean } = {},
 ): Effect.Effect<ReadonlyArray<string>, PlatformError, FileSystem.FileSystem> =>
-  Effect.gen(function* () {
-    const fs = yield* FileSystem.FileSystem
-    const root = yield* fs.realPath(directory)
-    const found: Array<string> = []
-    const visited = new Set<string>()
-    const visit = (current: string): Effect.Effect<void, PlatformError> =>
-      Effect.gen(function* () {
-        const real = yield* fs.realPath(current)
-        if (visited.has(real)) return
-        visited.add(real)
-        const names = yield* fs.readDirectory(current)
-        for (const name of names) {
-          const entry = path.join(current, name)
-          const info = yield* Effect.option(fs.stat(entry))
-          if (Option.isNone(info)) continue
-          const where = yield* Effect.option(fs.realPath(entry))
-          if (Option.isNone(where)) continue
-          if (!Path.isWithin(root, where.value)) {
-            yield* Config.warnSkipped(entry, where.value, root)
-            continue
-          }
-          if (info.value.type === "Directory") {
-            yield* options.lenient === true ? Effect.ignore(visit(entry)) : visit(entry)
-          } else if (info.value.type === "File") found.push(entry)
-        }
-      })
-    yield* visit(directory)
-    return found.sort()
+  ConfinedWalk.walk(directory, {
+    ...(options.lenient === undefined ? {} : { lenient: options.lenient }),
+    onOutside: (outside) => Config.warnSkipped(outside.entry, outside.real, outside.root),
   })
 
 /** Loads one source directory; a missing or unreadable directory contributes nothing. */
