@@ -247,6 +247,8 @@ describe("PermissionV2", () => {
         action: "read",
         resource: "src/*",
         timeCreated: list[0]!.timeCreated,
+        // Who answered is unknown to `reply`; its channel is `in-process`; no TTL.
+        channel: "in-process",
       })
       expect(list[0]!.timeCreated).toBeGreaterThan(0)
       expect(list[0]!.id).toMatch(/^psv_/)
@@ -522,22 +524,29 @@ describe("PermissionV2", () => {
     }),
   )
 
-  scoped("events: evt_ envelopes stamped with the Location; Event.Definitions lists Asked and Replied", () =>
+  scoped("events: evt_ envelopes stamped with the Location; Event.Definitions lists Asked, Replied, Answered, Expired", () =>
     Effect.gen(function* () {
       const f = yield* fixture
       const location = yield* Location.Service
       const fiber = yield* f.waitForRequest(base)
       yield* f.permission.reply({ requestID: "per_test", reply: "once" })
       yield* Fiber.join(fiber)
-      expect(f.log.map((envelope) => envelope.type)).toEqual(["permission.v2.asked", "permission.v2.replied"])
+      expect(f.log.map((envelope) => envelope.type)).toEqual([
+        "permission.v2.asked",
+        "permission.v2.answered",
+        "permission.v2.replied",
+      ])
       for (const envelope of f.log) {
         expect(envelope.id).toMatch(/^evt_[0-9a-f]{12}[0-9A-Za-z]{14}$/)
         expect(envelope.location).toEqual({ directory: location.directory })
       }
-      expect(f.log[1]!.data).toEqual({ sessionID: "ses_test", requestID: "per_test", reply: "once" })
+      expect(f.log[1]!.data).toEqual({ sessionID: "ses_test", requestID: "per_test", choice: "once", channel: "in-process" })
+      expect(f.log[2]!.data).toEqual({ sessionID: "ses_test", requestID: "per_test", reply: "once" })
       expect(PermissionV2.Event.Definitions.map((definition) => definition.type)).toEqual([
         "permission.v2.asked",
         "permission.v2.replied",
+        "permission.v2.answered",
+        "permission.v2.expired",
       ])
     }),
   )
@@ -569,9 +578,13 @@ describe("PermissionV2", () => {
         "permission.v2.asked:per_b:pending",
         "permission.v2.asked:per_c:pending",
         "permission.v2.asked:per_d:pending",
+        "permission.v2.answered:per_a:pending",
         "permission.v2.replied:per_a:pending",
+        "permission.v2.answered:per_b:pending",
         "permission.v2.replied:per_b:pending",
+        "permission.v2.answered:per_c:pending",
         "permission.v2.replied:per_c:pending",
+        "permission.v2.answered:per_d:pending",
         "permission.v2.replied:per_d:pending",
       ])
     }),

@@ -11,6 +11,7 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as AgentV2 from "../policy/agent.js"
+import * as Approvals from "../policy/approvals.js"
 import * as EventV2 from "../place/event.js"
 import * as Config from "../place/config.js"
 import * as Database from "../system/database.js"
@@ -112,7 +113,7 @@ export const layerLocation = (options: LocationOptions) => {
   const configured = configLayer(options).pipe(Layer.provideMerge(place))
   const policy = Layer.mergeAll(EventV2.layer, SessionV2.layer, AgentV2.layer, ToolOutputStore.layer, Image.layer)
   const services = Layer.mergeAll(
-    PermissionV2.layer,
+    Approvals.layer.pipe(Layer.provideMerge(PermissionV2.layer)),
     ToolRegistry.layer,
     LocationMutation.layer,
     ProtectedPath.layer,

@@ -137,8 +137,7 @@ type Failure =
   | Image.SizeError
   | LocationMutation.PathError
   | LocationMutation.PathChangedError
-  | PermissionV2.BlockedError
-  | PermissionV2.CorrectedError
+  | PermissionV2.Error
   | SessionV2.NotFoundError
 
 /**
@@ -150,6 +149,7 @@ const toFailure = (input: Input, error: Failure): LLM.ToolFailure => {
   switch (error._tag) {
     case "PermissionV2.BlockedError":
     case "PermissionV2.CorrectedError":
+    case "Approvals.TimedOutError":
       return PermissionV2.toToolFailure(error)
     case "ReadTool.BinaryFileError":
     case "ReadTool.ColumnOutOfRangeError":

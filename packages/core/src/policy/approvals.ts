@@ -8,259 +8,42 @@
  * `PermissionV2` holds the pending asks; this service is the client-facing view of the same queue (one per
  * Location). See docs/approvals.md.
  *
- * @since 0.3.0
- */
-import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
-import type * as Stream from "effect/Stream"
-import { ID, Request, SaveEntry, SaveScope } from "./internal/permission-schema.js"
-import type { NotFoundError, SaveError } from "./internal/permission-error.js"
-
-/**
- * How long an answer holds: `once` (this call only), `session` (every matching ask of this session until it ends),
- * `always` (saved; see `AlwaysScope`), or `reject`.
+ * This module is the namespace embedders import: the values, errors and tag live in `internal/approvals-schema.ts`,
+ * the digest in `internal/approvals-digest.ts`, the choices and prompts in `internal/approvals-prompt.ts` and the
+ * Location's layer in `internal/approvals-service.ts`.
  *
  * @since 0.3.0
- * @category models
  */
-export const Lifetime = Schema.Literal("once", "session", "always", "reject")
-/**
- * @since 0.3.0
- * @category models
- */
-export type Lifetime = typeof Lifetime.Type
 
 /**
- * What an `always` saves: `exact` (exactly these resources, as literals), `directory` (the resources' directories)
- * or `pattern` (the tool's whole save pattern, the reference behaviour: `*` for edits).
+ * `Prompt`, `Choice`, `Answer`, `PromptEvent`, `Filter`, the errors of `answer`, `TimedOutError`, `Interface`,
+ * `Service`.
  *
  * @since 0.3.0
- * @category models
  */
-export const AlwaysScope = Schema.Literal("exact", "directory", "pattern")
+export * from "./internal/approvals-schema.js"
 /**
- * @since 0.3.0
- * @category models
- */
-export type AlwaysScope = typeof AlwaysScope.Type
-
-/**
- * One choice a prompt offers, with what it would save and where (`saves` is empty for `once` and `reject`).
- * `id` is stable and is what a client sends back (`once`, `session`, `always:exact`, `always:directory`,
- * `always:pattern`, `reject`).
+ * `digest`: the sha-256 a reply must name.
  *
  * @since 0.3.0
- * @category models
  */
-export const Choice = Schema.Struct({
-  id: Schema.String,
-  lifetime: Lifetime,
-  scope: Schema.optional(AlwaysScope),
-  label: Schema.String,
-  action: Schema.String,
-  saves: Schema.Array(SaveEntry),
-  where: Schema.optional(SaveScope),
-})
+export * from "./internal/approvals-digest.js"
 /**
- * @since 0.3.0
- * @category models
- */
-export type Choice = typeof Choice.Type
-
-/**
- * The tool call an ask came from, when it came from one: its name, call id, full input and a digest of the tool's
- * definition (so a reply cannot be carried over to a different tool of the same name).
+ * `choices` and `prompt`: what a pending ask offers and shows.
  *
  * @since 0.3.0
- * @category models
  */
-export const ToolCall = Schema.Struct({
-  name: Schema.String,
-  callID: Schema.String,
-  input: Schema.Unknown,
-  definition: Schema.String,
-})
+export * from "./internal/approvals-prompt.js"
 /**
- * @since 0.3.0
- * @category models
- */
-export type ToolCall = typeof ToolCall.Type
-
-/**
- * Everything a client must show before it answers. `digest` is the sha-256 (hex) over the canonical tool input, the
- * tool's definition, the action, the resources and the save patterns; an answer must name it. `command` is the whole
- * command of a shell ask (escaped as `PermissionV2.describeCommand` renders it), `diff` the rendered unified diff of
- * a write, edit or apply_patch. `askedAt` and `deadline` are epoch milliseconds (no deadline: waits until answered).
+ * `choiceOf`, `describeChoice`, `describeChoices`, `describeDiff`, `describeDeadline`: how every client renders a
+ * prompt and which choice a three-way reply stands for.
  *
  * @since 0.3.0
- * @category models
  */
-export const Prompt = Schema.Struct({
-  request: Request,
-  digest: Schema.String,
-  tool: Schema.optional(ToolCall),
-  command: Schema.optional(Schema.String),
-  diff: Schema.optional(Schema.String),
-  choices: Schema.Array(Choice),
-  askedAt: Schema.Number,
-  deadline: Schema.optional(Schema.Number),
-})
+export * from "./internal/approvals-describe.js"
 /**
- * @since 0.3.0
- * @category models
- */
-export type Prompt = typeof Prompt.Type
-
-/**
- * An answer. `choice` is one of the prompt's `Choice.id`s; `digest` must equal the prompt's (in-process callers of
- * `PermissionV2.reply` may omit it; every remote channel sends it). `ttlMillis` bounds an `always`; `message` goes
- * to the model with a `reject`. `by` names who answered and `channel` through what (`cli`, `mcp`, `ai-sdk`, `http`,
- * `test`, …); both are recorded with what is saved and in the decision journal.
+ * `make`, `layer`.
  *
  * @since 0.3.0
- * @category models
  */
-export const Answer = Schema.Struct({
-  requestID: ID,
-  digest: Schema.optional(Schema.String),
-  choice: Schema.String,
-  ttlMillis: Schema.optional(Schema.Number.pipe(Schema.positive())),
-  message: Schema.optional(Schema.String),
-  by: Schema.optional(Schema.String),
-  channel: Schema.String,
-})
-/**
- * @since 0.3.0
- * @category models
- */
-export type Answer = typeof Answer.Type
-
-/**
- * What a prompt stream delivers: a new ask, an answer (by whom, through which channel, with which choice) or an
- * expiry. A stream first delivers an `Asked` for every ask already pending, then live events in publish order.
- *
- * @since 0.3.0
- * @category models
- */
-export const PromptEvent = Schema.Union(
-  Schema.TaggedStruct("Asked", { prompt: Prompt }),
-  Schema.TaggedStruct("Answered", {
-    requestID: Schema.String,
-    sessionID: Schema.String,
-    choice: Schema.String,
-    by: Schema.optional(Schema.String),
-    channel: Schema.String,
-  }),
-  Schema.TaggedStruct("Expired", { requestID: Schema.String, sessionID: Schema.String }),
-)
-/**
- * @since 0.3.0
- * @category models
- */
-export type PromptEvent = typeof PromptEvent.Type
-
-/**
- * Which prompts a client wants; all of them when empty.
- *
- * @since 0.3.0
- * @category models
- */
-export interface Filter {
-  readonly sessionID?: string | undefined
-}
-
-/**
- * The answer's digest is not the digest of the pending ask: the client showed something else (a stale screen, a
- * different call). Nothing changed. HTTP 409.
- *
- * @since 0.3.0
- * @category errors
- */
-export class DigestMismatchError extends Schema.TaggedError<DigestMismatchError>()("Approvals.DigestMismatchError", {
-  requestID: Schema.String,
-}) {
-  override get message(): string {
-    return `The answer to permission request ${this.requestID} was given for a different prompt than the one pending; nothing changed. Reload and answer again.`
-  }
-}
-
-/**
- * The request was already answered (or expired, or withdrawn). Nothing changed. HTTP 409.
- *
- * @since 0.3.0
- * @category errors
- */
-export class AlreadyAnsweredError extends Schema.TaggedError<AlreadyAnsweredError>()(
-  "Approvals.AlreadyAnsweredError",
-  { requestID: Schema.String },
-) {
-  override get message(): string {
-    return `Permission request ${this.requestID} was already answered; nothing changed.`
-  }
-}
-
-/**
- * The answer names a choice the prompt does not offer. Nothing changed. HTTP 400.
- *
- * @since 0.3.0
- * @category errors
- */
-export class UnknownChoiceError extends Schema.TaggedError<UnknownChoiceError>()("Approvals.UnknownChoiceError", {
-  requestID: Schema.String,
-  choice: Schema.String,
-}) {
-  override get message(): string {
-    return `Permission request ${this.requestID} offers no choice "${this.choice}"; nothing changed.`
-  }
-}
-
-/**
- * An ask nobody answered before `permission.askTimeout`: the waiting call fails with this, model-visibly, as
- * "approval timed out" (not as a user's decline).
- *
- * @since 0.3.0
- * @category errors
- */
-export class TimedOutError extends Schema.TaggedError<TimedOutError>()("Approvals.TimedOutError", {
-  requestID: Schema.String,
-  action: Schema.String,
-  timeoutMillis: Schema.Number,
-}) {
-  override get message(): string {
-    return `Approval timed out: nobody answered the permission request for ${this.action} within ${this.timeoutMillis} ms.`
-  }
-}
-
-/**
- * The failures of `answer`.
- *
- * @since 0.3.0
- * @category errors
- */
-export type AnswerError = NotFoundError | AlreadyAnsweredError | DigestMismatchError | UnknownChoiceError | SaveError
-
-/**
- * The approval protocol of one Location.
- *
- * @since 0.3.0
- * @category models
- */
-export interface Interface {
-  /** The asks pending now, oldest first. */
-  readonly pending: (filter?: Filter) => Effect.Effect<ReadonlyArray<Prompt>>
-  /** One pending prompt, or `NotFoundError`. */
-  readonly get: (requestID: string) => Effect.Effect<Prompt, NotFoundError>
-  /** `Asked` for every ask pending at subscription, then live `Asked`/`Answered`/`Expired` in publish order. */
-  readonly prompts: (filter?: Filter) => Stream.Stream<PromptEvent>
-  /** Answers a pending ask; a failure changes nothing. */
-  readonly answer: (answer: Answer) => Effect.Effect<void, AnswerError>
-}
-
-/**
- * The Approvals service tag.
- *
- * @since 0.3.0
- * @category tags
- */
-export class Service extends Context.Tag("@toolgate/v2/Approvals")<Service, Interface>() {}
+export * from "./internal/approvals-service.js"

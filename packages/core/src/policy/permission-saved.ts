@@ -51,6 +51,12 @@ export const Info = Schema.Struct({
   resource: Schema.String,
   /** When it was saved (epoch milliseconds). */
   timeCreated: Schema.Number,
+  /** Who answered (as the answering client named them), when known. */
+  by: Schema.optional(Schema.String),
+  /** Through which channel it was answered (`cli`, `mcp`, `ai-sdk`, `http`, `test`, `in-process`, …), when known. */
+  channel: Schema.optional(Schema.String),
+  /** Until when it applies (epoch milliseconds, exclusive); absent: until revoked. */
+  until: Schema.optional(Schema.Number),
 })
 /**
  * @see Info
@@ -74,16 +80,13 @@ export interface Interface {
     readonly directory?: string
   }) => Effect.Effect<ReadonlyArray<Info>>
   /**
-   * Inserts one row per resource under `directory` (default `""`, the whole project); duplicates (also within the
-   * batch) are ignored and keep the original row. Fails with `Database.QueryError` when the rows cannot be written
-   * (a full disk, an unwritable WAL, a corrupt file): then nothing of the batch is saved.
+   * Inserts one row per resource under `directory` (default `""`, the whole project), recording who answered,
+   * through which channel and until when (`until` absent: until revoked). Duplicates (also within the batch) keep
+   * the original row, except that a row that would expire is extended to the new row's `until` (or made permanent)
+   * when that is later, with the new row's `by` and `channel`. Fails with `Database.QueryError` when the rows cannot
+   * be written (a full disk, an unwritable WAL, a corrupt file): then nothing of the batch is saved.
    */
-  readonly add: (input: {
-    readonly projectID: string
-    readonly directory?: string
-    readonly action: string
-    readonly resources: ReadonlyArray<string>
-  }) => Effect.Effect<void, Database.QueryError>
+  readonly add: (input: AddInput) => Effect.Effect<void, Database.QueryError>
   /** Deletes by id; absent rows are fine. Durable when it returns (committed with `synchronous = FULL`). */
   readonly remove: (id: string) => Effect.Effect<void>
   /**
@@ -115,6 +118,9 @@ interface Row {
   readonly action: string
   readonly resource: string
   readonly time_created: number
+  readonly answered_by: string | null
+  readonly channel: string | null
+  readonly time_until: number | null
 }
 
 const toInfo = (row: Row): Info => ({
@@ -124,13 +130,33 @@ const toInfo = (row: Row): Info => ({
   action: row.action,
   resource: row.resource,
   timeCreated: row.time_created,
+  ...(row.answered_by === null ? {} : { by: row.answered_by }),
+  ...(row.channel === null ? {} : { channel: row.channel }),
+  ...(row.time_until === null ? {} : { until: row.time_until }),
 })
 
-/** Rows per INSERT statement: keeps a batch within SQLite's bound-parameter limit (7 per row, 32766 in all). */
+/** The columns `list` reads. */
+const COLUMNS = "id, project_id, directory, action, resource, time_created, answered_by, channel, time_until"
+
+/** The input of `add`. */
+interface AddInput {
+  readonly projectID: string
+  readonly directory?: string
+  readonly action: string
+  readonly resources: ReadonlyArray<string>
+  /** Who answered. */
+  readonly by?: string
+  /** Through which channel. */
+  readonly channel?: string
+  /** Until when the approval applies (epoch milliseconds); absent: until revoked. */
+  readonly until?: number
+}
+
+/** Rows per INSERT statement: keeps a batch within SQLite's bound-parameter limit (10 per row, 32766 in all). */
 const ROWS_PER_STATEMENT = 1000
 
 /**
- * The process-wide store on the `permission` table. `add` writes one multi-row `INSERT … ON CONFLICT DO NOTHING`
+ * The process-wide store on the `permission` table. `add` writes one multi-row `INSERT … ON CONFLICT … DO UPDATE`
  * (batches beyond 1000 rows are split inside one transaction). A failed `add` is a `Database.QueryError`; other
  * database errors are defects carrying one.
  *
@@ -149,20 +175,15 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient> = Layer.sco
     }) {
       const rows =
         input?.projectID === undefined
-          ? yield* sql<Row>`SELECT id, project_id, directory, action, resource, time_created FROM permission`
+          ? yield* sql<Row>`SELECT ${sql.literal(COLUMNS)} FROM permission`
           : input.directory === undefined
-            ? yield* sql<Row>`SELECT id, project_id, directory, action, resource, time_created FROM permission WHERE project_id = ${input.projectID}`
-            : yield* sql<Row>`SELECT id, project_id, directory, action, resource, time_created FROM permission WHERE project_id = ${input.projectID} AND directory = ${input.directory}`
+            ? yield* sql<Row>`SELECT ${sql.literal(COLUMNS)} FROM permission WHERE project_id = ${input.projectID}`
+            : yield* sql<Row>`SELECT ${sql.literal(COLUMNS)} FROM permission WHERE project_id = ${input.projectID} AND directory = ${input.directory}`
       return rows.map(toInfo)
     }, orDie)
 
     const add = Effect.fn("PermissionSaved.add")(
-      function* (input: {
-        readonly projectID: string
-        readonly directory?: string
-        readonly action: string
-        readonly resources: ReadonlyArray<string>
-      }) {
+      function* (input: AddInput) {
         const resources = [...new Set(input.resources)]
         if (resources.length === 0) return
         const now = Date.now()
@@ -174,8 +195,13 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient> = Layer.sco
           resource,
           time_created: now,
           time_updated: now,
+          answered_by: input.by ?? null,
+          channel: input.channel ?? null,
+          time_until: input.until ?? null,
         }))
-        const insert = (chunk: typeof rows) => sql`INSERT INTO permission ${sql.insert(chunk)} ON CONFLICT DO NOTHING`
+        // A duplicate keeps its row; only a later (or no) end extends one that would expire.
+        const insert = (chunk: typeof rows) =>
+          sql`INSERT INTO permission ${sql.insert(chunk)} ON CONFLICT (project_id, directory, action, resource) DO UPDATE SET time_until = excluded.time_until, answered_by = excluded.answered_by, channel = excluded.channel, time_updated = excluded.time_updated WHERE permission.time_until IS NOT NULL AND (excluded.time_until IS NULL OR excluded.time_until > permission.time_until)`
         if (rows.length <= ROWS_PER_STATEMENT) return yield* insert(rows)
         const chunks: Array<typeof rows> = []
         for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) chunks.push(rows.slice(i, i + ROWS_PER_STATEMENT))

@@ -30,6 +30,7 @@ import toolCall from "./migrations/20260801000300_tool_call.js"
 import permissionDirectory from "./migrations/20260802000000_permission_directory.js"
 import projectRoot from "./migrations/20260802000100_project_root.js"
 import runnerOwner from "./migrations/20260803000000_runner_owner.js"
+import permissionAnswer from "./migrations/20261202000000_permission_answer.js"
 import decision from "./migrations/20261202000100_decision.js"
 import changeCounter from "./migrations/20261202001000_change_counter.js"
 import * as DatabaseError from "./database-error.js"
@@ -57,6 +58,7 @@ export const migrations: Readonly<Record<string, Effect.Effect<void, unknown, Sq
   "20260802000000_permission_directory": permissionDirectory,
   "20260802000100_project_root": projectRoot,
   "20260803000000_runner_owner": runnerOwner,
+  "20261202000000_permission_answer": permissionAnswer,
   "20261202000100_decision": decision,
   "20261202001000_change_counter": changeCounter,
 }

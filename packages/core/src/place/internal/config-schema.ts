@@ -136,6 +136,31 @@ export const Preset = Schema.Literal("reference", "guarded").annotations({
 export type Preset = typeof Preset.Type
 
 /**
+ * The `permission` section: settings of the permission gate (its rules are `permissions`). `askTimeout` is how long
+ * an ask waits for an answer, in milliseconds (default: no limit); an ask nobody answered in time fails as "approval
+ * timed out" (see docs/approvals.md).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export const Permission = Schema.Struct({
+  askTimeout: Schema.optional(PositiveInt),
+}).annotations({ description: "Settings of the permission gate" })
+
+/**
+ * The `journal` section: how long the decision journal keeps a project's entries (see docs/decisions.md). Entries
+ * older than `retention_days` (default 30) go, and with `max_entries` all but the newest that many of the project;
+ * both are applied when a Location opens and every hour while it is open.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export const Journal = Schema.Struct({
+  retention_days: Schema.optional(PositiveInt),
+  max_entries: Schema.optional(PositiveInt),
+}).annotations({ description: "Retention of the decision journal" })
+
+/**
  * A configuration document. An unknown top-level key is an error (`parseDocument`); unknown keys deeper down are
  * ignored. `$schema` is accepted for editors.
  *
@@ -145,12 +170,14 @@ export const Info = Schema.Struct({
   $schema: Schema.optional(Schema.String),
   preset: Schema.optional(Preset),
   permissions: Schema.optional(Schema.Array(PermissionRule)),
+  permission: Schema.optional(Permission),
   agents: Schema.optional(Schema.Record({ key: Schema.String, value: Agent })),
   default_agent: Schema.optional(Schema.String),
   tool_output: Schema.optional(ToolOutput),
   shell: Schema.optional(Schema.String),
   bash: Schema.optional(Bash),
   attachments: Schema.optional(Schema.Struct({ image: Schema.optional(ImageAttachments) })),
+  journal: Schema.optional(Journal),
 })
 /**
  * @see Info

@@ -5,6 +5,7 @@
  * @since 0.3.0
  */
 import * as Schema from "effect/Schema"
+import type { TimedOutError } from "./approvals-schema.js"
 import { Ruleset } from "./permission-schema.js"
 
 /**
@@ -65,8 +66,9 @@ export class SaveError extends Schema.TaggedError<SaveError>()("PermissionV2.Sav
   }
 }
 /**
- * The typed failures of `assert`.
+ * The typed failures of `assert`: a configured deny, a rejection with feedback, and an ask nobody answered before
+ * `permission.askTimeout` (`Approvals.TimedOutError`).
  *
  * @since 0.1.0
  */
-export type Error = BlockedError | CorrectedError
+export type Error = BlockedError | CorrectedError | TimedOutError

@@ -10,6 +10,7 @@ import type * as Cause from "effect/Cause"
 import * as LLM from "../../values/llm.js"
 import * as Printable from "../../values/printable.js"
 import * as Wildcard from "../../values/wildcard.js"
+import { TimedOutError } from "./approvals-schema.js"
 import { BlockedError, CorrectedError } from "./permission-error.js"
 import type { Always, SaveEntry } from "./permission-schema.js"
 
@@ -82,21 +83,28 @@ export const fromToolCall = (context: {
 })
 
 /**
- * The model-visible failure for a blocked or corrected permission.
+ * The model-visible failure for a blocked or corrected permission, or an ask nobody answered in time ("Approval timed
+ * out: …", not a user's decline).
  *
  * @since 0.1.0
  */
-export const toToolFailure = (error: BlockedError | CorrectedError): LLM.ToolFailure =>
-  error._tag === "PermissionV2.CorrectedError"
-    ? new LLM.ToolFailure({
+export const toToolFailure = (error: BlockedError | CorrectedError | TimedOutError): LLM.ToolFailure => {
+  switch (error._tag) {
+    case "PermissionV2.CorrectedError":
+      return new LLM.ToolFailure({
         message: `The user rejected permission to use this specific tool call with the following feedback: ${error.feedback}`,
       })
-    : new LLM.ToolFailure({
+    case "PermissionV2.BlockedError":
+      return new LLM.ToolFailure({
         message: `Permission denied by configured rules for ${error.action}: ${error.resources.join(", ")}`,
       })
+    case "Approvals.TimedOutError":
+      return new LLM.ToolFailure({ message: error.message })
+  }
+}
 
 /**
- * The leaf error mapping (permission errors first): a blocked or corrected permission becomes its model-visible failure, a
+ * The leaf error mapping (permission errors first): a blocked, corrected or timed-out permission becomes its model-visible failure, a
  * `ToolFailure` passes through, and every other typed error becomes `otherwise(error)`.
  *
  * @since 0.1.0
@@ -104,7 +112,8 @@ export const toToolFailure = (error: BlockedError | CorrectedError): LLM.ToolFai
 export const leafFailure =
   (otherwise: (error: unknown) => LLM.ToolFailure) =>
   (error: unknown): LLM.ToolFailure => {
-    if (error instanceof BlockedError || error instanceof CorrectedError) return toToolFailure(error)
+    if (error instanceof BlockedError || error instanceof CorrectedError || error instanceof TimedOutError)
+      return toToolFailure(error)
     if (error instanceof LLM.ToolFailure) return error
     return otherwise(error)
   }

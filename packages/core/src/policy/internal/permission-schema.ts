@@ -211,6 +211,8 @@ export const ReplyInput = Schema.Struct({
   requestID: ID,
   reply: Reply,
   message: Schema.optional(Schema.String),
+  /** The prompt's digest (`Approvals.Prompt.digest`): checked when given, so a stale caller changes nothing. */
+  digest: Schema.optional(Schema.String),
 })
 /**
  * @see ReplyInput
@@ -247,12 +249,36 @@ const Replied = EventV2.define(
   Schema.Struct({ sessionID: Schema.String, requestID: Schema.String, reply: Reply }),
 )
 
+const Answered = EventV2.define(
+  "permission.v2.answered",
+  Schema.Struct({
+    sessionID: Schema.String,
+    requestID: Schema.String,
+    choice: Schema.String,
+    by: Schema.optional(Schema.String),
+    channel: Schema.String,
+  }),
+)
+const Expired = EventV2.define(
+  "permission.v2.expired",
+  Schema.Struct({ sessionID: Schema.String, requestID: Schema.String }),
+)
+
 /**
- * Events (live only); `Event.Definitions` lists both.
+ * Events (live only); `Event.Definitions` lists them. `Replied` (once / always / reject) is published for every
+ * settled ask as before; `Answered` carries the approval protocol's view of the same answer (the choice id, who,
+ * through which channel; `auto` when a saved or session approval released it, `cascade` when a rejection of another
+ * ask of its session did), and `Expired` an ask nobody answered before `permission.askTimeout`.
  *
  * @since 0.1.0
  */
-export const Event = { Asked, Replied, Definitions: [Asked, Replied] as const } as const
+export const Event = {
+  Asked,
+  Replied,
+  Answered,
+  Expired,
+  Definitions: [Asked, Replied, Answered, Expired] as const,
+} as const
 
 /**
  * Every event this module publishes (the same list as `Event.Definitions`).

@@ -24,7 +24,10 @@ const MAX_SESSION_VIEW = 4096
  * @internal
  */
 export interface View {
-  /** The saved approvals as allow rules: the same array value while the rows are unchanged (so it stays compiled). */
+  /**
+   * The saved approvals in force now (a row past its `until` is left out) as allow rules: the same array value while
+   * they are unchanged (so it stays compiled).
+   */
   readonly approvals: () => Ruleset
   /** The change stamp the views were read under (undefined before the first read). */
   readonly stamp: () => string | undefined
@@ -48,26 +51,47 @@ export const make = (
   sessions: SessionV2.Interface,
   agents: AgentV2.Interface,
   scope: ProjectV2.ApprovalScope,
+  now: () => number,
 ): View => {
   let stamp: string | undefined
   let approvals: Ruleset = []
+  // The rows last read, and the earliest `until` among the ones in force (Infinity: none expires).
+  let rows: ReadonlyArray<PermissionSaved.Info> = []
+  let nextExpiry = Infinity
   const sessionView = new Map<string, SessionV2.Info>()
 
-  /** Re-reads the saved rows and forgets the sessions when the change stamp moved since they were read. */
-  const refreshAt = (now: string): Fx.Effect<void> => {
-    if (now === stamp) return Fx.void
-    sessionView.clear()
-    return Fx.map(saved.list(scope), (rows) => {
-      const cached = approvals
-      let same = cached.length === rows.length
-      for (let i = 0; same && i < rows.length; i++) {
-        same = cached[i]!.action === rows[i]!.action && cached[i]!.resource === rows[i]!.resource
+  /**
+   * The rows in force now (an expired `until` left out) as allow rules: the same array value while they are
+   * unchanged, so `evaluate` keeps its compiled form.
+   */
+  const rebuild = () => {
+    const time = now()
+    const live: Array<PermissionSaved.Info> = []
+    nextExpiry = Infinity
+    for (const row of rows) {
+      if (row.until === undefined) live.push(row)
+      else if (time < row.until) {
+        live.push(row)
+        if (row.until < nextExpiry) nextExpiry = row.until
       }
-      // The same value while the rows are unchanged, so `evaluate` keeps its compiled form.
-      if (!same)
-        approvals = rows.map((row) => ({ action: row.action, resource: row.resource, effect: "allow" as const }))
+    }
+    const cached = approvals
+    let same = cached.length === live.length
+    for (let i = 0; same && i < live.length; i++) {
+      same = cached[i]!.action === live[i]!.action && cached[i]!.resource === live[i]!.resource
+    }
+    if (!same) approvals = live.map((row) => ({ action: row.action, resource: row.resource, effect: "allow" as const }))
+  }
+
+  /** Re-reads the saved rows and forgets the sessions when the change stamp moved since they were read. */
+  const refreshAt = (stampNow: string): Fx.Effect<void> => {
+    if (stampNow === stamp) return Fx.void
+    sessionView.clear()
+    return Fx.map(saved.list(scope), (read) => {
+      rows = read
+      rebuild()
       // The stamp read before the rows: a change in between makes the next request read again.
-      stamp = now
+      stamp = stampNow
     })
   }
 
@@ -89,11 +113,11 @@ export const make = (
     Fx.map(agents.resolve(agent ?? session.agent), (info) => (info === undefined ? denyAll : info.permissions))
 
   const configuredFor = (sessionID: string, agent: string | undefined): Fx.Effect<Ruleset | undefined> =>
-    Fx.flatMap(saved.changeStamp, (now) => {
+    Fx.flatMap(saved.changeStamp, (current) => {
       // The common case, nothing changed and the session already read: straight to the agent.
-      const hit = now === stamp ? sessionView.get(sessionID) : undefined
+      const hit = current === stamp ? sessionView.get(sessionID) : undefined
       if (hit !== undefined) return rulesOf(hit, agent)
-      return Fx.flatMap(refreshAt(now), () =>
+      return Fx.flatMap(refreshAt(current), () =>
         Fx.flatMap(sessionOf(sessionID), (session) =>
           session === undefined ? Fx.succeed(undefined) : rulesOf(session, agent),
         ),
@@ -101,7 +125,10 @@ export const make = (
     })
 
   return {
-    approvals: () => approvals,
+    approvals: () => {
+      if (nextExpiry !== Infinity && now() >= nextExpiry) rebuild()
+      return approvals
+    },
     stamp: () => stamp,
     refresh: Fx.flatMap(saved.changeStamp, refreshAt),
     sessionOf,

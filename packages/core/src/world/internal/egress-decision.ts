@@ -135,7 +135,7 @@ export const parseAbsolute = (url: string): Either.Either<Absolute, string> => {
  *
  * @since 0.3.0
  */
-export type Refusal = "denied" | "rejected" | "declined" | "unresolvable" | "no_session"
+export type Refusal = "denied" | "rejected" | "declined" | "timed_out" | "unresolvable" | "no_session"
 
 /**
  * The verdict on a destination.
@@ -228,6 +228,7 @@ export const decide = (asker: Asker, target: Target, request: string): Effect.Ef
       "PermissionV2.BlockedError": () => Effect.succeed(refused("denied", "denied by the permission rules")),
       "PermissionV2.CorrectedError": (error) =>
         Effect.succeed(refused("rejected", `rejected by the user: ${error.feedback}`)),
+      "Approvals.TimedOutError": (error) => Effect.succeed(refused("timed_out", error.message)),
       "WebAddress.ResolveError": (error) => Effect.succeed(refused("unresolvable", error.message, 502)),
       "Session.NotFoundError": () => Effect.succeed(refused("no_session", "the session of this call does not exist")),
     }),

@@ -65,8 +65,7 @@ export type RootError =
   | LocationMutation.PathError
   | PlatformError
   | LocationMutation.PathChangedError
-  | PermissionV2.BlockedError
-  | PermissionV2.CorrectedError
+  | PermissionV2.Error
   | SessionV2.NotFoundError
 
 /**
@@ -222,7 +221,7 @@ export const readable = (input: {
   readonly matches: ReadonlyArray<Match>
   /** Shown with the ask (for example the tool and its pattern), so the user knows which call wants to read. */
   readonly metadata?: Record<string, unknown> | undefined
-}): Effect.Effect<Readable, PermissionV2.BlockedError | PermissionV2.CorrectedError | SessionV2.NotFoundError> =>
+}): Effect.Effect<Readable, PermissionV2.Error | SessionV2.NotFoundError> =>
   Effect.gen(function* () {
     if (input.matches.length === 0) return { matches: input.matches, withheld: [] }
     const verdicts = new Map<string, Verdict>()

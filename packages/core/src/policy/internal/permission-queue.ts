@@ -1,0 +1,432 @@
+/**
+ * The pending queue of one Location's permission service: the entries waiting for an answer, the one answer path
+ * (`PermissionV2.reply` and `Approvals.answer` both end here), expiry after `permission.askTimeout`, the release of
+ * asks that saved or session approvals now cover, and the same-session cascade of a rejection. The `Queue` tag is how
+ * `Approvals.layer` reads the same queue; it is provided by `PermissionV2.layer` beside `PermissionV2.Service`.
+ *
+ * @since 0.3.0
+ * @internal
+ */
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
+import * as Runtime from "effect/Runtime"
+import type * as Scope from "effect/Scope"
+import * as Fx from "effect/Effect"
+import type * as EventV2 from "../../place/event.js"
+import type * as PermissionSaved from "../permission-saved.js"
+import type * as ProjectV2 from "../../place/project.js"
+import * as Approvals from "./approvals-schema.js"
+import { prompt as promptOf } from "./approvals-prompt.js"
+import { CorrectedError, DeclinedError, NotFoundError, SaveError } from "./permission-error.js"
+import { evaluate } from "./permission-evaluate.js"
+import { Event, type ID, type Reply, type Request, type Ruleset } from "./permission-schema.js"
+import type { SessionApprovals } from "./permission-session.js"
+import type { View } from "./permission-view.js"
+
+/**
+ * A pending request; the agent it was evaluated for stays private (clients never see it). Only an `assert` waits, so
+ * only its entry carries a Deferred. `prompt` is computed the first time a client reads it (never on the ask path).
+ *
+ * @internal
+ */
+export interface Pending {
+  readonly request: Request
+  readonly agent: string | undefined
+  readonly deferred: Deferred.Deferred<void, CorrectedError | Approvals.TimedOutError> | undefined
+  readonly askedAt: number
+  /** The expiry timer (only with `permission.askTimeout`). */
+  timer: Fiber.RuntimeFiber<void, never> | undefined
+  /** An answer is saving its approval: a second answer is refused, expiry waits for its outcome. */
+  answering: boolean
+  prompt: Approvals.Prompt | undefined
+}
+
+/**
+ * What `Approvals.layer` reads: the pending entries and the one answer path.
+ *
+ * @internal
+ */
+export interface Interface {
+  /** The pending entries, oldest first. */
+  readonly entries: () => ReadonlyArray<Pending>
+  readonly entry: (id: string) => Pending | undefined
+  /** The entry's prompt (computed once). */
+  readonly prompt: (entry: Pending) => Approvals.Prompt
+  /**
+   * Answers a pending entry; the digest is checked when given; a failure changes nothing. `reply` is the three-way
+   * reply the `Replied` event carries (default: the one the choice's lifetime stands for).
+   */
+  readonly answer: (answer: Approvals.Answer, reply?: Reply) => Fx.Effect<void, Approvals.AnswerError>
+}
+
+/**
+ * The pending queue's tag (provided by `PermissionV2.layer`).
+ *
+ * @internal
+ */
+export class Queue extends Context.Tag("@toolgate/v2/PermissionQueue")<Queue, Interface>() {}
+
+/**
+ * How often a Location with pending asks checks whether the saved approvals changed (another process or Location
+ * saved one), so that an ask a new approval covers is released without waiting for a reply in this Location. Only
+ * while asks are pending; a check is one read of the database's change stamp.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const PENDING_RECHECK_INTERVAL_MS = 100
+
+/** How many settled request ids are remembered, so a late answer gets `AlreadyAnswered` rather than `NotFound`. */
+const RECENT = 4096
+
+/**
+ * Aggregates per resource against the configured rules followed by the approvals, for requests the configured
+ * rules alone do not deny: allow when every resource evaluates to allow, else ask.
+ *
+ * @internal
+ */
+export const aggregate = (
+  action: string,
+  resources: ReadonlyArray<string>,
+  configured: Ruleset,
+  approvals: Ruleset,
+): "allow" | "ask" => {
+  for (const resource of resources) {
+    if (evaluate(action, resource, configured, approvals).effect !== "allow") return "ask"
+  }
+  return "allow"
+}
+
+const declined = () => new DeclinedError()
+const settle = (entry: Pending, exit: () => Exit.Exit<void, CorrectedError | Approvals.TimedOutError>): void => {
+  if (entry.deferred !== undefined) Deferred.unsafeDone(entry.deferred, exit())
+}
+const releasedExit = () => Exit.void
+const succeedEntry = (entry: Pending) => settle(entry, releasedExit)
+const declineEntry = (entry: Pending) => settle(entry, () => Exit.die(declined()))
+
+/** Who answered, carried to the events and to what is saved. */
+interface Who {
+  readonly by: string | undefined
+  readonly channel: string
+}
+
+/**
+ * What the queue needs from its service.
+ *
+ * @internal
+ */
+export interface Deps {
+  readonly events: EventV2.Interface
+  readonly saved: PermissionSaved.Interface
+  readonly view: View
+  readonly sessions: SessionApprovals
+  readonly scope: ProjectV2.ApprovalScope
+  readonly timeout: number | undefined
+  readonly now: () => number
+  readonly layerScope: Scope.Scope
+  readonly layerRuntime: Runtime.Runtime<never>
+  readonly closed: () => boolean
+}
+
+/**
+ * Builds the queue.
+ *
+ * @internal
+ */
+export const make = (deps: Deps) => {
+  const { events, saved, view, sessions, scope, timeout, now } = deps
+  const pending = new Map<ID, Pending>()
+  const recent = new Set<string>()
+  const fork = Runtime.runFork(deps.layerRuntime)
+
+  const drop = (entry: Pending) => {
+    if (pending.get(entry.request.id) !== entry) return
+    pending.delete(entry.request.id)
+    recent.add(entry.request.id)
+    if (recent.size > RECENT) recent.delete(recent.values().next().value!)
+    if (entry.timer !== undefined) entry.timer.unsafeInterruptAsFork(FiberId.none)
+  }
+
+  const prompt = (entry: Pending): Approvals.Prompt =>
+    (entry.prompt ??= promptOf(
+      entry.request,
+      undefined,
+      entry.askedAt,
+      timeout === undefined ? undefined : entry.askedAt + timeout,
+    ))
+
+  /** Expires `entry` if it is still pending and no answer is saving: Expired, then the waiter fails timed out. */
+  const expire = (entry: Pending): Fx.Effect<void> =>
+    Fx.suspend(() => {
+      if (pending.get(entry.request.id) !== entry || entry.answering) return Fx.void
+      const { id, sessionID, action } = entry.request
+      return Fx.orDie(events.publish(Event.Expired, { sessionID, requestID: id })).pipe(
+        Fx.ensuring(
+          Fx.sync(() => {
+            entry.timer = undefined
+            drop(entry)
+            settle(entry, () =>
+              Exit.fail(new Approvals.TimedOutError({ requestID: id, action, timeoutMillis: timeout ?? 0 })),
+            )
+          }),
+        ),
+      )
+    })
+
+  /**
+   * Inserts a pending entry (with a Deferred when the caller waits) and publishes Asked; a failed publish removes the
+   * entry again (as a defect).
+   */
+  const create = (request: Request, agent: string | undefined, waits: boolean): Fx.Effect<Pending> =>
+    Fx.uninterruptible(
+      Fx.suspend(() => {
+        if (deps.closed()) return Fx.die(declined())
+        if (pending.has(request.id)) {
+          return Fx.die(new globalThis.Error(`Duplicate pending permission ID: ${request.id}`))
+        }
+        const deferred = waits ? Deferred.unsafeMake<void, CorrectedError | Approvals.TimedOutError>(FiberId.none) : undefined
+        const entry: Pending = { request, agent, deferred, askedAt: now(), timer: undefined, answering: false, prompt: undefined }
+        pending.set(request.id, entry)
+        if (!watching) startWatching()
+        // One match instead of onError + orDie + as: this is on every queued ask's path.
+        return Fx.matchCauseEffect(events.publish(Event.Asked, request), {
+          onFailure: (cause) => {
+            drop(entry)
+            return Fx.orDie(Fx.failCause(cause))
+          },
+          onSuccess: () => {
+            if (timeout !== undefined && pending.get(request.id) === entry) {
+              entry.timer = fork(Fx.forkIn(Fx.zipRight(Fx.sleep(timeout), expire(entry)), deps.layerScope)) as never
+            }
+            return Fx.succeed(entry)
+          },
+        })
+      }),
+    )
+
+  const answered = (entries: ReadonlyArray<Pending>, choice: string, who: Who) =>
+    entries.length === 0
+      ? Fx.void
+      : Fx.orDie(
+          events.publishAll(
+            Event.Answered,
+            entries.map((entry) => ({
+              sessionID: entry.request.sessionID,
+              requestID: entry.request.id,
+              choice,
+              ...(who.by === undefined ? {} : { by: who.by }),
+              channel: who.channel,
+            })),
+          ),
+        )
+
+  /**
+   * Settles `entries` with one Replied event each, in their order, published as one batch: each entry is removed
+   * right after its event reached every listener (so listeners see it pending during its own event, as with one
+   * publish per entry) and settled once the batch is over. A listener failure stops the batch there: the entries
+   * before it are removed and settled, that one and the later ones stay pending, and the failure is a defect.
+   */
+  const releaseAll = (entries: ReadonlyArray<Pending>, reply: Reply, finish: (entry: Pending) => void) =>
+    Fx.suspend(() => {
+      let delivered = 0
+      const data = entries.map((entry) => ({ sessionID: entry.request.sessionID, requestID: entry.request.id, reply }))
+      return events
+        .publishAll(Event.Replied, data, (index) => {
+          drop(entries[index]!)
+          delivered = index + 1
+        })
+        .pipe(
+          Fx.ensuring(
+            Fx.sync(() => {
+              for (let i = 0; i < delivered; i++) finish(entries[i]!)
+            }),
+          ),
+          Fx.orDie,
+        )
+    })
+
+  /**
+   * Releases every other pending entry that now evaluates to allow (any session of this Location), in queue order.
+   * The saved rows are read once and each session and (agent, session) pair resolved once, for this pass only.
+   */
+  const autoResolve = (who: Who) =>
+    Fx.gen(function* () {
+      yield* view.refresh
+      const entries = Array.from(pending.values())
+      const keys = entries.map((entry) => `${entry.agent ?? ""}\u0000${entry.request.sessionID}`)
+      // `undefined`: the session no longer exists, so its entries stay pending.
+      const configuredBy = new Map<string, Ruleset | undefined>()
+      for (let i = 0; i < entries.length; i++) {
+        if (configuredBy.has(keys[i]!)) continue
+        const entry = entries[i]!
+        const session = yield* view.sessionOf(entry.request.sessionID)
+        configuredBy.set(keys[i]!, session === undefined ? undefined : yield* view.rulesOf(session, entry.agent))
+      }
+      const base = view.approvals()
+      const released: Array<Pending> = []
+      for (let i = 0; i < entries.length; i++) {
+        const entry = entries[i]!
+        if (pending.get(entry.request.id) !== entry || entry.answering) continue
+        const configured = configuredBy.get(keys[i]!)
+        if (configured === undefined) continue
+        const { action, resources, sessionID } = entry.request
+        if (resources.some((resource) => evaluate(action, resource, configured).effect === "deny")) continue
+        if (aggregate(action, resources, configured, sessions.approvals(sessionID, base)) !== "allow") continue
+        released.push(entry)
+      }
+      yield* answered(released, "auto", who)
+      yield* releaseAll(released, "always", succeedEntry)
+    })
+
+  // One release pass at a time: a reply's pass and the watcher's must not both publish the same entry.
+  const releasing = Fx.unsafeMakeSemaphore(1)
+  const release = (who: Who) => releasing.withPermits(1)(autoResolve(who))
+
+  // While asks are pending, a change of the saved approvals made elsewhere (another process, another Location on
+  // the same database) releases the ones it covers: the change stamp is read every PENDING_RECHECK_INTERVAL_MS, and
+  // when it moved since the last pass the pending asks are evaluated again against the fresh saved rules.
+  let watching = false
+  let seen: string | undefined
+  let warned = false
+  const recheck = Fx.flatMap(saved.changeStamp, (stamp) => {
+    if (stamp === seen) return Fx.void
+    return Fx.as(release({ by: undefined, channel: "watcher" }), undefined).pipe(
+      Fx.tap(() =>
+        Fx.sync(() => {
+          seen = stamp
+          warned = false
+        }),
+      ),
+    )
+  }).pipe(
+    Fx.catchAllDefect((defect) =>
+      warned
+        ? Fx.void
+        : Fx.zipRight(
+            Fx.sync(() => (warned = true)),
+            Fx.logWarning("PermissionV2: could not re-check pending asks against the saved approvals", defect),
+          ),
+    ),
+  )
+  const watch: Fx.Effect<void> = Fx.gen(function* () {
+    for (;;) {
+      yield* Fx.sleep(PENDING_RECHECK_INTERVAL_MS)
+      if (deps.closed() || pending.size === 0) {
+        watching = false
+        return
+      }
+      yield* recheck
+    }
+  })
+  /** Starts the watcher in the Location's runtime and scope (closing the Location stops it). */
+  const startWatching = () => {
+    watching = true
+    seen = view.stamp()
+    fork(Fx.forkIn(watch, deps.layerScope))
+  }
+
+  const reject = (entry: Pending, choice: Approvals.Choice, message: string | undefined, who: Who) =>
+    Fx.gen(function* () {
+      yield* answered([entry], choice.id, who)
+      yield* releaseAll([entry], "reject", (settled) => {
+        if (message) settle(settled, () => Exit.fail(new CorrectedError({ feedback: message })))
+        else declineEntry(settled)
+      })
+      const sessionID = entry.request.sessionID
+      const others = Array.from(pending.values()).filter(
+        (other) => other.request.sessionID === sessionID && !other.answering,
+      )
+      yield* answered(others, "cascade", who)
+      yield* releaseAll(others, "reject", declineEntry)
+    })
+
+  /** Saves what an `always` choice shows, with who answered and until when; a failure changes nothing. */
+  const persist = (entry: Pending, choice: Approvals.Choice, until: number | undefined, who: Who) =>
+    saved
+      .add({
+        ...scope,
+        action: choice.action,
+        resources: choice.saves.map((save) => save.pattern),
+        ...(who.by === undefined ? {} : { by: who.by }),
+        channel: who.channel,
+        ...(until === undefined ? {} : { until }),
+      })
+      .pipe(
+        Fx.mapError(
+          (error) =>
+            new SaveError({
+              requestID: entry.request.id,
+              action: entry.request.action,
+              ...(error.filename === undefined ? {} : { filename: error.filename }),
+              ...(error.code === undefined ? {} : { code: error.code }),
+              detail: error.detail,
+            }),
+        ),
+      )
+
+  /** `once`, `session` or an `always`: what the choice saves is in force before the entry is released. */
+  const approve = (entry: Pending, choice: Approvals.Choice, ttl: number | undefined, who: Who, reply: Reply) =>
+    Fx.gen(function* () {
+      const until = ttl === undefined ? undefined : now() + ttl
+      const patterns = choice.saves.map((save) => save.pattern)
+      if (choice.lifetime === "always" && patterns.length > 0) {
+        entry.answering = true
+        const outcome = yield* Fx.exit(persist(entry, choice, until, who))
+        entry.answering = false
+        if (Exit.isFailure(outcome)) {
+          // Still pending; if its deadline passed while the save was failing, it expires now.
+          if (timeout !== undefined && now() >= entry.askedAt + timeout) yield* expire(entry)
+          return yield* outcome
+        }
+      }
+      if (choice.lifetime === "session" && patterns.length > 0)
+        sessions.add(entry.request.sessionID, choice.action, patterns, until)
+      if (pending.get(entry.request.id) === entry) {
+        yield* answered([entry], choice.id, who)
+        yield* releaseAll([entry], reply, succeedEntry)
+      }
+      if (patterns.length > 0 && choice.lifetime !== "once") yield* release(who)
+    })
+
+  const answer = (input: Approvals.Answer, reply?: Reply): Fx.Effect<void, Approvals.AnswerError> =>
+    Fx.uninterruptible(
+      Fx.suspend((): Fx.Effect<void, Approvals.AnswerError> => {
+        const entry = pending.get(input.requestID)
+        if (entry === undefined || entry.answering) {
+          return recent.has(input.requestID) || entry !== undefined
+            ? Fx.fail(new Approvals.AlreadyAnsweredError({ requestID: input.requestID }))
+            : Fx.fail(new NotFoundError({ requestID: input.requestID }))
+        }
+        const shown = prompt(entry)
+        if (input.digest !== undefined && input.digest !== shown.digest) {
+          return Fx.fail(new Approvals.DigestMismatchError({ requestID: input.requestID }))
+        }
+        const choice = shown.choices.find((candidate) => candidate.id === input.choice)
+        if (choice === undefined) {
+          return Fx.fail(new Approvals.UnknownChoiceError({ requestID: input.requestID, choice: input.choice }))
+        }
+        const who: Who = { by: input.by, channel: input.channel }
+        if (choice.lifetime === "reject") return reject(entry, choice, input.message, who)
+        return approve(entry, choice, input.ttlMillis, who, reply ?? (choice.lifetime === "always" ? "always" : "once"))
+      }),
+    )
+
+  /** Declines every pending entry without events (the Location closed). */
+  const close = () => {
+    const entries = Array.from(pending.values())
+    pending.clear()
+    for (const entry of entries) declineEntry(entry)
+  }
+
+  const queue: Interface = {
+    entries: () => Array.from(pending.values()),
+    entry: (id) => pending.get(id as ID),
+    prompt,
+    answer,
+  }
+  return { queue, create, drop, close, pending }
+}
