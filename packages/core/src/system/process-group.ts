@@ -11,7 +11,7 @@
  *
  * @since 0.3.0
  */
-import * as ChildProcess from "node:child_process"
+import type * as ChildProcess from "node:child_process"
 import * as os from "node:os"
 import type { Duplex } from "node:stream"
 import * as Duration from "effect/Duration"
@@ -19,7 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import { collector, lineSplitter } from "./internal/process-output.js"
-import { groupAlive, guard, isPosix, signalGroup, unguard } from "./internal/process-keeper.js"
+import { groupAlive, isPosix, signalGroup, spawnGuarded, unguard } from "./internal/process-keeper.js"
 
 /**
  * The time a killed process group gets between SIGTERM and SIGKILL.
@@ -234,7 +234,7 @@ const spawn = (
     readonly stderr: (chunk: Uint8Array) => void
   },
 ): Running => {
-  const child = ChildProcess.spawn(command.command, command.args ?? [], {
+  const child = spawnGuarded(command.command, command.args ?? [], {
     ...(command.cwd === undefined ? {} : { cwd: command.cwd }),
     ...(command.shell === undefined ? {} : { shell: command.shell }),
     env: command.env === undefined ? process.env : { ...process.env, ...command.env },
@@ -249,7 +249,6 @@ const spawn = (
         : (["pipe"] as const)),
       ...(command.inputs ?? []).map(() => "pipe" as const),
     ],
-    detached: isPosix,
     windowsHide: true,
   })
   let isClosed = false
@@ -266,7 +265,6 @@ const spawn = (
       resolve({ code, signal })
     })
   })
-  if (child.pid !== undefined) guard(child.pid)
   const channel = child.stdio[3] as Duplex | null | undefined
   if (command.channel !== undefined && channel != null) {
     if (child.pid === undefined) channel.destroy()

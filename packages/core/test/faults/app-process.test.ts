@@ -39,6 +39,25 @@ const pollUntil = (marker: string, done: (found: ReadonlyArray<string>) => boole
     return found
   })
 
+/** True while `pid` is a live (non-zombie) process. */
+const alive = (pid: number): boolean => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0]
+    return state !== "Z" && state !== "X"
+  } catch {
+    return false
+  }
+}
+
+/** Polls every 20 ms while `holds()` and the test's own deadline allow; returns the last reading. */
+const pollWhile = (holds: () => boolean, deadlineMs: number) =>
+  Effect.promise(async () => {
+    const deadline = Date.now() + deadlineMs
+    while (holds() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+    return holds()
+  })
+
 const bwrapWorks =
   ChildProcess.spawnSync(
     "bwrap",
@@ -96,6 +115,47 @@ describe("a runner killed with SIGKILL mid-command", () => {
       Effect.gen(function* () {
         expect(yield* killRunnerMidSleep("bubblewrap")).toEqual([])
       }),
+    60_000,
+  )
+})
+
+/**
+ * The runner's children as its first command sees them the moment it starts: `keeper <pid>` for a sibling that is
+ * already the keeper's `/bin/sh` (its NUL-separated command line read by the shell's own `read`, no fork in
+ * between), then `end`. A keeper started after the command would not be there yet, or still be a fork of node.
+ */
+const SEE_KEEPER = `read -r kids < /proc/$PPID/task/$PPID/children
+for k in $kids; do
+  [ "$k" = "$$" ] && continue
+  { read -r c < "/proc/$k/cmdline"; } 2>/dev/null || continue
+  case $c in '/bin/sh-clive='*) echo "keeper $k" ;; esac
+done
+echo end`
+
+const childrenListed = fs.existsSync(`/proc/${process.pid}/task/${process.pid}/children`)
+if (!childrenListed)
+  console.warn("faults/app-process: this kernel has no /proc/<pid>/task/<tid>/children; the keeper-order case is skipped")
+
+describe("the keeper", () => {
+  it.live.skipIf(!childrenListed)(
+    "is running before a fresh runner's first command starts, and ends with the runner",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const runner = yield* Children.scoped(Children.fixture("group-runner.ts"), [SEE_KEEPER])
+          expect(yield* Children.nextLine(runner)).toBe("started")
+          const seen = [yield* Children.nextLine(runner)]
+          while (seen[seen.length - 1] !== "end") seen.push(yield* Children.nextLine(runner))
+          expect(seen).toHaveLength(2)
+          expect(seen[0]).toMatch(/^keeper \d+$/)
+          const keeper = Number(seen[0]!.slice("keeper ".length))
+          expect(fs.readFileSync(`/proc/${keeper}/cmdline`, "utf8")).toContain("while IFS= read -r line")
+          runner.process.kill("SIGKILL")
+          yield* Children.exited(runner)
+          // End of file on its pipe: it kills what is registered (nothing here) and exits.
+          expect(yield* pollWhile(() => alive(keeper), 5000)).toBe(false)
+        }),
+      ),
     60_000,
   )
 })

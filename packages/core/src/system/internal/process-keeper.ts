@@ -4,6 +4,10 @@
  * group of every run while it runs. When this process dies in any way — `kill -9` included — the kernel closes the
  * pipe, the keeper reads end of file and kills every group still registered with SIGKILL. See docs/shell.md.
  *
+ * The keeper is running before a command is spawned (`spawnGuarded`), never started after it: starting it is a fork
+ * and exec of this whole process, which under load takes long enough for the command to start its own children,
+ * and a runner killed during it leaves a keeper that was never told the command's group.
+ *
  * @since 0.3.0
  */
 import * as ChildProcess from "node:child_process"
@@ -103,7 +107,10 @@ const tellKeeper = (line: string): void => {
 
 /** The running keeper, started on first use; neither it nor its pipe keeps this process alive. */
 const ensureKeeper = (): void => {
-  if (keeper !== undefined || keeperUnavailable || !isPosix) return
+  if (keeperUnavailable || !isPosix) return
+  // A keeper whose exit has not been reported yet is known dead by its pipe.
+  if (keeper !== undefined && keeper.exitCode === null && keeper.signalCode === null && !keeper.stdin?.destroyed) return
+  keeper = undefined
   const started = ChildProcess.spawn("/bin/sh", ["-c", KEEPER_SCRIPT], {
     stdio: ["pipe", "ignore", "ignore"],
     detached: true,
@@ -126,16 +133,26 @@ const ensureKeeper = (): void => {
 }
 
 /**
- * Registers the group of a run that just started: from now on it dies with this process.
+ * Spawns a child in its own process group (POSIX) that dies with this process: the keeper is started (or restarted)
+ * first, and the child's group is registered with it as soon as the spawn returns, before any other code runs. The
+ * only uncovered moment is this process being killed inside the spawn call itself, after the child's exec and
+ * before the call returns.
  *
  * @since 0.3.0
  * @category keeper
  */
-export const guard = (pgid: number): void => {
-  if (!isPosix) return
-  guarded.add(pgid)
+export const spawnGuarded = (
+  file: string,
+  args: ReadonlyArray<string>,
+  options: Omit<ChildProcess.SpawnOptions, "detached">,
+): ChildProcess.ChildProcess => {
   ensureKeeper()
-  tellKeeper(`+${pgid}\n`)
+  const child = ChildProcess.spawn(file, args, { ...options, detached: isPosix })
+  if (child.pid !== undefined && isPosix) {
+    guarded.add(child.pid)
+    tellKeeper(`+${child.pid}\n`)
+  }
+  return child
 }
 
 /**
