@@ -11,8 +11,10 @@ import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
+import * as Stream from "effect/Stream"
 import * as Config from "../place/config.js"
 import * as EventV2 from "../place/event.js"
+import * as Approvals from "../policy/approvals.js"
 import * as PermissionV2 from "../policy/permission.js"
 import * as QuestionV2 from "../policy/question.js"
 import { layerLocation, layerProcess } from "../assembly/core.js"
@@ -25,13 +27,20 @@ import { layerLocation, layerProcess } from "../assembly/core.js"
 export * from "../assembly/core.js"
 
 /**
- * How `layerTest` answers permission asks: a fixed reply, or a function of the request.
+ * How `layerTest` answers permission asks: a fixed reply, or a function of the request (and of the whole prompt,
+ * for a test that picks one of its choices: `{ choice: "always:exact" }`, `{ choice: "session" }`, with an optional
+ * `ttlMillis` for an `always`). `always` is the widest `always` the prompt offers (`Approvals.choiceOf`).
  *
  * @since 0.2.0
  */
 export type PermissionScript =
   | PermissionV2.Reply
-  | ((request: PermissionV2.Request) => { readonly reply: PermissionV2.Reply; readonly message?: string })
+  | ((
+      request: PermissionV2.Request,
+      prompt: Approvals.Prompt,
+    ) =>
+      | { readonly reply: PermissionV2.Reply; readonly message?: string }
+      | { readonly choice: string; readonly message?: string; readonly ttlMillis?: number })
 
 /**
  * Options of `layerTest`.
@@ -58,44 +67,75 @@ const tempDirectory = (prefix: string) =>
     (directory) => Effect.sync(() => fs.rmSync(directory, { recursive: true, force: true })),
   )
 
+/** The answer a script gives to `prompt`, through the one approval protocol (channel `test`). */
+const scripted = (script: PermissionScript, prompt: Approvals.Prompt): Approvals.Answer => {
+  const decision = typeof script === "function" ? script(prompt.request, prompt) : { reply: script }
+  const base = { requestID: prompt.request.id, digest: prompt.digest, channel: "test", by: "Core.layerTest" }
+  const message = decision.message === undefined ? {} : { message: decision.message }
+  if ("choice" in decision)
+    return {
+      ...base,
+      choice: decision.choice,
+      ...message,
+      ...(decision.ttlMillis === undefined ? {} : { ttlMillis: decision.ttlMillis }),
+    }
+  // An `always` that would save nothing is not offered: it acts like `once`, as `PermissionV2.reply` does.
+  const choice = Approvals.choiceOf(prompt, decision.reply) ?? Approvals.choiceOf(prompt, "once")
+  return { ...base, choice: choice?.id ?? decision.reply, ...message }
+}
+
 /**
- * Answers asks as they are published. Subscribes before returning, so no ask published after the layer is built is
- * missed.
+ * Answers asks as they are put: permission prompts through `Approvals` (a prompt stream starts with every prompt
+ * already pending, so none is missed), questions as they are published (subscribed before the layer is built).
  */
 const responders = (options: TestOptions) =>
   Layer.scopedDiscard(
     Effect.gen(function* () {
       const events = yield* EventV2.Service
-      const permission = yield* PermissionV2.Service
+      const approvals = yield* Approvals.Service
       const questions = yield* QuestionV2.Service
-      const queue = yield* events.queue(PermissionV2.Event.Asked, QuestionV2.Event.Asked)
-      const answer = (
-        envelope: EventV2.EnvelopeOf<typeof PermissionV2.Event.Asked | typeof QuestionV2.Event.Asked>,
-      ) => {
-        if (envelope.type === "permission.v2.asked" && options.permission !== undefined) {
-          const request = envelope.data
-          const decision =
-            typeof options.permission === "function" ? options.permission(request) : { reply: options.permission }
-          return permission.reply({ requestID: request.id, ...decision }).pipe(
+      const script = options.permission
+      if (script !== undefined) {
+        const answer = (prompt: Approvals.Prompt) => {
+          const given = scripted(script, prompt)
+          return approvals.answer(given).pipe(
             Effect.catchTag("PermissionV2.SaveError", (error) =>
               Effect.zipRight(
                 Effect.logError(error.message),
-                permission.reply({ requestID: request.id, reply: "reject", message: error.message }),
+                approvals.answer({ ...given, choice: "reject", message: error.message }),
               ),
             ),
-            // Already answered (by the test, or released by a saved approval): nothing to do.
-            Effect.catchTag("PermissionV2.NotFoundError", () => Effect.void),
+            // Already answered (by the test, a cascade, or released by a saved approval): nothing to do.
+            Effect.catchTags({
+              "PermissionV2.NotFoundError": () => Effect.void,
+              "Approvals.AlreadyAnsweredError": () => Effect.void,
+            }),
+            // A script naming a choice the prompt does not offer, or a digest that moved, is the test's bug: loud.
+            Effect.catchAll((error) => Effect.logError(`Core.layerTest: ${error.message}`)),
           )
         }
-        if (envelope.type === "question.v2.asked" && options.question !== undefined) {
-          const request = envelope.data
-          return Effect.ignore(
-            questions.reply({ requestID: request.id, answers: options.question(request).map((labels) => [...labels]) }),
-          )
-        }
-        return Effect.void
+        yield* Effect.forkScoped(
+          Stream.runForEach(approvals.prompts(), (event) =>
+            event._tag === "Asked" ? answer(event.prompt) : Effect.void,
+          ),
+        )
       }
-      yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(queue), answer)))
+      if (options.question !== undefined) {
+        const reply = options.question
+        const queue = yield* events.queue(QuestionV2.Event.Asked)
+        yield* Effect.forkScoped(
+          Effect.forever(
+            Effect.flatMap(Queue.take(queue), (envelope) =>
+              Effect.ignore(
+                questions.reply({
+                  requestID: envelope.data.id,
+                  answers: reply(envelope.data).map((labels) => [...labels]),
+                }),
+              ),
+            ),
+          ),
+        )
+      }
     }),
   )
 

@@ -40,7 +40,10 @@ const WIDTH = { exact: 0, directory: 1, pattern: 2 } as const
  * @since 0.3.0
  * @category choices
  */
-export const choiceOf = <C extends Choice>(prompt: { readonly choices: ReadonlyArray<C> }, reply: Reply): C | undefined => {
+export const choiceOf = <C extends Choice>(
+  prompt: { readonly choices: ReadonlyArray<C> },
+  reply: Reply,
+): C | undefined => {
   if (reply !== "always") return prompt.choices.find((choice) => choice.lifetime === reply)
   let widest: C | undefined
   for (const choice of prompt.choices) {
@@ -58,14 +61,14 @@ const where = (scope: SaveScope | undefined): string =>
       : ` for project ${Printable.show(scope.projectID)} (${Printable.show(scope.directory)}, all its directories)`
 
 /**
- * The lines of one choice: `<id>: <label>`, then what it saves (a `session` choice: what it allows until the
+ * The lines of one choice: `<id> — <label>`, then what it saves (a `session` choice: what it allows until the
  * session ends) and where, one pattern or exact value per line.
  *
  * @since 0.3.0
  * @category rendering
  */
 export const describeChoice = (choice: Choice): ReadonlyArray<string> => {
-  const head = `${choice.id}: ${Printable.show(choice.label)}`
+  const head = `${choice.id} — ${Printable.show(choice.label)}`
   if (choice.saves.length === 0) return [head]
   const what =
     choice.lifetime === "session"
@@ -98,7 +101,13 @@ export const describeChoices = (prompt: Pick<Prompt, "choices">): ReadonlyArray<
 export const describeDiff = (prompt: Pick<Prompt, "diff">): ReadonlyArray<string> =>
   prompt.diff === undefined || prompt.diff === ""
     ? []
-    : ["diff:", ...prompt.diff.replace(/\n$/, "").split("\n").map((line) => `  ${Printable.show(line)}`)]
+    : [
+        "diff:",
+        ...prompt.diff
+          .replace(/\n$/, "")
+          .split("\n")
+          .map((line) => `  ${Printable.show(line)}`),
+      ]
 
 /**
  * The deadline line of a prompt (`answer by <ISO time>`), or nothing when it waits until answered.
