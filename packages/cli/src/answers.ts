@@ -6,20 +6,36 @@
  */
 import * as readline from "node:readline"
 import * as Prompt from "@effect/cli/Prompt"
-import { type PermissionV2, Printable, type QuestionV2 } from "@toolgate/core"
+import { Approvals, type PermissionV2, Printable, type QuestionV2 } from "@toolgate/core"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { Screen } from "./screen.js"
 
 /**
- * An answer to a permission ask.
+ * An answer to a permission prompt: one of the three replies (`always` is the widest `always` the prompt offers),
+ * or one of the prompt's choices by id (`session`, `always:exact`, `always:directory`, `always:pattern`).
  *
  * @since 0.1.0
  */
-export interface PermissionAnswer {
-  readonly reply: PermissionV2.Reply
-  readonly message?: string
-}
+export type PermissionAnswer =
+  | { readonly reply: PermissionV2.Reply; readonly message?: string }
+  | { readonly choice: string; readonly message?: string }
+
+/**
+ * The choice of `prompt` an answer names, or `undefined` when the prompt does not offer it. An `always` on a prompt
+ * that offers none (it would save nothing) is `once`, as `PermissionV2.reply` treats it.
+ *
+ * @since 0.3.0
+ */
+export const choiceOf = (prompt: Approvals.Prompt, answer: PermissionAnswer): Approvals.Choice | undefined =>
+  "choice" in answer
+    ? prompt.choices.find((choice) => choice.id === answer.choice)
+    : (Approvals.choiceOf(prompt, answer.reply) ??
+      (answer.reply === "always" ? Approvals.choiceOf(prompt, "once") : undefined))
+
+/** What an answer says, as the transcript echoes it. */
+export const spoken = (answer: PermissionAnswer): string =>
+  `${"choice" in answer ? answer.choice : answer.reply}${answer.message === undefined ? "" : `: ${answer.message}`}`
 
 /**
  * An answer to a question request: one list of labels per question, or a dismissal.
@@ -37,9 +53,7 @@ export type QuestionAnswer =
 export interface Answerer {
   /** How the transcript names who answered (`--yes`, `stdin`, `you`). */
   readonly name: string
-  readonly permission: (
-    request: PermissionV2.Request,
-  ) => Effect.Effect<PermissionAnswer, never, Prompt.Prompt.Environment>
+  readonly permission: (prompt: Approvals.Prompt) => Effect.Effect<PermissionAnswer, never, Prompt.Prompt.Environment>
   readonly question: (
     question: QuestionV2.Info,
     index: number,
@@ -47,24 +61,32 @@ export interface Answerer {
 }
 
 /**
- * The help text of a permission prompt read from stdin.
+ * The help text of a permission prompt read from stdin: the ids of the choices it offers (`always` alone is the
+ * widest of them), and the rejection message.
  *
  * @since 0.1.0
  */
-export const PERMISSION_HINT = "answer: once | always | reject [message]"
+export const permissionHint = (prompt: Approvals.Prompt): string =>
+  `answer: ${prompt.choices.map((choice) => (choice.id === "reject" ? "reject [message]" : choice.id)).join(" | ")}`
 
 /**
- * Parses `once`, `always`, `reject`, `reject <message>` (also `o`, `a`, `r`, and `reject: <message>`).
+ * Parses `once`, `always`, `reject`, `reject <message>` (also `o`, `a`, `r`, and `reject: <message>`), and a
+ * choice by its id: `session` (`s`), `always:exact`, `always:directory`, `always:pattern`.
  *
  * @since 0.1.0
  */
 export const parsePermission = (line: string): PermissionAnswer | undefined => {
+  const choice = /^\s*(session|s|always:exact|always:directory|always:pattern)\s*$/i.exec(line)
+  if (choice !== null) {
+    const id = choice[1]!.toLowerCase()
+    return { choice: id === "s" ? "session" : id }
+  }
   const match = /^\s*(once|o|always|a|reject|r)(?:\s*:\s*|\s+|$)(.*)$/i.exec(line)
   if (match === null) return undefined
   const word = match[1]!.toLowerCase()
   const rest = match[2]!.trim()
   if (word.startsWith("o")) return { reply: "once" }
-  if (word.startsWith("a")) return { reply: "always" }
+  if (word.startsWith("a")) return rest === "" ? { reply: "always" } : undefined
   return rest === "" ? { reply: "reject" } : { reply: "reject", message: rest }
 }
 
@@ -151,7 +173,7 @@ export const stdinLines = (
  */
 export const lines = (screen: Screen, next: Effect.Effect<string | undefined>): Answerer => ({
   name: "stdin",
-  permission: () =>
+  permission: (prompt) =>
     Effect.gen(function* () {
       for (;;) {
         const line = yield* next
@@ -160,11 +182,11 @@ export const lines = (screen: Screen, next: Effect.Effect<string | undefined>): 
           return { reply: "reject" } satisfies PermissionAnswer
         }
         const answer = parsePermission(line)
-        if (answer !== undefined) {
-          screen.line(`    > ${answer.reply}${answer.message === undefined ? "" : `: ${answer.message}`}`)
+        if (answer !== undefined && choiceOf(prompt, answer) !== undefined) {
+          screen.line(`    > ${spoken(answer)}`)
           return answer
         }
-        screen.line(`    ! not an answer: ${JSON.stringify(line)} (${PERMISSION_HINT})`)
+        screen.line(`    ! not an answer: ${JSON.stringify(line)} (${permissionHint(prompt)})`)
       }
     }),
   question: (question) =>
@@ -236,21 +258,22 @@ export const questionChoices = (
  */
 export const terminal: Answerer = {
   name: "you",
-  permission: () =>
+  permission: (prompt) =>
     Effect.gen(function* () {
-      const reply = yield* Prompt.run(
-        Prompt.select<PermissionV2.Reply>({
+      // What each choice saves is printed above the prompt (describe.ts); the prompt names the choices.
+      const choice = yield* Prompt.run(
+        Prompt.select<string>({
           message: "Allow?",
-          choices: [
-            { title: "once", value: "once", description: "allow this call only" },
-            { title: "always", value: "always", description: "allow and save what is shown above, where it says" },
-            { title: "reject", value: "reject", description: "refuse; optionally tell the model why" },
-          ],
+          choices: prompt.choices.map((option) => ({
+            title: option.id,
+            value: option.id,
+            description: Printable.show(option.label),
+          })),
         }),
       )
-      if (reply !== "reject") return { reply } satisfies PermissionAnswer
+      if (choice !== "reject") return { choice } satisfies PermissionAnswer
       const message = yield* Prompt.run(Prompt.text({ message: "Message for the model (empty: stop the session)" }))
-      return message.trim() === "" ? { reply } : { reply, message: message.trim() }
+      return message.trim() === "" ? { choice } : { choice, message: message.trim() }
     }).pipe(Effect.catchAll(onPromptFailure<PermissionAnswer>({ reply: "reject" }))),
   question: (question) =>
     Effect.gen(function* () {

@@ -10,12 +10,12 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import type * as Prompt from "@effect/cli/Prompt"
 import {
+  type Approvals,
   type Config,
   Core,
   EventV2,
   Global,
   Model,
-  PermissionV2,
   QuestionV2,
   Runner,
   ScriptedModel,
@@ -29,6 +29,7 @@ import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as Answers from "./answers.js"
+import * as DemoApprovals from "./demo-approvals.js"
 import * as Describe from "./describe.js"
 import * as Paths from "./paths.js"
 import { CliError, StoppedError } from "./errors.js"
@@ -78,29 +79,11 @@ export const locationConfig = (options: Pick<Options, "sandbox">): Config.Info |
 
 const describeError = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
-interface Call {
-  readonly callID: string
-  readonly tool: string
-  readonly input: unknown
-  /** `rejected`: the user rejected one of its permission asks; `dismissed`: the user dismissed its question. */
-  status: "running" | "completed" | "failed" | "rejected" | "dismissed"
-  /** Set when the user rejected an ask of the call or dismissed its question, before the call ends. */
-  stoppedBy?: "rejected" | "dismissed"
-  outcome: string
-  /** When the call started running (reset when a prompt for it is answered). */
-  started: number
-}
-
-interface Decision {
-  readonly action: string
-  readonly resources: ReadonlyArray<string>
-  readonly reply: PermissionV2.Reply
-  readonly message?: string
-  readonly by: string
-}
+type Call = DemoApprovals.Call
+type Decision = DemoApprovals.Decision
 
 type Ask =
-  | { readonly type: "permission"; readonly request: PermissionV2.Request }
+  | { readonly type: "permission"; readonly prompt: Approvals.Prompt }
   | { readonly type: "question"; readonly request: QuestionV2.Request }
 
 /** A Model that prints the assistant's text as it streams. */
@@ -125,27 +108,17 @@ const narrated = (screen: Screen.Screen) =>
 const session = (screen: Screen.Screen, answerer: Answers.Answerer) =>
   Effect.gen(function* () {
     const events = yield* EventV2.Service
-    const permission = yield* PermissionV2.Service
     const questions = yield* QuestionV2.Service
     const calls: Array<Call> = []
     const decisions: Array<Decision> = []
     /** The headers of the questions the user dismissed. */
     const dismissed: Array<string> = []
     const truncated: Array<{ readonly tool: string; readonly callID: string; readonly path: string }> = []
-    const requests = new Map<string, PermissionV2.Request>()
-    const ours = new Map<string, Answers.PermissionAnswer>()
     /** Calls whose prompt is on screen; their progress line is hidden. */
     const prompting = new Set<string>()
     const asks = yield* Queue.unbounded<Ask>()
 
-    const watched = [
-      Runner.Event.Called,
-      Runner.Event.Success,
-      Runner.Event.Failed,
-      PermissionV2.Event.Asked,
-      PermissionV2.Event.Replied,
-      QuestionV2.Event.Asked,
-    ] as const
+    const watched = [Runner.Event.Called, Runner.Event.Success, Runner.Event.Failed, QuestionV2.Event.Asked] as const
     const onEvent = (envelope: EventV2.EnvelopeOf<(typeof watched)[number]>) => {
       switch (envelope.type) {
         case "session.next.tool.called": {
@@ -184,34 +157,6 @@ const session = (screen: Screen.Screen, answerer: Answers.Answerer) =>
           }
           return
         }
-        case "permission.v2.asked": {
-          const request = envelope.data
-          requests.set(request.id, request)
-          Queue.unsafeOffer(asks, { type: "permission", request })
-          return
-        }
-        case "permission.v2.replied": {
-          const data = envelope.data
-          const request = requests.get(data.requestID)
-          if (request === undefined) return
-          const mine = ours.get(data.requestID)
-          decisions.push({
-            action: request.action,
-            resources: request.resources,
-            reply: data.reply,
-            ...(mine?.message === undefined ? {} : { message: mine.message }),
-            by: mine === undefined ? (data.reply === "always" ? "saved approval" : "cascade") : answerer.name,
-          })
-          if (mine === undefined)
-            screen.line(
-              `  permission ${request.action} ${request.resources.join(", ")}: ${data.reply} (${data.reply === "always" ? "covered by a saved approval" : "cascade"})`,
-            )
-          const callID = request.source?.callID
-          const call = callID === undefined ? undefined : calls.find((candidate) => candidate.callID === callID)
-          if (call !== undefined) call.started = Date.now()
-          if (call !== undefined && data.reply === "reject") call.stoppedBy = "rejected"
-          return
-        }
         case "question.v2.asked": {
           Queue.unsafeOffer(asks, { type: "question", request: envelope.data })
           return
@@ -229,26 +174,13 @@ const session = (screen: Screen.Screen, answerer: Answers.Answerer) =>
       ...watched,
     )
 
-    const askPermission = (request: PermissionV2.Request): Effect.Effect<void, never, Prompt.Prompt.Environment> =>
-      Effect.gen(function* () {
-        if ((yield* permission.get(request.id)) === undefined) return
-        screen.status(undefined)
-        for (const line of Describe.permissionPrompt(request)) screen.line(line)
-        if (answerer.name === "stdin") screen.line(`    (${Answers.PERMISSION_HINT})`)
-        // An `always` whose approval cannot be saved leaves the ask pending: say why and ask again (once or reject).
-        for (;;) {
-          const answer = yield* answerer.permission(request)
-          if (answerer.name === "--yes") screen.line(`    > ${answer.reply} (--yes)`)
-          ours.set(request.id, answer)
-          const unsaved = yield* permission.reply({ requestID: request.id, ...answer }).pipe(
-            Effect.as(undefined),
-            Effect.catchTag("PermissionV2.SaveError", (error) => Effect.succeed(error)),
-            Effect.catchTag("PermissionV2.NotFoundError", () => Effect.succeed(undefined)),
-          )
-          if (unsaved === undefined) return
-          screen.line(`    ! ${unsaved.message}`)
-        }
-      })
+    const permissions = yield* DemoApprovals.make({
+      screen,
+      answerer,
+      calls,
+      decisions,
+      enqueue: (prompt) => Queue.unsafeOffer(asks, { type: "permission", prompt }),
+    })
 
     const askQuestion = (request: QuestionV2.Request): Effect.Effect<void, never, Prompt.Prompt.Environment> =>
       Effect.gen(function* () {
@@ -277,10 +209,10 @@ const session = (screen: Screen.Screen, answerer: Answers.Answerer) =>
       })
 
     const prompt = (ask: Ask) => {
-      const callID = ask.type === "permission" ? ask.request.source?.callID : ask.request.tool?.callID
+      const callID = ask.type === "permission" ? ask.prompt.request.source?.callID : ask.request.tool?.callID
       return Effect.acquireUseRelease(
         Effect.sync(() => callID !== undefined && prompting.add(callID)),
-        () => (ask.type === "permission" ? askPermission(ask.request) : askQuestion(ask.request)),
+        () => (ask.type === "permission" ? permissions.ask(ask.prompt) : askQuestion(ask.request)),
         () => Effect.sync(() => callID !== undefined && prompting.delete(callID)),
       )
     }

@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import { type LLM, PermissionV2, Printable } from "@toolgate/core"
+import { Approvals, type LLM, PermissionV2, Printable } from "@toolgate/core"
 import { clip } from "./table.js"
 
 const field = (input: unknown, key: string): string | undefined => {
@@ -80,14 +80,12 @@ export const wrap = (text: string, width: number): ReadonlyArray<string> => {
   return out
 }
 
-/**
- * The lines of a permission prompt: the action, every resource in full (wrapped, never clipped: the user approves
- * exactly what is shown; controls, escape sequences, bidi and invisible characters as visible escapes through
- * `Printable.show`), the full command of a shell ask and what `always` will save and where.
- *
- * @since 0.2.0
- */
-export const permissionPrompt = (request: PermissionV2.Request, width = 100): ReadonlyArray<string> => {
+/** The head of a permission prompt: the action and every resource, wrapped, then `rest` as indented blocks. */
+const promptBlock = (
+  request: PermissionV2.Request,
+  rest: ReadonlyArray<string>,
+  width: number,
+): ReadonlyArray<string> => {
   const lines = [`  ? permission: ${Printable.show(request.action)}`]
   const block = (label: string, text: string) => {
     const pieces = wrap(text, Math.max(20, width - label.length))
@@ -98,10 +96,43 @@ export const permissionPrompt = (request: PermissionV2.Request, width = 100): Re
     lines.push(`    resources (${request.resources.length}):`)
     for (const resource of request.resources) block("      - ", Printable.show(resource))
   }
-  for (const line of [...PermissionV2.describeCommand(request), ...PermissionV2.describeAlways(request.always)])
-    block("    ", line)
+  for (const line of rest) block("    ", line)
   return lines
 }
+
+/**
+ * The lines of a permission request: the action, every resource in full (wrapped, never clipped: the user approves
+ * exactly what is shown; controls, escape sequences, bidi and invisible characters as visible escapes through
+ * `Printable.show`), the full command of a shell ask and what `always` will save and where.
+ *
+ * @since 0.2.0
+ */
+export const permissionPrompt = (request: PermissionV2.Request, width = 100): ReadonlyArray<string> =>
+  promptBlock(
+    request,
+    [...PermissionV2.describeCommand(request), ...PermissionV2.describeAlways(request.always)],
+    width,
+  )
+
+/**
+ * The lines of an approval prompt as the demo shows it: the action and every resource (as `permissionPrompt`), the
+ * full command of a shell ask, the diff of a write, edit or apply_patch, every choice with what it saves and where
+ * (`Approvals.describeChoices`), and the deadline when there is one.
+ *
+ * @since 0.3.0
+ */
+export const promptLines = (prompt: Approvals.Prompt, width = 100): ReadonlyArray<string> =>
+  promptBlock(
+    prompt.request,
+    [
+      ...PermissionV2.describeCommand(prompt.request),
+      ...Approvals.describeDiff(prompt),
+      "choices:",
+      ...Approvals.describeChoices(prompt).map((line) => `  ${line}`),
+      ...Approvals.describeDeadline(prompt),
+    ],
+    width,
+  )
 
 /**
  * The model-visible text of a result.

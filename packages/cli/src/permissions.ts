@@ -19,8 +19,17 @@ const saved = (data: Option.Option<string>) =>
       PermissionSaved.layer.pipe(Layer.provide(Database.layer), Layer.provide(Global.layerWith({ data: directory }))),
   )
 
+/** An epoch-milliseconds time as the table shows it (UTC, to the second). */
+const time = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z")
+
+/** Until when a row applies: `never` (until revoked), its end, or its end marked as passed. */
+const until = (row: PermissionSaved.Info, now: number): string =>
+  row.until === undefined ? "never" : `${time(row.until)}${row.until <= now ? " (expired)" : ""}`
+
 /**
- * Prints the saved approvals (optionally of one project) as a table.
+ * Prints the saved approvals (optionally of one project) as a table: where each applies, what it allows, when it
+ * was saved, by whom and through which channel it was answered (`-` for rows saved before these were recorded),
+ * and until when it applies.
  *
  * @since 0.1.0
  */
@@ -42,15 +51,21 @@ export const list = (options: { readonly project: Option.Option<string>; readonl
     // `directory` is where a `global` approval applies; project rows apply in every directory of the project.
     // Resources are shown as Wildcard.display renders them (a literal `*` saved from a command shows as typed), and
     // through Printable.show, so a control character or escape sequence in a saved command is visible, not obeyed.
+    // `by` and `channel` are what the answering client said: shown through Printable.show as well.
+    const now = Date.now()
     yield* Console.log(
       Table.render(
-        ["id", "project", "directory", "action", "resource"],
+        ["id", "project", "directory", "action", "resource", "saved", "by", "channel", "until"],
         sorted.map((row) => [
           row.id,
           row.projectID,
           row.directory === "" ? "(all)" : row.directory,
           row.action,
           Table.clip(Printable.show(Wildcard.display(row.resource)), 100),
+          time(row.timeCreated),
+          row.by === undefined ? "-" : Table.clip(Printable.show(row.by), 40),
+          row.channel === undefined ? "-" : Table.clip(Printable.show(row.channel), 20),
+          until(row, now),
         ]),
       ),
     )

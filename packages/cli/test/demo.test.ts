@@ -1,4 +1,5 @@
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { section, tempDir, toolgate } from "./support.js"
@@ -109,7 +110,20 @@ describe.concurrent("toolgate demo", () => {
       .split("\n")
       .slice(2)
       .map((line) => line.trim().split(/\s{2,}/))
-    expect(rows).toEqual([[expect.stringMatching(/^psv_/), "global", dir, "edit", "*"]])
+    // Each row says when it was saved, by whom, through which channel, and until when (a plain always: never).
+    expect(rows).toEqual([
+      [
+        expect.stringMatching(/^psv_/),
+        "global",
+        dir,
+        "edit",
+        "*",
+        expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+        os.userInfo().username,
+        "cli",
+        "never",
+      ],
+    ])
     const other = await toolgate(["permissions", "list", "--project", "elsewhere", "--data", data], { home })
     expect(other.stdout.trim()).toBe("No saved approvals for project elsewhere.")
 
