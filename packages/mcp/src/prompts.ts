@@ -5,7 +5,7 @@
  * @since 0.2.0
  */
 import type { ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js"
-import { PermissionV2, Printable, type QuestionV2 } from "@toolgate/core"
+import { Approvals, PermissionV2, Printable, type QuestionV2 } from "@toolgate/core"
 
 /**
  * Feedback given to the tool when an ask arrives and the client cannot answer permission prompts.
@@ -23,7 +23,8 @@ export const NO_PROMPT =
 export const DECLINED_IN_CLIENT = "declined in the MCP client"
 
 /**
- * The form of a permission prompt.
+ * The form of a permission request without a prompt's choices (once, always, reject); `promptSchema` is the form
+ * the server sends.
  *
  * @since 0.2.0
  */
@@ -72,6 +73,72 @@ export const permissionReply = (
   const feedback = result.content?.["feedback"]
   if (decision === "once" || decision === "always") return { reply: decision }
   return { reply: "reject", message: typeof feedback === "string" && feedback !== "" ? feedback : DECLINED_IN_CLIENT }
+}
+
+/**
+ * The form of an approval prompt: one decision field whose values are the prompt's choice ids, titled with each
+ * choice's label (what each saves is in the message above the form), and the feedback sent with a rejection.
+ *
+ * @since 0.3.0
+ */
+export const promptSchema = (prompt: Approvals.Prompt): ElicitRequestFormParams["requestedSchema"] => ({
+  type: "object",
+  properties: {
+    decision: {
+      type: "string",
+      title: "Decision",
+      enum: prompt.choices.map((choice) => choice.id),
+      enumNames: prompt.choices.map((choice) => Printable.show(choice.label)),
+    },
+    feedback: { type: "string", title: "Feedback for the model (when rejecting)" },
+  },
+  required: ["decision"],
+})
+
+/**
+ * The message above an approval prompt's form: the request as `askMessage` shows it (action, every resource, the
+ * full command of a shell ask), then the diff of a write, edit or apply_patch, every choice with what it saves and
+ * where, and the deadline when there is one — all through `Printable`.
+ *
+ * @since 0.3.0
+ */
+export const promptMessage = (prompt: Approvals.Prompt): string => {
+  const request = prompt.request
+  const action = Printable.show(request.action)
+  const resources = request.resources.map(Printable.show)
+  const head =
+    resources.length === 1
+      ? [`Allow ${action} on ${resources[0]}?`]
+      : [`Allow ${action} on ${resources.length} resources?`, ...resources.map((resource) => `  - ${resource}`)]
+  return [
+    ...head,
+    ...PermissionV2.describeCommand(request),
+    ...Approvals.describeDiff(prompt),
+    "Choices:",
+    ...Approvals.describeChoices(prompt).map((line) => `  ${line}`),
+    ...Approvals.describeDeadline(prompt),
+  ].join("\n")
+}
+
+/**
+ * The answer an elicitation result for `prompt` stands for: the chosen choice (by id), a rejection with the
+ * feedback, or — declined, cancelled, or a value the prompt does not offer — a rejection saying it was declined in
+ * the client.
+ *
+ * @since 0.3.0
+ */
+export const promptAnswer = (
+  prompt: Approvals.Prompt,
+  result: ElicitResult,
+): { readonly choice: string; readonly message?: string } => {
+  const declined = { choice: "reject", message: DECLINED_IN_CLIENT }
+  if (result.action !== "accept") return declined
+  const decision = result.content?.["decision"]
+  const feedback = result.content?.["feedback"]
+  const choice = prompt.choices.find((candidate) => candidate.id === decision)
+  if (choice === undefined) return declined
+  if (choice.lifetime !== "reject") return { choice: choice.id }
+  return { choice: choice.id, message: typeof feedback === "string" && feedback !== "" ? feedback : DECLINED_IN_CLIENT }
 }
 
 const key = (index: number) => `q${index + 1}`

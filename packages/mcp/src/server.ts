@@ -3,7 +3,9 @@
  * agent's rules, `tools/call` settles through the registry (our validation, permissions and bounding), and a change
  * of the catalogue — a registration, or (with `run`) an edited configuration file — is announced with
  * `notifications/tools/list_changed`, driven by the registry's change stream (no polling). Permission asks and the
- * model's questions go to the user through elicitation when the client supports it; otherwise asks are refused with
+ * model's questions go to the user through elicitation when the client supports it (asks as `Approvals` prompts,
+ * answered with their digest through channel `mcp`; a form is withdrawn when the ask is answered elsewhere or
+ * expires); otherwise asks are refused with
  * a message saying why — an ask is never silently allowed — and questions are dismissed. A call with a progress
  * token reports the tool's progress and, while it waits (for a person or a long command), a heartbeat every
  * `heartbeat` (1 s by default). Every received message goes through `McpTransport.guard` (malformed messages with an
@@ -19,6 +21,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import {
   AgentV2,
+  Approvals,
   Core,
   Database,
   EventV2,
@@ -33,6 +36,7 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Queue from "effect/Queue"
@@ -185,36 +189,40 @@ const prepare = (
     const waiting = new Map<string, string>()
     const notes: Asks.Notes = new Map()
     const calls = new Map<string, string>()
+    /** Per pending prompt: done once it is answered (through any channel) or expires; its form is then withdrawn. */
+    const settled = new Map<string, Deferred.Deferred<void>>()
 
-    const asked = yield* events.queue(PermissionV2.Event.Asked, PermissionV2.Event.Replied, QuestionV2.Event.Asked)
+    const onPrompt = (event: Approvals.PromptEvent): Effect.Effect<void, never, Scope.Scope | Approvals.Service> => {
+      if (event._tag === "Asked") {
+        const request = event.prompt.request
+        const callID = request.source?.callID
+        if (callID !== undefined) {
+          waiting.set(callID, request.action)
+          calls.set(request.id, callID)
+        }
+        const done = Deferred.unsafeMake<void>(FiberId.none)
+        settled.set(request.id, done)
+        return Effect.asVoid(
+          Effect.forkScoped(Asks.answerPermission(server, event.prompt, notes, Deferred.await(done))),
+        )
+      }
+      const callID = calls.get(event.requestID)
+      if (callID !== undefined) waiting.delete(callID)
+      calls.delete(event.requestID)
+      const done = settled.get(event.requestID)
+      settled.delete(event.requestID)
+      return done === undefined ? Effect.void : Deferred.succeed(done, undefined)
+    }
+    const approvals = yield* Approvals.Service
+    yield* Effect.forkScoped(Stream.runForEach(approvals.prompts({ sessionID: session.id }), onPrompt))
+
+    const asked = yield* events.queue(QuestionV2.Event.Asked)
     yield* Effect.forkScoped(
       Effect.forever(
-        Effect.flatMap(
-          Queue.take(asked),
-          (envelope): Effect.Effect<void, never, Scope.Scope | PermissionV2.Service | QuestionV2.Service> => {
-            switch (envelope.type) {
-              case "permission.v2.asked": {
-                const request = envelope.data
-                if (request.sessionID !== session.id) return Effect.void
-                const callID = request.source?.callID
-                if (callID !== undefined) {
-                  waiting.set(callID, request.action)
-                  calls.set(request.id, callID)
-                }
-                return Effect.asVoid(Effect.forkScoped(Asks.answerPermission(server, request, notes)))
-              }
-              case "permission.v2.replied": {
-                const callID = calls.get(envelope.data.requestID)
-                if (callID !== undefined) waiting.delete(callID)
-                calls.delete(envelope.data.requestID)
-                return Effect.void
-              }
-              case "question.v2.asked":
-                return envelope.data.sessionID === session.id
-                  ? Effect.asVoid(Effect.forkScoped(Asks.answerQuestion(server, envelope.data)))
-                  : Effect.void
-            }
-          },
+        Effect.flatMap(Queue.take(asked), (envelope) =>
+          envelope.data.sessionID === session.id
+            ? Effect.asVoid(Effect.forkScoped(Asks.answerQuestion(server, envelope.data)))
+            : Effect.void,
         ),
       ),
     )

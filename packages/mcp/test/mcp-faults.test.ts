@@ -53,7 +53,11 @@ describe("McpServer faults", () => {
       config: { permissions: [{ action: "edit", resource: "*", effect: "ask" }] },
       elicit: (request) => {
         prompts.push(request)
-        return { action: "accept", content: { decision: "always" } }
+        // The form's values are the prompt's choice ids: the widest `always` offered is the reference's "Always allow".
+        const ids = ("requestedSchema" in request ? request.requestedSchema.properties["decision"] : undefined) as
+          { readonly enum?: ReadonlyArray<string> } | undefined
+        const widest = (ids?.enum ?? []).filter((id) => id.startsWith("always:")).at(-1)
+        return { action: "accept", content: { decision: widest ?? "always" } }
       },
     })
     // A real failure of the INSERT that saves the approval, from SQLite itself.

@@ -65,21 +65,42 @@ describe("McpServer over stdio", () => {
 
   it("answers asks through elicitation: allow once writes, decline refuses", async () => {
     const prompts: Array<string> = []
+    const forms: Array<any> = []
     let decision: ElicitResult = { action: "accept", content: { decision: "once" } }
     const { directory, call } = await connect({
       config: { permissions: [{ action: "edit", resource: "*", effect: "ask" }] },
       elicit: (request) => {
         prompts.push(request.message)
+        if ("requestedSchema" in request) forms.push(request.requestedSchema)
         return decision
       },
     })
     const allowed = await call("write", { path: "new.txt", content: "hello" })
     expect(allowed.isError).toBeFalsy()
     expect(fs.readFileSync(path.join(directory, "new.txt"), "utf8")).toBe("hello")
-    // the prompt names what "Always allow" saves and where: this non-git directory only
+    // the prompt names every choice and what each saves and where: this non-git directory only
+    const where = `saves edit for the directory ${directory} only (no git repository):`
     expect(prompts).toEqual([
-      `Allow edit on new.txt?\nalways: saves edit for the directory ${directory} only (no git repository):\n  pattern: *`,
+      [
+        "Allow edit on new.txt?",
+        "Choices:",
+        "  once — Allow once",
+        "  session — Allow for this session",
+        "    allows edit until the session ends:",
+        "      pattern: *",
+        "  always:exact — Always allow exactly this",
+        `    ${where}`,
+        '      exactly: "new.txt"',
+        // `*` is also this top-level file's directory pattern: offered once, under the narrower id.
+        "  always:directory — Always allow in this directory",
+        `    ${where}`,
+        "      pattern: *",
+        "  reject — Reject",
+      ].join("\n"),
     ])
+    expect(forms[0]?.properties["decision"]).toMatchObject({
+      enum: ["once", "session", "always:exact", "always:directory", "reject"],
+    })
 
     decision = { action: "decline" }
     const declined = await call("write", { path: "other.txt", content: "x" })

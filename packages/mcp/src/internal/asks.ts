@@ -1,6 +1,6 @@
 /**
- * How the server answers a permission ask and a question of one of its calls: through MCP elicitation when the
- * client supports it. Every way a reply can fail is visible: an "Always allow" whose approval cannot be saved is
+ * How the server answers an approval prompt (from `Approvals.prompts`, answered with `Approvals.answer`) and a
+ * question of one of its calls: through MCP elicitation when the client supports it. Every way a reply can fail is visible: an "Always allow" whose approval cannot be saved is
  * answered once instead, with a warning in the log and a note to the model in the call's result; a reply that fails
  * any other way is logged, and a permission reply that could not be delivered rejects the request so the call never
  * hangs.
@@ -8,7 +8,7 @@
  * @since 0.3.0
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { PermissionV2, QuestionV2 } from "@toolgate/core"
+import { Approvals, QuestionV2 } from "@toolgate/core"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -45,25 +45,44 @@ const saveCause = (error: Unsaved): string =>
 
 const oneLine = (cause: Cause.Cause<unknown>): string => Cause.pretty(cause).split("\n")[0] ?? "unknown failure"
 
-type Answer = { readonly reply: PermissionV2.Reply; readonly message?: string }
+type Answer = { readonly choice: string; readonly message?: string }
 
-/** Replies to `request`; a failure is logged, and a reply that never reached the request rejects it. */
+/** The longest timeout a timer takes (about 24.8 days): the SDK's own request timeout (60 s) must not apply. */
+const MAX_TIMER_MS = 2 ** 31 - 1
+
+/**
+ * Answers `prompt` through `Approvals` (its digest, channel `mcp`); a failure is logged, and an answer that never
+ * reached the request rejects it.
+ */
 const deliver = (
-  request: PermissionV2.Request,
+  prompt: Approvals.Prompt,
   answer: Answer,
   notes: Notes,
-): Effect.Effect<void, never, PermissionV2.Service> =>
+): Effect.Effect<void, never, Approvals.Service> =>
   Effect.gen(function* () {
-    const permission = yield* PermissionV2.Service
-    const exit = yield* Effect.exit(permission.reply({ requestID: request.id, ...answer }))
+    const approvals = yield* Approvals.Service
+    const request = prompt.request
+    const exit = yield* Effect.exit(
+      approvals.answer({
+        requestID: request.id,
+        digest: prompt.digest,
+        choice: answer.choice,
+        ...(answer.message === undefined ? {} : { message: answer.message }),
+        channel: "mcp",
+      }),
+    )
     if (Exit.isSuccess(exit)) return
     const failure = Cause.failureOption(exit.cause)
-    if (failure._tag === "Some" && failure.value._tag === "PermissionV2.NotFoundError") {
-      // Already answered (by a cascade, a saved approval, another process) or its call was cancelled.
+    if (
+      failure._tag === "Some" &&
+      (failure.value._tag === "PermissionV2.NotFoundError" || failure.value._tag === "Approvals.AlreadyAnsweredError")
+    ) {
+      // Already answered (another channel, a cascade, a saved approval), expired, or its call was cancelled.
       return yield* Effect.logDebug(`McpServer: permission request ${request.id} was no longer pending`)
     }
+    const chosen = prompt.choices.find((choice) => choice.id === answer.choice)
     if (
-      answer.reply === "always" &&
+      chosen?.lifetime === "always" &&
       failure._tag === "Some" &&
       Predicate.isTagged(failure.value, "PermissionV2.SaveError")
     ) {
@@ -74,38 +93,51 @@ const deliver = (
       const callID = request.source?.callID
       if (callID !== undefined)
         notes.set(callID, [...(notes.get(callID) ?? []), unsavedNote(request.action, saveCause(error))])
-      return yield* deliver(request, { reply: "once" }, notes)
+      return yield* deliver(prompt, { choice: "once" }, notes)
     }
     yield* Effect.logError(`McpServer: replying to permission request ${request.id} failed: ${oneLine(exit.cause)}`)
-    if (answer.reply !== "reject") {
+    if (answer.choice !== "reject") {
       yield* deliver(
-        request,
-        { reply: "reject", message: `the permission reply failed: ${oneLine(exit.cause)}` },
+        prompt,
+        { choice: "reject", message: `the permission reply failed: ${oneLine(exit.cause)}` },
         notes,
       )
     }
   })
 
 /**
- * Answers one permission request: refused with `NO_PROMPT` when the client cannot elicit, otherwise as the user
- * answers the elicitation form.
+ * Answers one approval prompt: refused with `NO_PROMPT` when the client cannot elicit, otherwise as the user answers
+ * the elicitation form. The form waits as long as the ask does (until its deadline, `permission.askTimeout`; the
+ * SDK's own 60 s request timeout does not apply) and is withdrawn (the request cancelled) once `gone` — the ask was
+ * answered through another channel or expired.
  *
  * @since 0.3.0
  */
-export const answerPermission = (server: Server, request: PermissionV2.Request, notes: Notes) =>
+export const answerPermission = (
+  server: Server,
+  prompt: Approvals.Prompt,
+  notes: Notes,
+  gone: Effect.Effect<void>,
+): Effect.Effect<void, never, Approvals.Service> =>
   Effect.gen(function* () {
     if (server.getClientCapabilities()?.elicitation === undefined)
-      return yield* deliver(request, { reply: "reject", message: Prompts.NO_PROMPT }, notes)
-    const elicited = yield* Effect.tryPromise(() =>
-      server.elicitInput({ message: Prompts.askMessage(request), requestedSchema: Prompts.permissionSchema }),
-    ).pipe(Effect.either)
+      return yield* deliver(prompt, { choice: "reject", message: Prompts.NO_PROMPT }, notes)
+    const timeout =
+      prompt.deadline === undefined ? MAX_TIMER_MS : Math.min(MAX_TIMER_MS, Math.max(1, prompt.deadline - Date.now()))
+    const elicited = yield* Effect.tryPromise((signal) =>
+      server.elicitInput(
+        { message: Prompts.promptMessage(prompt), requestedSchema: Prompts.promptSchema(prompt) },
+        { signal, timeout },
+      ),
+    ).pipe(Effect.either, Effect.raceFirst(Effect.as(gone, undefined)))
+    if (elicited === undefined) return
     if (elicited._tag === "Left")
       return yield* deliver(
-        request,
-        { reply: "reject", message: `the permission prompt failed: ${elicited.left.error}` },
+        prompt,
+        { choice: "reject", message: `the permission prompt failed: ${elicited.left.error}` },
         notes,
       )
-    return yield* deliver(request, Prompts.permissionReply(elicited.right), notes)
+    return yield* deliver(prompt, Prompts.promptAnswer(prompt, elicited.right), notes)
   })
 
 /**

@@ -15,6 +15,7 @@ import type {
 } from "@modelcontextprotocol/sdk/types.js"
 import {
   type AgentV2,
+  type Approvals,
   type EventV2,
   type PermissionV2,
   type QuestionV2,
@@ -43,6 +44,7 @@ export type Requirements =
   | AgentV2.Service
   | SessionV2.Service
   | PermissionV2.Service
+  | Approvals.Service
   | QuestionV2.Service
   | EventV2.Service
 
