@@ -26,9 +26,10 @@ export interface Child {
   readonly stderr: () => string
 }
 
-/** Starts `node --import tsx <script> ...args`. */
+/** Starts `node --import tsx <script> ...args` (plain `node` for a bundled `.js` script, which starts faster). */
 export const start = (script: string, args: ReadonlyArray<string>): Child => {
-  const child = spawn(process.execPath, ["--import", "tsx", script, ...args], { cwd: packageDir, stdio: "pipe" })
+  const loader = script.endsWith(".js") ? [] : ["--import", "tsx"]
+  const child = spawn(process.execPath, [...loader, script, ...args], { cwd: packageDir, stdio: "pipe" })
   let buffer = ""
   let stderr = ""
   let exited = false
