@@ -3,8 +3,8 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Exit, FastCheck, Layer, Option, Scope, TestClock } from "effect"
-import { Database, DecisionJournal, type PermissionExplain } from "../src/index.js"
+import { Cause, Context, Effect, Exit, FastCheck, Layer, Option, Scope, TestClock } from "effect"
+import { Config, Core, Database, DecisionJournal, Location, type PermissionExplain } from "../src/index.js"
 
 const temp = () => fs.mkdtempSync(path.join(os.tmpdir(), "toolgate-journal-"))
 const onFile = (file: string) => DecisionJournal.layer.pipe(Layer.provideMerge(Database.layerFile(file)))
@@ -378,4 +378,81 @@ describe("DecisionJournal", () => {
     const origin = (value: PermissionExplain.Origin): DecisionJournal.Origin => value
     expect(origin({ type: "agent", path: undefined, agent: "build", index: 2, file: false }).type).toBe("agent")
   })
+
+  it.scoped(
+    "retention: a Location prunes its project's entries by retention_days and max_entries, on open and hourly",
+    () =>
+      Effect.gen(function* () {
+        const DAY = 86_400_000
+        const directory = temp()
+        const processContext = yield* Layer.build(fresh())
+        const journal = Context.get(processContext, DecisionJournal.Service)
+        const open = (info: Config.Info) =>
+          Layer.build(
+            DecisionJournal.layerRetention.pipe(
+              Layer.provideMerge(Location.layer({ directory })),
+              Layer.provide(Config.layerFromEntries([{ type: "document", info }])),
+            ),
+          ).pipe(
+            Effect.provide(processContext),
+            Effect.map((context) => Context.get(context, Location.Service).project.id),
+          )
+        const projectID = yield* Effect.scoped(open({}))
+        const at = (resource: string, project = projectID) => ({ ...evaluated("s", resource), projectID: project })
+        yield* TestClock.setTime(2 * DAY)
+        yield* journal.append([at("/old"), at("/elsewhere", "other-project")])
+        yield* TestClock.setTime(10 * DAY - 1000)
+        yield* journal.append([at("/recent-1"), at("/recent-2"), at("/recent-3")])
+        yield* TestClock.setTime(10 * DAY)
+        const names = Effect.map(journal.query(), (entries) => entries.map((e) => e.resources[0]))
+
+        // The default keeps 30 days: nothing goes.
+        yield* Effect.scoped(open({}))
+        expect(yield* names).toEqual(["/old", "/elsewhere", "/recent-1", "/recent-2", "/recent-3"])
+
+        // Opening prunes this project only: older than a day, then all but the newest two.
+        yield* open({ journal: { retention_days: 1, max_entries: 2 } })
+        expect(yield* names).toEqual(["/elsewhere", "/recent-2", "/recent-3"])
+        yield* journal.append([at("/later-1"), at("/later-2")])
+        yield* TestClock.adjust(DecisionJournal.PRUNE_INTERVAL)
+        yield* until(Effect.map(names, (list) => list.length === 3))
+        expect(yield* names).toEqual(["/elsewhere", "/later-1", "/later-2"])
+      }),
+  )
+
+  it.effect("retentionOf: each field from the latest document that sets it", () =>
+    Effect.sync(() => {
+      const doc = (info: Config.Info): Config.Entry => ({ type: "document", info })
+      expect(DecisionJournal.retentionOf([])).toEqual({
+        days: DecisionJournal.DEFAULT_RETENTION_DAYS,
+        maxEntries: undefined,
+      })
+      expect(
+        DecisionJournal.retentionOf([
+          doc({ journal: { retention_days: 7, max_entries: 10 } }),
+          doc({ journal: { retention_days: 3 } }),
+          { type: "directory", path: "/x" },
+          doc({}),
+        ]),
+      ).toEqual({ days: 3, maxEntries: 10 })
+    }),
+  )
+
+  it.live("Core.layerLocation applies journal.max_entries when the Location opens", () =>
+    Effect.gen(function* () {
+      const directory = temp()
+      const processContext = yield* Layer.build(Core.layerProcess({ data: temp() }))
+      const journal = Context.get(processContext, DecisionJournal.Service)
+      const location = (config: Config.Info) =>
+        Layer.build(Core.layerLocation({ directory, discover: false, config })).pipe(
+          Effect.provide(processContext),
+          Effect.map((context) => Context.get(context, Location.Service).project.id),
+          Effect.scoped,
+        )
+      const projectID = yield* location({})
+      yield* journal.append(["/1", "/2", "/3", "/4"].map((r) => ({ ...evaluated("s", r), projectID })))
+      yield* location({ journal: { max_entries: 2 } })
+      expect((yield* journal.query({ projectID })).map((e) => e.resources[0])).toEqual(["/3", "/4"])
+    }).pipe(Effect.scoped),
+  )
 })

@@ -11,6 +11,7 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as AgentV2 from "../policy/agent.js"
+import * as DecisionJournal from "../policy/decision-journal.js"
 import * as Approvals from "../policy/approvals.js"
 import * as EventV2 from "../place/event.js"
 import * as Config from "../place/config.js"
@@ -82,6 +83,7 @@ export const layerProcess = (options: ProcessOptions = {}) => {
   const base = Layer.mergeAll(global, NodeContext.layer)
   return Layer.mergeAll(
     PermissionSaved.layer,
+    DecisionJournal.layer,
     ApplicationTools.layer,
     ToolOutputStore.cleanupLayer,
     AppProcess.layer,
@@ -124,6 +126,7 @@ export const layerLocation = (options: LocationOptions) => {
     ReadToolFileSystem.layer,
     Sandbox.layer,
     PermissionLint.layerWarnings,
+    DecisionJournal.layerRetention,
   ).pipe(Layer.provideMerge(policy))
   return BuiltInTools.layer.pipe(Layer.provideMerge(services), Layer.provideMerge(configured))
 }

@@ -5,7 +5,8 @@
  * `toolgate decisions` prints it. See docs/decisions.md.
  *
  * This module is the namespace embedders import: the values live in `internal/decision-journal-schema.ts`, the
- * service in `internal/decision-journal-service.ts`.
+ * service in `internal/decision-journal-service.ts` (over the statements of `internal/decision-journal-store.ts`),
+ * the Location-scoped retention job in `internal/decision-journal-retention.ts`.
  *
  * @since 0.3.0
  */
@@ -17,8 +18,14 @@
  */
 export * from "./internal/decision-journal-schema.js"
 /**
- * `Interface`, `Service`.
+ * `Interface`, `Service`, `layer`, `make`, `createID`, `FLUSH_INTERVAL_MS`, `FLUSH_BATCH`, `MAX_BUFFERED`.
  *
  * @since 0.3.0
  */
 export * from "./internal/decision-journal-service.js"
+/**
+ * `layerRetention`, `retentionOf`, `pruneOf`, `Retention`, `DEFAULT_RETENTION_DAYS`, `PRUNE_INTERVAL`.
+ *
+ * @since 0.3.0
+ */
+export * from "./internal/decision-journal-retention.js"

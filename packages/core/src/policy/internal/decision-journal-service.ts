@@ -130,6 +130,7 @@ export const make = Effect.gen(function* () {
 
   let buffer: Array<Buffered> = []
   let batching = false
+  let timing = false
   let dropped = 0
 
   const cap = () => {
@@ -218,21 +219,36 @@ export const make = Effect.gen(function* () {
     Effect.catchAll((error) => Effect.logWarning("DecisionJournal: could not write buffered entries", error)),
   )
 
+  /** Runs `effect` in a fiber of the layer's scope (closing the layer interrupts it). */
+  const background = (effect: Effect.Effect<void>) => {
+    Runtime.runFork(runtime)(effect, { scope })
+  }
+
+  // At most one timer and one batch write are under way; a timer starts only when an entry waits for it, so an idle
+  // journal wakes nobody.
+  const timer: Effect.Effect<void> = Effect.sleep(FLUSH_INTERVAL_MS).pipe(
+    Effect.zipRight(Effect.sync(() => (timing = false))),
+    Effect.zipRight(flushQuietly),
+    Effect.zipRight(Effect.sync(() => startTimer())),
+  )
+  const startTimer = () => {
+    if (timing || buffer.length === 0) return
+    timing = true
+    background(timer)
+  }
+  const batch = Effect.ensuring(
+    flushQuietly,
+    Effect.sync(() => (batching = false)),
+  )
+
   const record = (draft: Draft | (() => Draft)): Effect.Effect<void> =>
     Effect.sync(() => {
       buffer.push({ id: createID(), time: clock.unsafeCurrentTimeMillis(), draft })
+      if (!timing) startTimer()
       if (buffer.length >= FLUSH_BATCH && !batching) {
         batching = true
         cap()
-        Runtime.runFork(runtime)(
-          Effect.forkIn(
-            Effect.ensuring(
-              flushQuietly,
-              Effect.sync(() => (batching = false)),
-            ),
-            scope,
-          ),
-        )
+        background(batch)
       }
     })
 
@@ -254,9 +270,8 @@ export const make = Effect.gen(function* () {
     toQueryError(sql.withTransaction(Store.prune(sql, input))),
   )
 
-  // Registered before the writer fiber is forked, so it runs after that fiber is interrupted.
+  // Registered before any writer fiber is forked into the scope, so it runs after they are interrupted.
   yield* Effect.addFinalizer(() => flushQuietly)
-  yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(FLUSH_INTERVAL_MS), flushQuietly)))
 
   return Service.of({ record, append, appendInTransaction, transaction, flush, query, prune })
 })
