@@ -9,6 +9,8 @@ export default defineConfig({
     // Stress, differential and load suites run in the separate stress project (vitest.stress.config.ts).
     exclude: [...configDefaults.exclude, "test/**/*.stress.test.ts"],
     environment: "node",
+    // One throwaway Postgres server per run for the engine suites (test/support/engines.ts).
+    globalSetup: ["test/support/postgres-setup.ts"],
     testTimeout: 20_000,
   },
 })

@@ -11,6 +11,8 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Database, Location, PermissionSaved, SessionV2 } from "../src/index.js"
+import * as Children from "./support/children.js"
+import * as Engines from "./support/engines.js"
 import { tempDir } from "./support/location.js"
 import { buildStack, fixture } from "./support/permission-stack.js"
 
@@ -153,12 +155,45 @@ describe("PermissionSaved.changeStamp", () => {
   )
 })
 
-describe("PermissionV2 on a database file", () => {
+/** A database other processes can open: a SQLite file or a Postgres URL. */
+const open = (database: string) =>
+  database.startsWith("postgres://") ? Database.layerUrl(database) : Database.layerFile(database)
+
+/** `pg`, as the Postgres client loads it (for the child process that writes with it directly). */
+const pgModule = createRequire(createRequire(import.meta.url).resolve("@effect/sql-pg")).resolve("pg")
+
+/**
+ * Runs `statement` in a separate plain node process on its own connection to `database` (better-sqlite3 or `pg`),
+ * committed when it returns.
+ */
+const sqlInOtherProcess = (database: string, statement: string) =>
+  database.startsWith("postgres://")
+    ? Effect.sync(() => {
+        const script = `const { Client } = require(process.argv[1]); const c = new Client({ connectionString: process.argv[2] });
+c.connect().then(() => c.query(process.argv[3])).then(() => c.end()).catch((e) => { console.error(e); process.exit(1) })`
+        const result = spawnSync(process.execPath, ["-e", script, pgModule, database, statement], { encoding: "utf8" })
+        expect(result.stderr).toBe("")
+        expect(result.status).toBe(0)
+      })
+    : inOtherProcess(database, statement)
+
+/** Runs `database-child.ts` (the library's own layers) on `database` and waits until it committed and exited. */
+const inChild = (database: string, command: "sql" | "revoke", argument: string) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const child = yield* Children.scoped(Children.fixture("database-child.ts"), [database, command, argument])
+      const exit = yield* Children.exited(child)
+      expect(exit.stderr).toBe("")
+      expect(exit.code).toBe(0)
+    }),
+  )
+
+Engines.describeEach("PermissionV2 on a database shared with other processes", (engine) => {
   it.scoped("a revoke and a session delete committed by another process are honoured by the next ask", () =>
     Effect.gen(function* () {
       const dir = yield* tempDir()
-      const file = yield* dbFile
-      const context = yield* buildStack(dir, Database.layerFile(file))
+      const database = yield* engine.shared(yield* tempDir("toolgate-db-"))
+      const context = yield* buildStack(dir, open(database))
       yield* Effect.provide(
         Effect.gen(function* () {
           const f = yield* fixture
@@ -171,10 +206,10 @@ describe("PermissionV2 on a database file", () => {
           expect((yield* f.permission.ask({ ...base, id: "per_2" })).effect).toBe("allow")
           expect((yield* f.permission.ask({ ...base, id: "per_3", sessionID: "ses_two" })).effect).toBe("allow")
 
-          yield* inOtherProcess(file, `DELETE FROM permission WHERE project_id = '${location.project.id}'`)
+          yield* sqlInOtherProcess(database, `DELETE FROM permission WHERE project_id = '${location.project.id}'`)
           expect((yield* f.permission.ask({ ...base, id: "per_4" })).effect).toBe("ask")
 
-          yield* inOtherProcess(file, "DELETE FROM session WHERE id = 'ses_two'")
+          yield* sqlInOtherProcess(database, "DELETE FROM session WHERE id = 'ses_two'")
           const gone = yield* Effect.flip(f.permission.ask({ ...base, id: "per_5", sessionID: "ses_two" }))
           expect(gone).toBeInstanceOf(SessionV2.NotFoundError)
           expect((yield* f.permission.list()).map((request) => request.id)).toEqual(["per_4"])
@@ -184,18 +219,48 @@ describe("PermissionV2 on a database file", () => {
     }),
   )
 
+  it.scoped("a revoke committed by another process (PermissionSaved.remove) is honoured by the very next ask", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir()
+      const database = yield* engine.shared(yield* tempDir("toolgate-db-"))
+      const context = yield* buildStack(dir, open(database))
+      yield* Effect.provide(
+        Effect.gen(function* () {
+          const f = yield* fixture
+          const saved = yield* PermissionSaved.Service
+          const location = yield* Location.Service
+          const base = { sessionID: "ses_test", action: "edit", resources: ["src/a.ts"] } as const
+          expect((yield* f.permission.ask({ ...base, id: "per_r1", save: ["src/*"] })).effect).toBe("ask")
+          yield* f.permission.reply({ requestID: "per_r1", reply: "always" })
+          // The saved rule is in this process's view now: the next ask is allowed without a query of the rows.
+          expect((yield* f.permission.ask({ ...base, id: "per_r2" })).effect).toBe("allow")
+          const [row] = yield* saved.list({ projectID: location.project.id, directory: location.directory })
+          expect(row?.resource).toBe("src/*")
+          yield* inChild(database, "revoke", row!.id)
+          // No waiting, no event: the very next ask after the other process committed asks again.
+          expect((yield* f.permission.ask({ ...base, id: "per_r3" })).effect).toBe("ask")
+          expect(yield* saved.list()).toEqual([])
+        }),
+        context,
+      )
+    }),
+    120_000,
+  )
+
   it.scoped("many asks and revokes interleaved: every ask sees the saved rows as they are", () =>
     Effect.gen(function* () {
       const dir = yield* tempDir()
-      const file = yield* dbFile
-      const context = yield* buildStack(dir, Database.layerFile(file))
+      const database = yield* engine.shared(yield* tempDir("toolgate-db-"))
+      const context = yield* buildStack(dir, open(database))
       yield* Effect.provide(
         Effect.gen(function* () {
           const f = yield* fixture
           const saved = yield* PermissionSaved.Service
           const location = yield* Location.Service
           const scope = { projectID: location.project.id, directory: location.directory }
-          for (let i = 0; i < 30; i++) {
+          // Fewer rounds on Postgres: each out-of-process revoke there starts a node process and a connection.
+          const rounds = engine.name === "postgres" ? 10 : 30
+          for (let i = 0; i < rounds; i++) {
             const resource = `d${i}/f.ts`
             const expectAsk = (id: string) =>
               Effect.map(
@@ -207,13 +272,14 @@ describe("PermissionV2 on a database file", () => {
             expect(yield* expectAsk(`per_b${i}`)).toBe("allow")
             const row = (yield* saved.list(scope)).find((info) => info.resource === `d${i}/*`)!
             if (i % 2 === 0) yield* saved.remove(row.id)
-            else yield* inOtherProcess(file, `DELETE FROM permission WHERE id = '${row.id}'`)
+            else yield* sqlInOtherProcess(database, `DELETE FROM permission WHERE id = '${row.id}'`)
             expect(yield* expectAsk(`per_c${i}`)).toBe("ask")
           }
-          expect((yield* f.permission.list()).length).toBe(60)
+          expect((yield* f.permission.list()).length).toBe(rounds * 2)
         }),
         context,
       )
     }),
+    120_000,
   )
 })

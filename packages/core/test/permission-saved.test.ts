@@ -1,9 +1,10 @@
 import { SqlClient } from "@effect/sql"
-import { describe, expect, it } from "@effect/vitest"
+import { expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, FastCheck, Layer } from "effect"
-import { Database, PermissionSaved } from "../src/index.js"
+import { PermissionSaved } from "../src/index.js"
+import * as Engines from "./support/engines.js"
 
-const TestLayer = PermissionSaved.layer.pipe(Layer.provideMerge(Database.layerMemory))
+const testLayer = (engine: Engines.Engine) => PermissionSaved.layer.pipe(Layer.provideMerge(engine.layer()))
 
 const project = (...ids: Array<string>) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -15,7 +16,7 @@ const project = (...ids: Array<string>) =>
 const triples = (rows: ReadonlyArray<PermissionSaved.Info>) =>
   rows.map((r) => `${r.projectID}|${r.action}|${r.resource}`).sort()
 
-describe("PermissionSaved", () => {
+Engines.describeEach("PermissionSaved", (engine) => {
   it.effect("add / list / remove", () =>
     Effect.gen(function* () {
       const saved = yield* PermissionSaved.Service
@@ -39,7 +40,7 @@ describe("PermissionSaved", () => {
       expect(yield* saved.list({ projectID: "p2" })).toEqual([])
       expect(yield* saved.list({ projectID: "p1" })).toHaveLength(3)
       expect(yield* saved.list({ projectID: "unknown" })).toEqual([])
-    }).pipe(Effect.provide(TestLayer)),
+    }).pipe(Effect.provide(testLayer(engine))),
   )
 
   it.effect("duplicates by (project, action, resource) are ignored and keep the original row and id", () =>
@@ -63,7 +64,7 @@ describe("PermissionSaved", () => {
       yield* saved.add({ projectID: "p", action: "read", resources: ["*"] })
       yield* saved.add({ projectID: "q", action: "edit", resources: ["*"] })
       expect(yield* saved.list()).toHaveLength(4)
-    }).pipe(Effect.provide(TestLayer)),
+    }).pipe(Effect.provide(testLayer(engine))),
   )
 
   it.effect("duplicates inside one batch are ignored; an empty batch is a no-op", () =>
@@ -76,7 +77,7 @@ describe("PermissionSaved", () => {
       // empty batch does not even need the project to exist
       yield* saved.add({ projectID: "no-such-project", action: "bash", resources: [] })
       expect(yield* saved.list()).toHaveLength(2)
-    }).pipe(Effect.provide(TestLayer)),
+    }).pipe(Effect.provide(testLayer(engine))),
   )
 
   it.effect("a large batch (beyond one statement's share) inserts every row once", () =>
@@ -88,21 +89,29 @@ describe("PermissionSaved", () => {
       const rows = yield* saved.list({ projectID: "p" })
       expect(rows).toHaveLength(2100)
       expect(new Set(rows.map((r) => r.resource)).size).toBe(2100)
-    }).pipe(Effect.provide(TestLayer)),
+    }).pipe(Effect.provide(testLayer(engine))),
   )
 
-  it.effect("a failed add is a typed Database.QueryError naming the file and the SQLite code", () =>
+  it.effect("a failed add is a typed Database.QueryError naming the database and the engine's error code", () =>
     Effect.gen(function* () {
       const saved = yield* PermissionSaved.Service
       // An unknown project violates the foreign key.
       const error = yield* Effect.flip(saved.add({ projectID: "missing", action: "read", resources: ["*"] }))
       expect(error._tag).toBe("Database.QueryError")
-      expect(error.code).toBe("SQLITE_CONSTRAINT_FOREIGNKEY")
-      expect(error.message).toBe(
-        "database :memory:: Failed to execute statement: SQLITE_CONSTRAINT_FOREIGNKEY: FOREIGN KEY constraint failed",
-      )
+      if (engine.name === "sqlite") {
+        expect(error.code).toBe("SQLITE_CONSTRAINT_FOREIGNKEY")
+        expect(error.message).toBe(
+          "database :memory:: Failed to execute statement: SQLITE_CONSTRAINT_FOREIGNKEY: FOREIGN KEY constraint failed",
+        )
+      } else {
+        // Postgres: the SQLSTATE (23503 foreign_key_violation) and the URL the client was opened on.
+        expect(error.code).toBe("23503")
+        expect(error.message).toMatch(
+          /^database postgres:\/\/toolgate@127\.0\.0\.1:\d+\/toolgate\?options=\S+: Failed to execute statement: 23503: insert or update on table "permission" violates foreign key constraint /,
+        )
+      }
       expect(yield* saved.list()).toEqual([])
-    }).pipe(Effect.provide(TestLayer)),
+    }).pipe(Effect.provide(testLayer(engine))),
   )
 
   it.effect("property: the stored set is the union of all batches and first-seen ids are stable", () =>
@@ -130,11 +139,11 @@ describe("PermissionSaved", () => {
         }
         expect(triples(yield* saved.list({ projectID }))).toEqual([...expected].sort())
       }
-    }).pipe(Effect.provide(TestLayer)),
+    }).pipe(Effect.provide(testLayer(engine))),
   )
 })
 
-describe("PermissionSaved: directory-limited rows", () => {
+Engines.describeEach("PermissionSaved: directory-limited rows", (engine) => {
   it.effect(
     "rows filed under a directory are listed only for exactly that directory; duplicates are per directory",
     () =>
@@ -152,6 +161,6 @@ describe("PermissionSaved: directory-limited rows", () => {
         const shared = yield* saved.list({ projectID: "global", directory: "" })
         expect(shared.map((row) => row.directory)).toEqual([""])
         expect(yield* saved.list({ projectID: "global" })).toHaveLength(3)
-      }).pipe(Effect.provide(TestLayer)),
+      }).pipe(Effect.provide(testLayer(engine))),
   )
 })

@@ -1,16 +1,17 @@
 import * as path from "node:path"
 import { SqlClient } from "@effect/sql"
-import { describe, expect, it } from "@effect/vitest"
+import { expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Layer } from "effect"
-import { Database, Location, SessionV2 } from "../src/index.js"
+import { Location, SessionV2 } from "../src/index.js"
+import * as Engines from "./support/engines.js"
 import { tempDir } from "./support/location.js"
 
-const provide = (directory: string) =>
+const provide = (engine: Engines.Engine, directory: string) =>
   Effect.provide(
-    SessionV2.layer.pipe(Layer.provideMerge(Location.layer({ directory })), Layer.provideMerge(Database.layerMemory)),
+    SessionV2.layer.pipe(Layer.provideMerge(Location.layer({ directory })), Layer.provideMerge(engine.layer())),
   )
 
-describe("SessionV2", () => {
+Engines.describeEach("SessionV2", (engine) => {
   it.scoped("create: fresh ascending ses_ ids, project and directory from the Location", () =>
     Effect.gen(function* () {
       const dir = yield* tempDir()
@@ -25,7 +26,7 @@ describe("SessionV2", () => {
         expect(b).toEqual({ id: b.id, projectID: "global", directory: dir, agent: "plan" })
         expect(yield* sessions.get(a.id)).toEqual(a)
         expect(yield* sessions.get(b.id)).toEqual(b)
-      }).pipe(provide(dir))
+      }).pipe(provide(engine, dir))
     }),
   )
 
@@ -44,7 +45,7 @@ describe("SessionV2", () => {
         expect(Exit.isFailure(bad) && Cause.isDie(bad.cause)).toBe(true)
         const duplicate = yield* Effect.exit(sessions.create({ id: "ses_fixed" }))
         expect(Exit.isFailure(duplicate) && Cause.isDie(duplicate.cause)).toBe(true)
-      }).pipe(provide(dir))
+      }).pipe(provide(engine, dir))
     }),
   )
 
@@ -61,7 +62,7 @@ describe("SessionV2", () => {
         // sessions go with their project
         yield* sql`DELETE FROM project WHERE id = 'other'`
         expect(yield* sessions.get("ses_direct")).toBeUndefined()
-      }).pipe(provide(dir))
+      }).pipe(provide(engine, dir))
     }),
   )
 
@@ -80,7 +81,7 @@ describe("SessionV2", () => {
         expect(session.projectID).toBe(location.project.id)
         expect(session.directory).toBe(root)
         expect(path.isAbsolute(session.directory)).toBe(true)
-      }).pipe(provide(root))
+      }).pipe(provide(engine, root))
     }),
   )
 })

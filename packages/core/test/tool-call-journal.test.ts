@@ -1,7 +1,8 @@
 import { SqlClient } from "@effect/sql"
-import { describe, expect, it } from "@effect/vitest"
+import { expect, it } from "@effect/vitest"
 import { Duration, Effect, Exit, Layer, Scope, TestClock } from "effect"
-import { Database, ToolCallJournal } from "../src/index.js"
+import { ToolCallJournal } from "../src/index.js"
+import * as Engines from "./support/engines.js"
 
 const LEASE = Duration.seconds(10)
 
@@ -48,7 +49,7 @@ const journalIn = (options: ToolCallJournal.Options) =>
     return { journal, close: Scope.close(scope, Exit.void) }
   })
 
-describe("ToolCallJournal", () => {
+Engines.describeEach("ToolCallJournal", (engine) => {
   it.effect("records calls under its owner and registers the owner with a lease from the Clock", () =>
     Effect.gen(function* () {
       yield* seedSession
@@ -63,7 +64,7 @@ describe("ToolCallJournal", () => {
       )
       expect(yield* rows).toEqual([{ call_id: "c1", status: "completed", owner_id: journal.ownerID, error: null }])
       expect(journal.ownerID.startsWith("own_")).toBe(true)
-    }).pipe(Effect.scoped, Effect.provide(Database.layerMemory)),
+    }).pipe(Effect.scoped, Effect.provide(engine.layer())),
   )
 
   it.effect("the first terminal state wins: a settle after recovery (or a second settle) writes nothing", () =>
@@ -91,7 +92,7 @@ describe("ToolCallJournal", () => {
       expect(yield* fresh.settle(key("fresh"), done)).toBe("settled")
       expect(yield* fresh.settle(key("fresh"), { ...done, status: "failed", error: "late" })).toBe("recovered")
       expect((yield* rows).find((row) => row.call_id === "fresh")).toMatchObject({ status: "completed", error: null })
-    }).pipe(Effect.scoped, Effect.provide(Database.layerMemory)),
+    }).pipe(Effect.scoped, Effect.provide(engine.layer())),
   )
 
   it.effect("an input JSON cannot hold is recorded as a note saying why, not a failed call", () =>
@@ -105,7 +106,7 @@ describe("ToolCallJournal", () => {
       expect(yield* sql`SELECT input FROM tool_call WHERE call_id = 'deep'`).toEqual([
         { input: JSON.stringify({ unstored: "nested too deeply to store as JSON" }) },
       ])
-    }).pipe(Effect.scoped, Effect.provide(Database.layerMemory)),
+    }).pipe(Effect.scoped, Effect.provide(engine.layer())),
   )
 
   it.effect("recovery leaves a live owner's calls alone, however long it runs, because the heartbeat renews", () =>
@@ -120,7 +121,7 @@ describe("ToolCallJournal", () => {
       expect(yield* rows).toEqual([{ call_id: "live", status: "running", owner_id: first.ownerID, error: null }])
       const lease = (yield* owners).find((owner) => owner.id === first.ownerID)!.lease_expires
       expect(lease).toBeGreaterThan(Duration.toMillis(Duration.minutes(5)))
-    }).pipe(Effect.scoped, Effect.provide(Database.layerMemory)),
+    }).pipe(Effect.scoped, Effect.provide(engine.layer())),
   )
 
   it.effect("an owner that stops renewing keeps its calls until its lease expires, then they are failed", () =>
@@ -142,7 +143,7 @@ describe("ToolCallJournal", () => {
       expect(yield* rows).toEqual([{ call_id: "orphan", status: "failed", owner_id: "own_dead", error: "interrupted" }])
       // The expired owner is forgotten; the live one stays.
       expect((yield* owners).map((owner) => owner.id)).toEqual([journal.ownerID])
-    }).pipe(Effect.scoped, Effect.provide(Database.layerMemory)),
+    }).pipe(Effect.scoped, Effect.provide(engine.layer())),
   )
 
   it.effect("calls without an owner (written before owners existed) are failed at once", () =>
@@ -154,7 +155,7 @@ describe("ToolCallJournal", () => {
       const journal = yield* ToolCallJournal.make({ lease: LEASE })
       expect(yield* journal.recover("interrupted")).toBe(1)
       expect((yield* rows)[0]).toMatchObject({ call_id: "old", status: "failed", error: "interrupted" })
-    }).pipe(Effect.scoped, Effect.provide(Database.layerMemory)),
+    }).pipe(Effect.scoped, Effect.provide(engine.layer())),
   )
 
   it.effect("closing a journal removes its owner, so its unfinished calls are recovered at once", () =>
@@ -167,7 +168,7 @@ describe("ToolCallJournal", () => {
       const second = yield* ToolCallJournal.make({ lease: LEASE })
       expect(yield* second.recover("interrupted")).toBe(1)
       expect((yield* rows)[0]?.status).toBe("failed")
-    }).pipe(Effect.scoped, Effect.provide(Database.layerMemory)),
+    }).pipe(Effect.scoped, Effect.provide(engine.layer())),
   )
 
   it.effect("a new owner with the same instance name takes over its earlier incarnation's calls at once", () =>
@@ -183,7 +184,7 @@ describe("ToolCallJournal", () => {
         ["mine", "failed"],
         ["theirs", "running"],
       ])
-    }).pipe(Effect.scoped, Effect.provide(Database.layerMemory)),
+    }).pipe(Effect.scoped, Effect.provide(engine.layer())),
   )
 
   it.effect("the layer registers one owner with the lease it is given", () =>
@@ -191,6 +192,6 @@ describe("ToolCallJournal", () => {
       yield* Layer.build(ToolCallJournal.layer({ lease: Duration.seconds(7) }))
       const [owner] = yield* owners
       expect(owner?.lease_expires).toBe(7_000)
-    }).pipe(Effect.scoped, Effect.provide(Database.layerMemory)),
+    }).pipe(Effect.scoped, Effect.provide(engine.layer())),
   )
 })

@@ -13,6 +13,7 @@ import {
   ToolOutputStore,
   ToolRegistry,
 } from "../src/index.js"
+import * as Engines from "./support/engines.js"
 import { tempDir } from "./support/location.js"
 import * as Permission from "./support/permission.js"
 import { ToolTest } from "../src/entry/testing.js"
@@ -21,9 +22,9 @@ const registry = ToolRegistry.layer.pipe(
   Layer.provide(Layer.merge(ApplicationTools.layer, ToolOutputStore.layerPassthrough)),
 )
 
-/** A real in-memory SQLite database, a real Location on `directory`, sessions, todos, the bus and the tool. */
-const environment = (directory: string) => {
-  const core = Location.layer({ directory }).pipe(Layer.orDie, Layer.provideMerge(Database.layerMemory))
+/** A real database (in-memory SQLite by default), a real Location on `directory`, sessions, todos, the bus and the tool. */
+const environment = (directory: string, database: Layer.Layer<Database.Client> = Database.layerMemory) => {
+  const core = Location.layer({ directory }).pipe(Layer.orDie, Layer.provideMerge(database))
   const services = Layer.mergeAll(SessionV2.layer, SessionTodo.layer).pipe(
     Layer.provideMerge(EventV2.layer),
     Layer.provideMerge(core),
@@ -31,8 +32,10 @@ const environment = (directory: string) => {
   return TodoWriteTool.layer.pipe(Layer.provideMerge(Layer.mergeAll(registry, Permission.layer, services)))
 }
 
-const withEnvironment = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(tempDir("toolgate-todo-"), (directory) => Effect.provide(effect, environment(directory)))
+const withEnvironment = <A, E, R>(effect: Effect.Effect<A, E, R>, engine?: Engines.Engine) =>
+  Effect.flatMap(tempDir("toolgate-todo-"), (directory) =>
+    Effect.provide(effect, environment(directory, engine?.layer())),
+  )
 
 const session = Effect.flatMap(SessionV2.Service, (sessions) => sessions.create())
 
@@ -150,7 +153,7 @@ describe("todowrite tool errors", () => {
   )
 })
 
-describe("SessionTodo", () => {
+Engines.describeEach("SessionTodo", (engine) => {
   it.scoped("update replaces the whole list in order, clears on empty, and publishes todo.updated", () =>
     withEnvironment(
       Effect.gen(function* () {
@@ -180,6 +183,7 @@ describe("SessionTodo", () => {
         expect(published[2]!.data).toEqual({ sessionID: id, todos: reversed })
         expect(published[3]!.data).toEqual({ sessionID: id, todos: [] })
       }),
+      engine,
     ),
   )
 
@@ -191,6 +195,7 @@ describe("SessionTodo", () => {
         expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
         expect(yield* store.get("ses_missing")).toEqual([])
       }),
+      engine,
     ),
   )
 })

@@ -53,6 +53,26 @@ export const sqliteCode = (error: unknown): string | undefined => {
   return undefined
 }
 
+/**
+ * The first Postgres SQLSTATE (five characters, `23503`, `40001`, …) carried by `error` or one of its causes: a
+ * `pg` error has one in `code` beside a `severity`.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export const sqlState = (error: unknown): string | undefined => {
+  const seen = new Set<unknown>()
+  for (let current: unknown = error; current !== null && typeof current === "object" && !seen.has(current);) {
+    seen.add(current)
+    const record = current as { readonly code?: unknown; readonly severity?: unknown; readonly cause?: unknown }
+    if (typeof record.code === "string" && /^[0-9A-Z]{5}$/.test(record.code) && typeof record.severity === "string") {
+      return record.code
+    }
+    current = record.cause
+  }
+  return undefined
+}
+
 /** The file of every client `Database.layerFile` built, so a failure at run time can name it. */
 const files = new WeakMap<SqlClient.SqlClient, string>()
 
@@ -76,7 +96,8 @@ export const remember = (client: SqlClient.SqlClient, filename: string): void =>
 export const filenameOf = (client: SqlClient.SqlClient): string | undefined => files.get(client)
 
 /**
- * A statement failed on an open database: `filename` (when known), the SQLite `code` (when there is one) and
+ * A statement failed on an open database: `filename` (when known; on Postgres the URL without its password), the
+ * SQLite code or Postgres SQLSTATE as `code` (when there is one) and
  * `detail`, the cause chain in one line. The message names all of them, e.g.
  * `database /home/u/.local/share/toolgate/toolgate.db: Failed to execute statement: SQLITE_FULL: database or disk is full`.
  *
@@ -101,7 +122,7 @@ export class QueryError extends Schema.TaggedError<QueryError>()("Database.Query
  */
 export const queryError = (client: SqlClient.SqlClient, error: unknown): QueryError => {
   const filename = files.get(client)
-  const code = sqliteCode(error)
+  const code = sqliteCode(error) ?? sqlState(error)
   return new QueryError({
     ...(filename === undefined ? {} : { filename }),
     ...(code === undefined ? {} : { code }),

@@ -106,6 +106,8 @@ export {
   queryError,
   /** @since 0.3.0 */
   sqliteCode,
+  /** @since 0.3.0 */
+  sqlState,
 } from "./database-error.js"
 
 /**
