@@ -2,18 +2,22 @@
  * The approval protocol over the real permission stack (SQLite in memory, a real Location, EventV2, SessionV2,
  * PermissionSaved): prompts, digests, choices and what each saves, lifetimes over a TestClock, expiry.
  */
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Exit, Fiber, Layer, Option, Cause, Stream, TestClock, type Scope } from "effect"
 import {
   AgentV2,
   Approvals,
   Config,
+  Core,
   Database,
   EventV2,
   Location,
   PermissionSaved,
   PermissionV2,
   SessionV2,
+  ToolRegistry,
   Wildcard,
 } from "../src/index.js"
 import { tempDir } from "./support/location.js"
@@ -201,6 +205,207 @@ describe("Approvals", () => {
       expect(rows.map((row) => ({ action: row.action, resource: row.resource, by: row.by, channel: row.channel, until: row.until }))).toEqual([
         { action: "edit", resource: "*", by: "bob", channel: "http", until: undefined },
       ])
+    }),
+  )
+
+  scoped("session allows the session's matching asks until it ends or its TTL runs out, and saves nothing", () =>
+    Effect.gen(function* () {
+      const approvals = yield* Approvals.Service
+      const permission = yield* PermissionV2.Service
+      const saved = yield* PermissionSaved.Service
+      const fiber = yield* waiting(edit("per_1", ["src/a.ts"]))
+      const prompt = yield* approvals.get("per_1")
+      const session = prompt.choices.find((c) => c.id === "session")!
+      expect(session.saves.map((s) => s.pattern)).toEqual(["*"])
+      yield* approvals.answer({ requestID: "per_1", digest: prompt.digest, choice: "session", ttlMillis: 60_000, channel: "test" })
+      expect(yield* Fiber.await(fiber)).toEqual(Exit.void)
+      expect(yield* saved.list()).toEqual([])
+      // The same session: allowed; another session: still asks.
+      expect((yield* permission.ask(edit("per_2", ["src/other.ts"]))).effect).toBe("allow")
+      expect((yield* permission.ask(edit("per_3", ["src/other.ts"], "ses_b"))).effect).toBe("ask")
+      yield* TestClock.adjust(59_999)
+      expect((yield* permission.check({ sessionID: "ses_a", action: "edit", resources: ["x.ts"] }))).toEqual(["allow"])
+      yield* TestClock.adjust(1)
+      expect((yield* permission.check({ sessionID: "ses_a", action: "edit", resources: ["x.ts"] }))).toEqual(["ask"])
+    }),
+  )
+
+  scoped("a session answer releases the session's other pending asks it covers, not another session's", () =>
+    Effect.gen(function* () {
+      const approvals = yield* Approvals.Service
+      const a = yield* waiting(edit("per_1", ["a.ts"]))
+      const b = yield* waiting(edit("per_2", ["b.ts"]))
+      const other = yield* waiting(edit("per_3", ["c.ts"], "ses_b"))
+      const prompt = yield* approvals.get("per_1")
+      yield* approvals.answer({ requestID: "per_1", digest: prompt.digest, choice: "session", channel: "test" })
+      expect(yield* Fiber.await(a)).toEqual(Exit.void)
+      expect(yield* Fiber.await(b)).toEqual(Exit.void)
+      expect(other.unsafePoll()).toBeNull()
+      expect((yield* approvals.pending()).map((p) => p.request.id)).toEqual(["per_3"])
+    }),
+  )
+
+  scoped("an always with a TTL is saved with its end and stops applying then", () =>
+    Effect.gen(function* () {
+      const approvals = yield* Approvals.Service
+      const permission = yield* PermissionV2.Service
+      const saved = yield* PermissionSaved.Service
+      yield* TestClock.setTime(1_000_000)
+      const fiber = yield* waiting(edit("per_1", ["src/a.ts"]))
+      const prompt = yield* approvals.get("per_1")
+      yield* approvals.answer({
+        requestID: "per_1",
+        digest: prompt.digest,
+        choice: "always:pattern",
+        ttlMillis: 5_000,
+        channel: "http",
+        by: "carol",
+      })
+      expect(yield* Fiber.await(fiber)).toEqual(Exit.void)
+      const rows = yield* saved.list()
+      expect(rows.map((row) => [row.resource, row.until, row.by, row.channel])).toEqual([["*", 1_005_000, "carol", "http"]])
+      expect((yield* permission.ask(edit("per_2", ["b.ts"]))).effect).toBe("allow")
+      yield* TestClock.adjust(4_999)
+      expect((yield* permission.ask(edit("per_3", ["b.ts"]))).effect).toBe("allow")
+      yield* TestClock.adjust(1)
+      expect((yield* permission.ask(edit("per_4", ["b.ts"]))).effect).toBe("ask")
+      // A later answer without a TTL makes the row permanent (the original row stays, extended).
+      // (A file at the top: its directory is the Location, so `always:directory` stands for the pattern `*`.)
+      const next = yield* approvals.get("per_4")
+      const always = Approvals.replyChoice(next, "always")!
+      expect(always.id).toBe("always:directory")
+      yield* approvals.answer({ requestID: "per_4", digest: next.digest, choice: always.id, channel: "cli" })
+      const after = yield* saved.list()
+      expect(after.map((row) => [row.id, row.until, row.channel])).toEqual([[rows[0]!.id, undefined, "cli"]])
+      yield* TestClock.adjust(1_000_000)
+      expect((yield* permission.ask(edit("per_5", ["b.ts"]))).effect).toBe("allow")
+    }),
+  )
+
+  for (const [scope, allowed, asks] of [
+    ["always:exact", ["src/x/a.ts", "lib/b.ts"], ["src/x/c.ts", "lib/c.ts"]],
+    ["always:directory", ["src/x/c.ts", "src/x/y/z.ts", "lib/c.ts"], ["src/a.ts", "other/b.ts"]],
+    ["always:pattern", ["src/a.ts", "anything/else.ts"], []],
+  ] as const) {
+    scoped(`${scope} saves exactly what its choice showed, and allows exactly that`, () =>
+      Effect.gen(function* () {
+        const approvals = yield* Approvals.Service
+        const permission = yield* PermissionV2.Service
+        const saved = yield* PermissionSaved.Service
+        const fiber = yield* waiting(edit("per_1", ["src/x/a.ts", "lib/b.ts"]))
+        const prompt = yield* approvals.get("per_1")
+        const choice = prompt.choices.find((c) => c.id === scope)!
+        const shown = {
+          "always:exact": [Wildcard.literal("src/x/a.ts"), Wildcard.literal("lib/b.ts")],
+          "always:directory": [Wildcard.literal("src/x/") + "*", Wildcard.literal("lib/") + "*"],
+          "always:pattern": ["*"],
+        }[scope]
+        expect(choice.saves.map((s) => s.pattern)).toEqual(shown)
+        expect(choice.where).toEqual(prompt.request.always!.scope)
+        yield* approvals.answer({ requestID: "per_1", digest: prompt.digest, choice: scope, channel: "test" })
+        expect(yield* Fiber.await(fiber)).toEqual(Exit.void)
+        const rows = yield* saved.list()
+        expect(new Set(rows.map((row) => row.resource))).toEqual(new Set(choice.saves.map((s) => s.pattern)))
+        expect(rows.every((row) => row.action === "edit" && row.directory === choice.where!.directory)).toBe(true)
+        let n = 2
+        for (const resource of allowed) expect((yield* permission.ask(edit(`per_${n++}`, [resource]))).effect).toBe("allow")
+        for (const resource of asks) expect((yield* permission.ask(edit(`per_${n++}`, [resource]))).effect).toBe("ask")
+      }),
+    )
+  }
+
+  scoped("a protected_path ask offers only once and reject; an unresolved command no exact or directory", () =>
+    Effect.gen(function* () {
+      const approvals = yield* Approvals.Service
+      const permission = yield* PermissionV2.Service
+      yield* permission.ask({ id: "per_p", sessionID: "ses_a", action: "protected_path", resources: [".git/config"], save: ["*"] })
+      expect((yield* approvals.get("per_p")).choices.map((c) => c.id)).toEqual(["once", "reject"])
+      yield* permission.ask({
+        id: "per_b",
+        sessionID: "ses_a",
+        action: "bash",
+        resources: [`${PermissionV2.UNRESOLVED_PREFIX}eval "$x"`],
+        save: [`${PermissionV2.UNRESOLVED_PREFIX}eval *`],
+      })
+      expect((yield* approvals.get("per_b")).choices.map((c) => c.id)).toEqual(["once", "session", "always:pattern", "reject"])
+    }),
+  )
+
+  scoped(
+    "an ask nobody answers before permission.askTimeout fails the call as timed out and publishes Expired",
+    () =>
+      Effect.gen(function* () {
+        const approvals = yield* Approvals.Service
+        const permission = yield* PermissionV2.Service
+        const events = yield* EventV2.Service
+        const before = yield* events.subscribers(PermissionV2.Event.Asked)
+        const stream = yield* Effect.fork(Stream.runCollect(approvals.prompts().pipe(Stream.take(4))))
+        while ((yield* events.subscribers(PermissionV2.Event.Asked)) === before) yield* Effect.yieldNow()
+        const fiber = yield* waiting(edit("per_1", ["a.ts"]))
+        yield* permission.ask(edit("per_2", ["b.ts"], "ses_b"))
+        const prompt = yield* approvals.get("per_1")
+        expect(prompt.deadline).toBe(prompt.askedAt + 1_000)
+        yield* TestClock.adjust(999)
+        expect(fiber.unsafePoll()).toBeNull()
+        yield* TestClock.adjust(1)
+        const exit = yield* Fiber.await(fiber)
+        const error = failureOf(exit)
+        expect(error).toBeInstanceOf(Approvals.TimedOutError)
+        expect(PermissionV2.toToolFailure(error as Approvals.TimedOutError).message).toBe(
+          "Approval timed out: nobody answered the permission request for edit within 1000 ms.",
+        )
+        expect(yield* approvals.pending()).toEqual([])
+        const late = yield* Effect.flip(
+          approvals.answer({ requestID: "per_1", digest: prompt.digest, choice: "once", channel: "http" }),
+        )
+        expect(late).toBeInstanceOf(Approvals.AlreadyAnsweredError)
+        const delivered = Chunk.toArray(yield* Fiber.join(stream)).map((event) =>
+          event._tag === "Asked" ? `Asked ${event.prompt.request.id}` : `${event._tag} ${event.requestID}`,
+        )
+        expect(delivered.slice(0, 2)).toEqual(["Asked per_1", "Asked per_2"])
+        // Both were asked at the same instant, so both expire (an ask without a waiter too).
+        expect(delivered.slice(2).sort()).toEqual(["Expired per_1", "Expired per_2"])
+      }),
+    { permission: { askTimeout: 1_000 } },
+  )
+
+  it.scoped("an edit's prompt carries the diff it would make; answering once runs the edit", () =>
+    Effect.gen(function* () {
+      const directory = yield* tempDir()
+      const data = yield* tempDir("toolgate-data-")
+      fs.writeFileSync(path.join(directory, "hello.txt"), "before\nrest\n")
+      const layer = Core.layerLocation({
+        directory,
+        discover: false,
+        config: { agents: { build: { permissions: [{ action: "edit", resource: "*", effect: "ask" }] } } },
+      }).pipe(Layer.provideMerge(Core.layerProcess({ data, memoryDatabase: true })))
+      const context = yield* Layer.build(layer)
+      yield* Effect.provide(
+        Effect.gen(function* () {
+          const approvals = yield* Approvals.Service
+          const sessions = yield* SessionV2.Service
+          const registry = yield* ToolRegistry.Service
+          yield* sessions.create({ id: "ses_e", agent: "build" })
+          const turn = yield* registry.materialize()
+          const input = { path: "hello.txt", oldString: "before", newString: "after" }
+          const settled = yield* Effect.fork(
+            turn.settle({ sessionID: "ses_e", agent: "build", assistantMessageID: "msg_e", call: { id: "call_e", name: "edit", input } }),
+          )
+          const asked = yield* approvals.prompts({ sessionID: "ses_e" }).pipe(
+            Stream.filter((event) => event._tag === "Asked" && event.prompt.request.action === "edit"),
+            Stream.runHead,
+          )
+          const prompt = (Option.getOrThrow(asked) as Extract<Approvals.PromptEvent, { _tag: "Asked" }>).prompt
+          expect(prompt.diff).toContain("-before\n+after")
+          expect(prompt.diff).toMatch(/--- hello\.txt\n\+\+\+ hello\.txt/)
+          expect(fs.readFileSync(path.join(directory, "hello.txt"), "utf8")).toBe("before\nrest\n")
+          yield* approvals.answer({ requestID: prompt.request.id, digest: prompt.digest, choice: "once", channel: "test" })
+          const result = yield* Fiber.join(settled)
+          expect(result.result).toMatchObject({ type: "text" })
+          expect(fs.readFileSync(path.join(directory, "hello.txt"), "utf8")).toBe("after\nrest\n")
+        }),
+        context,
+      )
     }),
   )
 })

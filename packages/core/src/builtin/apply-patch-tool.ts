@@ -10,6 +10,7 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as Approvals from "../policy/approvals.js"
 import * as FileDiff from "../values/file-diff.js"
 import * as FileFailure from "./internal/file-failure.js"
 import * as FileMutation from "../world/file-mutation.js"
@@ -141,8 +142,10 @@ const attempt = <A, E extends Patch.ParseError | Patch.MatchError>(
     }
   })
 
-const isPermission = (error: unknown): error is PermissionV2.BlockedError | PermissionV2.CorrectedError =>
-  error instanceof PermissionV2.BlockedError || error instanceof PermissionV2.CorrectedError
+const isPermission = (error: unknown): error is PermissionV2.Error =>
+  error instanceof PermissionV2.BlockedError ||
+  error instanceof PermissionV2.CorrectedError ||
+  error instanceof Approvals.TimedOutError
 
 const diffOf = (change: Prepared): FileDiff.Info => {
   const file = change.target.resource
@@ -241,7 +244,12 @@ export const tool = Effect.gen(function* () {
               .pipe(Effect.mapError((error) => caused(`Unable to apply patch at ${hunk.path}`, error))),
           )
         }
-        yield* MutationGate.authorize(gate, identity, resolved)
+        // The prompt shows the patch as it would apply now (nothing when a hunk cannot be prepared yet).
+        const preview = Effect.forEach(hunks, (hunk, index) => prepare(hunk, resolved[index]!)).pipe(
+          Effect.map((changes) => changes.map((change) => diffOf(change).patch ?? "").join("")),
+          Effect.orElseSucceed(() => undefined),
+        )
+        yield* MutationGate.authorize(gate, identity, resolved, preview)
         return resolved
       }).pipe(
         Effect.mapError((error) =>

@@ -153,7 +153,17 @@ export const tool = Effect.gen(function* () {
       if (input.oldString === input.newString) return yield* failure(messages.identical)
       if (input.oldString === "") return yield* failure(messages.empty)
       const target = yield* mutation.resolve({ path: input.path, kind: "file" })
-      yield* MutationGate.authorize(gate, identity, [target])
+      // The prompt shows the diff this call would make (read after the read step; nothing when it cannot be made).
+      const preview = files.read({ target }).pipe(
+        Effect.map((bytes) => {
+          const before = new TextDecoder().decode(FileMutation.hasBom(bytes) ? bytes.subarray(3) : bytes)
+          const adapt = before.includes("\r\n") ? (value: string) => toLf(value).replaceAll("\n", "\r\n") : toLf
+          const outcome = Replacers.replace(before, adapt(input.oldString), adapt(input.newString), input.replaceAll === true)
+          return outcome._tag === "Replaced" ? FileDiff.patch(target.resource, before, outcome.text) : undefined
+        }),
+        Effect.orElseSucceed(() => undefined),
+      )
+      yield* MutationGate.authorize(gate, identity, [target], preview)
       // Content is read only after approval (read first, then edit), so neither a denied edit nor a file the agent
       // may not read can reveal whether oldString matches. The read goes through a verified descriptor, so a path
       // swapped for a link after approval cannot feed outside bytes into the match.

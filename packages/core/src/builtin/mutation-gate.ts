@@ -6,7 +6,8 @@
  * 2. `read` for the targets whose `read` would not simply be allowed (a secret file, say): asked or refused first,
  *    so the outcome of a mutation ("Could not find oldString" versus "Edited") never reveals a file the agent may
  *    not read (see docs/trust/secrets.md);
- * 3. `edit` for every target;
+ * 3. `edit` for every target, its ask carrying the rendered diff (`metadata.diff`) when the caller gives a
+ *    `preview` (computed only when `edit` would ask, after the read step, so it reads nothing unauthorised);
  * 4. `protected_path` for the targets that decide the rules or the project identity (see
  *    docs/trust/protected-paths.md), asked even when `edit` allows; nothing is saved on `always`.
  *
@@ -39,7 +40,12 @@ const READ_SAVE = ["*"]
  *
  * @since 0.2.0
  */
-export const authorize = (services: Services, identity: Identity, targets: ReadonlyArray<LocationMutation.Target>) =>
+export const authorize = (
+  services: Services,
+  identity: Identity,
+  targets: ReadonlyArray<LocationMutation.Target>,
+  preview?: Effect.Effect<string | undefined>,
+) =>
   Effect.gen(function* () {
     const { permission, protection } = services
     const external = new Map<string, LocationMutation.ExternalDirectoryAuthorization>()
@@ -61,7 +67,23 @@ export const authorize = (services: Services, identity: Identity, targets: Reado
     if (guarded.length > 0)
       yield* permission.assert({ action: "read", resources: guarded, save: READ_SAVE, ...identity })
 
-    yield* permission.assert({ action: "edit", resources, save: ["*"], ...identity })
+    let diff: string | undefined
+    if (preview !== undefined) {
+      const editable = yield* permission.check({
+        sessionID: identity.sessionID,
+        agent: identity.agent,
+        action: "edit",
+        resources,
+      })
+      if (editable.includes("ask")) diff = yield* preview
+    }
+    yield* permission.assert({
+      action: "edit",
+      resources,
+      save: ["*"],
+      ...(diff === undefined ? {} : { metadata: { diff } }),
+      ...identity,
+    })
 
     const matches = targets.flatMap((target) => {
       const match = protection.classify(target.canonical)

@@ -8,6 +8,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as FileDiff from "../values/file-diff.js"
 import * as FileFailure from "./internal/file-failure.js"
 import * as FileMutation from "../world/file-mutation.js"
 import * as LLM from "../values/llm.js"
@@ -103,7 +104,13 @@ export const tool = Effect.gen(function* () {
     const identity = PermissionV2.fromToolCall(context)
     return Effect.gen(function* () {
       const target = yield* mutation.resolve({ path: input.path, kind: "file" })
-      yield* MutationGate.authorize(gate, identity, [target])
+      // The prompt shows the diff against what is there now (a file that cannot be read: against nothing).
+      const preview = files.read({ target }).pipe(
+        Effect.map((bytes) => new TextDecoder().decode(FileMutation.hasBom(bytes) ? bytes.subarray(3) : bytes)),
+        Effect.orElseSucceed(() => ""),
+        Effect.map((before) => FileDiff.patch(target.resource, before, input.content)),
+      )
+      yield* MutationGate.authorize(gate, identity, [target], preview)
       return yield* files.writeTextPreservingBom({ target, content: input.content })
     }).pipe(
       Effect.mapError(

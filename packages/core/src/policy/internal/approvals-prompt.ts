@@ -78,7 +78,7 @@ export const choices = (request: Request): ReadonlyArray<Choice> => {
       always("directory", "Always allow in this directory", unique(request.resources.map(directoryPattern)).map(saveEntry))
     }
   }
-  always("pattern", `Always allow ${pattern.map((entry) => Printable.show(entry.text)).join(", ")}`, pattern)
+  always("pattern", `Always allow ${pattern.map((entry) => entry.text).join(", ")}`, pattern)
   out.push(reject)
   return out
 }

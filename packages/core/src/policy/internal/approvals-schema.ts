@@ -41,6 +41,7 @@ export type AlwaysScope = typeof AlwaysScope.Type
 
 /**
  * One choice a prompt offers, with what it would save and where (`saves` is empty for `once` and `reject`).
+ * `label` is raw text (it may name a hostile pattern): a client escapes it when it shows it (`Printable.show`).
  * `id` is stable and is what a client sends back (`once`, `session`, `always:exact`, `always:directory`,
  * `always:pattern`, `reject`).
  *
