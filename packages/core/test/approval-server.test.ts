@@ -9,8 +9,17 @@ import * as http from "node:http"
 import { NodeHttpClient } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer } from "effect"
-import { Approvals, Database, DecisionJournal, Location, PermissionSaved } from "../src/index.js"
+import { Effect, Exit, Fiber, Layer } from "effect"
+import {
+  Approvals,
+  Core,
+  Database,
+  DecisionJournal,
+  Location,
+  PermissionSaved,
+  PermissionV2,
+  SessionV2,
+} from "../src/index.js"
 import { ApprovalServer } from "../src/entry/server.js"
 import * as Fake from "./support/approvals-fake.js"
 import { eventStream, request } from "./support/http-client.js"
@@ -308,6 +317,70 @@ describe("ApprovalServer", () => {
     Effect.gen(function* () {
       const error = yield* Effect.flip(harness({ token: "short" }))
       expect(error).toMatchObject({ _tag: "ApprovalServer.StartError" })
+    }),
+  )
+
+  it.scoped("over the real Location layer: a suspended assert resumes on the right digest only, once", () =>
+    Effect.gen(function* () {
+      const directory = yield* tempDir("toolgate-serve-real-")
+      const data = yield* tempDir("toolgate-serve-data-")
+      const core = Core.layer({
+        directory,
+        data,
+        discover: false,
+        config: { permissions: [{ action: "edit", resource: "*", effect: "ask" }] },
+      })
+      const layer = ApprovalServer.layer({ token: TOKEN }).pipe(
+        Layer.provideMerge(DecisionJournal.layer),
+        Layer.provideMerge(core),
+      )
+      const context = yield* Layer.build(layer)
+      const { url } = yield* Effect.provide(ApprovalServer.Service, context)
+      const permission = yield* Effect.provide(PermissionV2.Service, context)
+      const session = yield* Effect.provide(
+        Effect.flatMap(SessionV2.Service, (sessions) => sessions.create()),
+        context,
+      )
+      const events = yield* eventStream(`${url}/api/events?sessionID=${session.id}`, auth)
+      const call = (resource: string) =>
+        Effect.fork(permission.assert({ sessionID: session.id, action: "edit", resources: [resource], save: ["*"] }))
+      const answer = (id: string, body: object) =>
+        request(`${url}/api/asks/${id}/answer`, { method: "POST", headers: auth, body })
+
+      const first = yield* call("a.txt")
+      const asked = (yield* Effect.promise(events.next)).data as { prompt: Approvals.Prompt }
+      expect(asked.prompt.request).toMatchObject({ action: "edit", resources: ["a.txt"], sessionID: session.id })
+      const id = asked.prompt.request.id
+      expect(asked.prompt.digest).toMatch(/^[0-9a-f]{64}$/)
+      expect(asked.prompt.choices.map((choice) => choice.id)).toContain("once")
+
+      expect((yield* answer(id, { digest: "0".repeat(64), choice: "once" })).status).toBe(409)
+      expect((yield* answer(id, { digest: asked.prompt.digest, choice: "always:nothing" })).status).toBe(400)
+      expect(first.unsafePoll()).toBeNull()
+      expect((yield* request(`${url}/api/asks/${id}`, { headers: auth })).json).toMatchObject({
+        digest: asked.prompt.digest,
+      })
+
+      expect((yield* answer(id, { digest: asked.prompt.digest, choice: "once", by: "bob" })).status).toBe(204)
+      expect(Exit.isSuccess(yield* Fiber.await(first))).toBe(true)
+      expect((yield* Effect.promise(events.next)).data).toMatchObject({
+        _tag: "Answered",
+        requestID: id,
+        choice: "once",
+        channel: "http",
+        by: "bob",
+      })
+      const again = yield* answer(id, { digest: asked.prompt.digest, choice: "once" })
+      expect([404, 409]).toContain(again.status)
+
+      const second = yield* call("b.txt")
+      const next = (yield* Effect.promise(events.next)).data as { prompt: Approvals.Prompt }
+      expect(
+        (yield* answer(next.prompt.request.id, { digest: next.prompt.digest, choice: "reject", message: "no" })).status,
+      ).toBe(204)
+      const exit = yield* Fiber.await(second)
+      expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain("PermissionV2.CorrectedError")
+      expect((yield* request(`${url}/api/asks`, { headers: auth })).json).toEqual([])
     }),
   )
 })
