@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { CliError, UsageError } from "./errors.js"
+import { command as decisions } from "./decisions.js"
 import * as Paths from "./paths.js"
 
 /**
@@ -198,7 +199,7 @@ const toolgate = Command.make("toolgate", {}, () =>
   Effect.fail(new UsageError({ message: "missing command: demo, mcp or permissions (see toolgate --help)" })),
 ).pipe(
   Command.withDescription("The toolgate command line: the demo session and saved approvals"),
-  Command.withSubcommands([demo, mcp, permissions]),
+  Command.withSubcommands([demo, mcp, permissions, decisions]),
 )
 
 /**
