@@ -201,11 +201,14 @@ const ownedByUs = (directory: string): boolean => {
  * and reused while it is ours alone; otherwise into a fresh private one.
  */
 const transpiledBridge = (sources: string): string => {
-  const ts = CorePackage.require("typescript") as typeof import("typescript")
+  // The compiler's version names the output; the compiler itself (seconds to load on a busy machine) only when the
+  // output must be written.
+  const { version } = CorePackage.require("typescript/package.json") as { readonly version: string }
   const texts = BRIDGE_MODULES.map((name) => fs.readFileSync(path.join(sources, `${name}.ts`), "utf8"))
-  const digest = crypto.createHash("sha256").update(ts.version).update(texts.join("\0")).digest("hex").slice(0, 16)
+  const digest = crypto.createHash("sha256").update(version).update(texts.join("\0")).digest("hex").slice(0, 16)
   const directory = path.join(os.tmpdir(), `toolgate-egress-bridge-${process.getuid?.() ?? "u"}-${digest}`)
   if (fs.existsSync(path.join(directory, "egress-bridge.js")) && ownedByUs(directory)) return directory
+  const ts = CorePackage.require("typescript") as typeof import("typescript")
   const staging = fs.mkdtempSync(`${directory}-`)
   // Readable by the sandbox's user, which may not be ours (a root runner sandboxes as an unprivileged user).
   fs.chmodSync(staging, 0o755)

@@ -43,18 +43,27 @@ export const rawServer = Effect.acquireRelease(
   ({ server }) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void))),
 )
 
-/** A TCP server that keeps its first connection open and reports when it arrives and when it closes. */
+/**
+ * A TCP server that keeps its connections open and reads everything sent to it: `connected` completes when the
+ * first bytes arrive (a tunnel open end to end, the client's request through it), `received` is what arrived, and
+ * `closed` completes when a connection ends. It must read: Node reports a peer's end only once the bytes before it
+ * were consumed, so a server that never reads never sees its connection close.
+ */
 export const holdingServer = Effect.gen(function* () {
   const connected = yield* Deferred.make<void>()
   const closed = yield* Deferred.make<void>()
   const sockets = new Set<net.Socket>()
+  const chunks: Array<Buffer> = []
   const server = yield* Effect.acquireRelease(
     Effect.async<net.Server>((resume) => {
       const instance = net.createServer((socket) => {
         sockets.add(socket)
         socket.on("error", () => undefined)
+        socket.on("data", (chunk: Buffer) => {
+          chunks.push(chunk)
+          Deferred.unsafeDone(connected, Exit.void)
+        })
         socket.once("close", () => Deferred.unsafeDone(closed, Exit.void))
-        Deferred.unsafeDone(connected, Exit.void)
       })
       instance.listen(0, "127.0.0.1", () => resume(Effect.succeed(instance)))
     }),
@@ -64,7 +73,12 @@ export const holdingServer = Effect.gen(function* () {
         instance.close(() => resume(Effect.void))
       }),
   )
-  return { port: (server.address() as net.AddressInfo).port, connected, closed }
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    connected,
+    closed,
+    received: () => Buffer.concat(chunks).toString("latin1"),
+  }
 })
 
 /** A self-signed certificate for `localhost` written into `directory`. */
