@@ -184,6 +184,33 @@ const mcp = Command.make(
   Command.withDescription("Serve the project's tools over stdio as an MCP server (permission asks via elicitation)"),
 )
 
+const serve = Command.make(
+  "serve",
+  {
+    dir: Options.text("dir").pipe(Options.withDescription("The project directory whose asks are served (required)")),
+    port: Options.text("port").pipe(
+      Options.withDescription("The port (default 7433; 0: a free one)"),
+      Options.optional,
+    ),
+    host: Options.text("host").pipe(
+      Options.withDescription("The address to bind (default 127.0.0.1)"),
+      Options.optional,
+    ),
+    webhook: Options.text("webhook").pipe(
+      Options.withDescription("POST each new ask here, signed with $TOOLGATE_WEBHOOK_SECRET"),
+      Options.optional,
+    ),
+    data,
+  },
+  (options) =>
+    Effect.flatMap(Paths.existingDirectory(Option.some(options.dir)), (directory) =>
+      Effect.flatMap(
+        load(() => import("./serve.js")),
+        (Serve) => Serve.run({ ...options, directory }),
+      ),
+    ),
+).pipe(Command.withDescription("Serve the approval API and web page for a project (token printed at start)"))
+
 const permissions = Command.make("permissions", {}, () =>
   Effect.fail(
     new UsageError({
@@ -199,7 +226,7 @@ const toolgate = Command.make("toolgate", {}, () =>
   Effect.fail(new UsageError({ message: "missing command: demo, mcp or permissions (see toolgate --help)" })),
 ).pipe(
   Command.withDescription("The toolgate command line: the demo session and saved approvals"),
-  Command.withSubcommands([demo, mcp, permissions, decisions]),
+  Command.withSubcommands([demo, mcp, serve, permissions, decisions]),
 )
 
 /**
