@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { EventV2, PermissionV2, type ToolRegistry } from "@toolgate/core"
+import { Approvals, EventV2, type PermissionV2, type ToolRegistry } from "@toolgate/core"
 import {
   type GenericToolApprovalFunction,
   jsonSchema,
@@ -71,7 +71,17 @@ export const applyApprovals = (tools: ToolSet, messages: ReadonlyArray<ModelMess
  *
  * @since 0.2.0
  */
-export const pendingAsk = (tools: ToolSet, toolCallId: string): PermissionV2.Request | undefined => {
+export const pendingAsk = (tools: ToolSet, toolCallId: string): PermissionV2.Request | undefined =>
+  pendingPrompt(tools, toolCallId)?.request
+
+/**
+ * The prompt an AI SDK approval request of `tools` stands for, by tool call id — everything the request's `reason`
+ * describes (the command, the diff, the choices with what each saves, the deadline) as the one approval protocol's
+ * `Approvals.Prompt` — or `undefined`.
+ *
+ * @since 0.3.0
+ */
+export const pendingPrompt = (tools: ToolSet, toolCallId: string): Approvals.Prompt | undefined => {
   const running = bridgeOf(tools).calls.get(toolCallId)
   return running === undefined || running.answered ? undefined : running.approval
 }
@@ -110,7 +120,7 @@ export const toAiSdkTools = (
     options.approval === "ai-sdk" &&
     !ManagedRuntime.isManagedRuntime(runtime) &&
     (Option.isNone(Context.getOption((runtime as Runtime.Runtime<never>).context, EventV2.Service)) ||
-      Option.isNone(Context.getOption((runtime as Runtime.Runtime<never>).context, PermissionV2.Service)))
+      Option.isNone(Context.getOption((runtime as Runtime.Runtime<never>).context, Approvals.Service)))
   ) {
     throw new Error(MISSING_SERVICES)
   }

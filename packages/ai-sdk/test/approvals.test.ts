@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net"
 import * as path from "node:path"
 import { createOpenAI } from "@ai-sdk/openai"
 import { describe, expect, it } from "@effect/vitest"
-import { EventV2, Location, PermissionV2, SessionV2, Tool, ToolRegistry } from "@toolgate/core"
+import { Approvals, EventV2, Location, PermissionV2, SessionV2, Tool, ToolRegistry } from "@toolgate/core"
 import { Core } from "@toolgate/core/testing"
 import { generateText, type LanguageModel, type ModelMessage, stepCountIs, streamText, type ToolSet } from "ai"
 import { MockLanguageModelV4 } from "ai/test"
@@ -145,10 +145,14 @@ const stream = (model: LanguageModel, tools: ToolSet, messages: Array<ModelMessa
 
 const prompt: Array<ModelMessage> = [{ role: "user", content: "overwrite hello.txt" }]
 
-const expectDescribed = (request: ApprovalRequest, ask: PermissionV2.Request) => {
-  expect(request.reason).toBe(AiSdkTools.describeAsk(ask))
+/** The request's reason describes the pending prompt: the ask, then every choice with what it saves. */
+const expectDescribed = (request: ApprovalRequest, ask: PermissionV2.Request, tools: ToolSet) => {
+  const prompt = AiSdkTools.pendingPrompt(tools, request.toolCall.toolCallId)!
+  expect(prompt.request).toEqual(ask)
+  expect(request.reason).toBe(AiSdkTools.describeAsk(prompt))
   expect(request.reason).toContain(`toolgate permission ${ask.id}: edit hello.txt`)
-  for (const line of PermissionV2.describeAlways(ask.always)) expect(request.reason).toContain(line)
+  expect(prompt.choices.map((choice) => choice.id)).toContain("always:exact")
+  for (const line of Approvals.describeChoices(prompt)) expect(request.reason).toContain(line)
 }
 
 describe("AiSdkTools approval: ai-sdk", () => {
@@ -161,7 +165,7 @@ describe("AiSdkTools approval: ai-sdk", () => {
       const request = first.content.find((part) => part.type === "tool-approval-request") as ApprovalRequest
       expect(request.toolCall.toolCallId).toBe("c_write")
       expect(asked).toHaveLength(1)
-      expectDescribed(request, asked[0]!)
+      expectDescribed(request, asked[0]!, tools)
       expect(AiSdkTools.pendingAsk(tools, "c_write")).toEqual(asked[0])
       // The write is suspended on our ask, not run: the file is unchanged and the ask is pending.
       expect(fs.readFileSync(file, "utf8")).toBe("hello\n")
@@ -214,7 +218,7 @@ describe("AiSdkTools approval: ai-sdk", () => {
       ])
       const first = yield* stream(model, tools, prompt)
       const request = first.parts.find((part) => part.type === "tool-approval-request") as unknown as ApprovalRequest
-      expectDescribed(request, asked[0]!)
+      expectDescribed(request, asked[0]!, tools)
       expect(fs.readFileSync(file, "utf8")).toBe("hello\n")
 
       const second = yield* stream(
@@ -331,7 +335,7 @@ describe("AiSdkTools approval: ai-sdk", () => {
       const materialization = { definitions: [], settle: () => Effect.die("unused") }
       const identity = { sessionID: "ses_x", agent: "build", assistantMessageID: "msg_x" }
       expect(() => AiSdkTools.toAiSdkTools(materialization, identity, undefined, { approval: "ai-sdk" })).toThrow(
-        /approval "ai-sdk" needs a runtime that provides toolgate's EventV2 and PermissionV2 services/,
+        /approval "ai-sdk" needs a runtime that provides toolgate's EventV2 and Approvals services/,
       )
       expect(AiSdkTools.toAiSdkTools(materialization, identity)).toEqual({})
     }),
@@ -446,7 +450,7 @@ describe("AiSdkTools approval: ai-sdk over @ai-sdk/openai (loopback Chat Complet
       const first = yield* generate(model, tools, prompt)
       const request = first.content.find((part) => part.type === "tool-approval-request") as ApprovalRequest
       expect(request.toolCall.toolCallId).toBe("call_write")
-      expectDescribed(request, asked[0]!)
+      expectDescribed(request, asked[0]!, tools)
       expect(bodies[0].tools.map((entry: any) => entry.function.name)).toContain("write")
 
       const second = yield* generate(
@@ -488,7 +492,7 @@ describe("AiSdkTools approval: ai-sdk over @ai-sdk/openai (loopback Chat Complet
       expect(bodies[0].stream).toBe(true)
       const request = first.parts.find((part) => part.type === "tool-approval-request") as unknown as ApprovalRequest
       expect(request.toolCall.toolCallId).toBe("call_write")
-      expectDescribed(request, asked[0]!)
+      expectDescribed(request, asked[0]!, tools)
       expect(fs.readFileSync(file, "utf8")).toBe("hello\n")
 
       const second = yield* stream(model, tools, answer([...prompt, ...first.messages], request.approvalId, true))
@@ -611,42 +615,42 @@ describe("AiSdkTools progress from bash", () => {
   )
 })
 
-describe("AiSdkTools ask timeout", () => {
+/** `permission.askTimeout` bounds every ask, whichever channel would answer it (the adapter has no timer of its own). */
+const timedEdits = Core.layerTest({
+  config: { permissions: [{ action: "edit", resource: "*", effect: "ask" }], permission: { askTimeout: 300 } },
+})
+
+const TIMED_OUT = "Approval timed out: nobody answered the permission request for edit within 300 ms."
+
+describe("AiSdkTools ask timeout (permission.askTimeout)", () => {
   it.live("in-process: an ask nobody answers ends the call with a clear error and withdraws the ask", () =>
     Effect.gen(function* () {
-      const { file, tools, asked, permission } = yield* setup({ approval: "in-process", askTimeout: "300 millis" })
+      const { file, tools, permission } = yield* setup({ approval: "in-process" })
       const model = scripted([() => [call("c_write", "write", { path: "hello.txt", content: "bye\n" })]])
       const result = yield* Effect.promise(() => generateText({ model, tools, prompt, stopWhen: stepCountIs(2) }))
       const error = result.steps[0]!.content.find((part) => part.type === "tool-error") as { error: Error }
-      expect(error.error.message).toBe(
-        `Permission request ${asked[0]!.id} (edit: hello.txt) was not answered within 300ms; the tool call was cancelled`,
-      )
+      expect(error.error.message).toBe(TIMED_OUT)
       expect(yield* permission.list()).toEqual([])
-      expect(toolResults(model.doGenerateCalls[1]!)["c_write"]).toEqual({
-        type: "error-text",
-        value: error.error.message,
-      })
+      expect(toolResults(model.doGenerateCalls[1]!)["c_write"]).toEqual({ type: "error-text", value: TIMED_OUT })
       expect(fs.readFileSync(file, "utf8")).toBe("hello\n")
-    }).pipe(Effect.provide(askForEdits), Effect.scoped),
+    }).pipe(Effect.provide(timedEdits), Effect.scoped),
   )
 
-  it.live("ai-sdk: an approval answered after the timeout finds the call cancelled; the model reads why", () =>
+  it.live("ai-sdk: an approval answered after the timeout finds the call timed out; the model reads why", () =>
     Effect.gen(function* () {
-      const { file, tools, asked, permission } = yield* setup({ approval: "ai-sdk", askTimeout: "300 millis" })
+      const { file, tools, asked, permission } = yield* setup({ approval: "ai-sdk" })
       const model = scripted([() => [call("c_write", "write", { path: "hello.txt", content: "bye\n" })]])
       const first = yield* generate(model, tools, prompt)
       const request = first.content.find((part) => part.type === "tool-approval-request") as ApprovalRequest
-      // Wait for the timeout to withdraw the ask (no reply event exists for a withdrawal).
+      expect(AiSdkTools.pendingPrompt(tools, "c_write")?.deadline).toBeTypeOf("number")
+      // Wait for the timeout to expire the ask.
       yield* permission
         .get(asked[0]!.id)
         .pipe(Effect.repeat({ until: (pending) => pending === undefined, schedule: Schedule.spaced("20 millis") }))
       yield* generate(model, tools, answer([...prompt, ...first.response.messages], request.approvalId, true))
-      expect(toolResults(model.doGenerateCalls[1]!)["c_write"]).toEqual({
-        type: "error-text",
-        value: `Permission request ${asked[0]!.id} (edit: hello.txt) was not answered within 300ms; the tool call was cancelled`,
-      })
+      expect(toolResults(model.doGenerateCalls[1]!)["c_write"]).toEqual({ type: "error-text", value: TIMED_OUT })
       expect(fs.readFileSync(file, "utf8")).toBe("hello\n")
-    }).pipe(Effect.provide(askForEdits), Effect.scoped),
+    }).pipe(Effect.provide(timedEdits), Effect.scoped),
   )
 })
 
@@ -655,7 +659,16 @@ describe("AiSdkTools.decisionFor", () => {
     const reason = FastCheck.oneof(
       FastCheck.constant(undefined),
       FastCheck.string(),
-      FastCheck.constantFrom("always", " Always ", "ALWAYS\n", "", "  "),
+      FastCheck.constantFrom(
+        "always",
+        " Always ",
+        "ALWAYS\n",
+        "",
+        "  ",
+        "session",
+        " Always:Exact ",
+        "always:directory",
+      ),
     )
     FastCheck.assert(
       FastCheck.property(FastCheck.boolean(), reason, FastCheck.boolean(), (approved, text, otherFirst) => {
@@ -680,8 +693,12 @@ describe("AiSdkTools.decisionFor", () => {
           { role: "tool", content: otherFirst ? [theirs, ours] : [ours, theirs] },
         ]
         const trimmed = text?.trim() ?? ""
+        const word = trimmed.toLowerCase()
+        const named = ["session", "always:exact", "always:directory", "always:pattern"].includes(word)
         const expected = approved
-          ? { reply: trimmed.toLowerCase() === "always" ? "always" : "once" }
+          ? named
+            ? { reply: word.startsWith("always") ? "always" : "once", choice: word }
+            : { reply: word === "always" ? "always" : "once" }
           : trimmed === ""
             ? { reply: "reject" }
             : { reply: "reject", message: trimmed }

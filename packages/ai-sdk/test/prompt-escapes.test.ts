@@ -5,7 +5,7 @@
  * file name that would display as something else).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { PermissionV2, Printable, SessionV2, ToolRegistry, Wildcard } from "@toolgate/core"
+import { Approvals, PermissionV2, Printable, SessionV2, ToolRegistry, Wildcard } from "@toolgate/core"
 import { Core } from "@toolgate/core/testing"
 import { generateText, stepCountIs } from "ai"
 import { MockLanguageModelV4 } from "ai/test"
@@ -21,7 +21,7 @@ const usage = {
 describe("AI SDK approval reason", () => {
   it("shows every field of a request escaped, one resource per line", () => {
     const resources = [Hostile.EVERYTHING, ...Hostile.DISGUISED.map((item) => item.raw)]
-    const reason = AiSdkTools.describeAsk({
+    const request: PermissionV2.Request = {
       id: PermissionV2.ID.make("per_hostile"),
       sessionID: "ses_hostile",
       action: "bash",
@@ -35,12 +35,21 @@ describe("AI SDK approval reason", () => {
         ],
         scope: { kind: "directory", projectID: "global", directory: `/tmp/${Hostile.EVERYTHING}` },
       },
-    })
+      metadata: { diff: `--- a\n+++ b\n@@ -1 +1 @@\n-${Hostile.EVERYTHING}\n+${Hostile.EVERYTHING}\n` },
+    }
+    const prompt = Approvals.prompt(request, undefined, 0, 1_000)
+    expect(prompt.diff).toBeDefined()
+    const reason = AiSdkTools.describeAsk(prompt)
     expect(Hostile.rawFound(reason, { newlines: true })).toEqual([])
     const lines = reason.split("\n")
     expect(lines[0]).toBe(`toolgate permission per_hostile: bash on ${resources.length} resources:`)
     expect(lines.slice(1, 1 + resources.length)).toEqual(resources.map((resource) => `  - ${Printable.show(resource)}`))
-    expect(lines).toHaveLength(1 + resources.length + 1 + resources.length + 1 + 1)
+    // Then the diff, every choice with what it saves (each hostile value escaped), the deadline and how to answer.
+    expect(lines).toContain("diff:")
+    expect(lines).toContain("choices:")
+    for (const line of Approvals.describeChoices(prompt)) expect(lines).toContain(`  ${line}`)
+    expect(lines).toContain(`answer by ${new Date(1_000).toISOString()}`)
+    expect(lines.at(-1)).toMatch(/^Approve to allow once; approve with the reason "always" to save it/)
   })
 
   it.live("real approval requests: bash commands and a file name are described as what they are", () =>

@@ -1,31 +1,24 @@
 /**
- * The per-ToolSet approval bridge: the calls in flight, their settlement, the asks they raise and the replies.
+ * The per-ToolSet approval bridge: the calls in flight, their settlement, the prompts they raise (read from
+ * `Approvals.prompts`) and the answers (`Approvals.answer` with the digest of the prompt the approval request
+ * described, channel `ai-sdk`). An ask nobody answers waits for `permission.askTimeout` like every channel's.
  *
  * @since 0.3.0
  * @internal
  */
-import { EventV2, PermissionV2, SettleInput, Tool, type LLM, type ToolRegistry } from "@toolgate/core"
+import { Approvals, EventV2, PermissionV2, SettleInput, Tool, type LLM, type ToolRegistry } from "@toolgate/core"
 import { type ModelMessage, type ToolSet } from "ai"
 import * as Deferred from "effect/Deferred"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
-import * as Queue from "effect/Queue"
 import * as Runtime from "effect/Runtime"
-import {
-  AskTimeoutError,
-  DEFAULT_ASK_TIMEOUT,
-  type ApprovalMode,
-  type EffectRuntime,
-  type Identity,
-  NoAnswererError,
-  type Options,
-} from "./tools-options.js"
-import { type Decision, decisionFor } from "./tools-approval.js"
+import * as Stream from "effect/Stream"
+import { type ApprovalMode, type EffectRuntime, type Identity, NoAnswererError, type Options } from "./tools-options.js"
+import { choiceFor, type Decision, decisionFor } from "./tools-approval.js"
 
-/** The adapter's own subscriptions to asks, per event bus: they watch asks, they do not answer them. */
+/** The adapter's own prompt subscriptions, per event bus: they watch asks, they do not answer them. */
 const ownWatchers = new WeakMap<EventV2.Interface, number>()
 
 /** @internal */
@@ -53,8 +46,8 @@ export interface Running {
   readonly phase: Promise<"settled" | "asked" | "progress">
   exit: Promise<Exit.Exit<ToolRegistry.Settlement, unknown>>
   done: boolean
-  /** The first ask, when it came before any progress (the one an AI SDK approval answers). */
-  approval: PermissionV2.Request | undefined
+  /** The first ask's prompt, when it came before any progress (the one an AI SDK approval answers). */
+  approval: Approvals.Prompt | undefined
   answered: boolean
   /** Set when the approval responses seen so far approve this call; `execute` answers it. */
   approved: boolean
@@ -78,7 +71,7 @@ export const bridges = new WeakMap<ToolSet, Bridge>()
 
 /** @internal */
 export const MISSING_SERVICES =
-  'AiSdkTools: approval "ai-sdk" needs a runtime that provides toolgate\'s EventV2 and PermissionV2 services (one built from Core.layer)'
+  'AiSdkTools: approval "ai-sdk" needs a runtime that provides toolgate\'s EventV2 and Approvals services (one built from Core.layer)'
 
 /** @internal */
 export const makeBridge = (
@@ -88,11 +81,10 @@ export const makeBridge = (
   options: Options,
 ): Bridge => {
   const mode = options.approval ?? "in-process"
-  const timeout = Duration.decode(options.askTimeout ?? DEFAULT_ASK_TIMEOUT)
   const calls = new Map<string, Running>()
 
-  /** The settlement plus the ask watcher: asks of this call are reported and each is bounded by `timeout`. */
-  const settlement = (call: LLM.ToolCall, running: Running, onAsk: (request: PermissionV2.Request) => void) =>
+  /** The settlement plus the prompt watcher: the prompts of this call are reported to `onAsk`. */
+  const settlement = (call: LLM.ToolCall, running: Running, onAsk: (prompt: Approvals.Prompt) => void) =>
     Effect.scoped(
       Effect.gen(function* () {
         const settle = materialization.settle(
@@ -102,73 +94,42 @@ export const makeBridge = (
           }),
         )
         const events = yield* Effect.serviceOption(EventV2.Service)
-        if (Option.isNone(events)) {
+        const approvals = yield* Effect.serviceOption(Approvals.Service)
+        if (Option.isNone(events) || Option.isNone(approvals)) {
           return mode === "ai-sdk" ? yield* Effect.dieMessage(MISSING_SERVICES) : yield* settle
         }
         const bus = events.value
-        const abandoned = yield* Deferred.make<never, AskTimeoutError | NoAnswererError>()
-        const open = new Set<string>()
-        const queue = yield* bus.queue(PermissionV2.Event.Asked, PermissionV2.Event.Replied)
+        const abandoned = yield* Deferred.make<never, NoAnswererError>()
         yield* Effect.acquireRelease(watching(bus, 1), () => watching(bus, -1))
-        const watch = (
-          envelope:
-            EventV2.EnvelopeOf<typeof PermissionV2.Event.Asked> | EventV2.EnvelopeOf<typeof PermissionV2.Event.Replied>,
-        ) => {
-          if (envelope.type === "permission.v2.replied") {
-            open.delete(envelope.data.requestID)
-            return Effect.void
-          }
-          const request = envelope.data
+        const watch = (event: Approvals.PromptEvent) => {
+          if (event._tag !== "Asked") return Effect.void
+          const prompt = event.prompt
+          const request = prompt.request
           const source = request.source
-          if (
-            request.sessionID !== identity.sessionID ||
-            source?.callID !== call.id ||
-            source.messageID !== identity.assistantMessageID
-          ) {
-            return Effect.void
-          }
-          open.add(request.id)
-          onAsk(request)
-          // The ask an AI SDK approval answers is put to a person by the SDK; any other ask needs someone here.
-          const unanswerable =
-            mode === "ai-sdk" && running.approval === request
+          if (source?.callID !== call.id || source.messageID !== identity.assistantMessageID) return Effect.void
+          onAsk(prompt)
+          // The ask an AI SDK approval answers is put to a person by the SDK; any other ask needs someone here: a
+          // prompt subscription (or `permission.v2.asked` listener) besides the adapter's own.
+          if (mode === "ai-sdk" && running.approval === prompt) return Effect.void
+          return Effect.flatMap(bus.subscribers(PermissionV2.Event.Asked), (count) =>
+            count > (ownWatchers.get(bus) ?? 0)
               ? Effect.void
-              : Effect.flatMap(bus.subscribers(PermissionV2.Event.Asked), (count) =>
-                  count > (ownWatchers.get(bus) ?? 0)
-                    ? Effect.void
-                    : Effect.zipRight(
-                        Effect.logWarning(
-                          `AiSdkTools: permission request ${request.id} (${request.action}) was cancelled at once: nothing in this process answers permission asks. Listen to PermissionV2.Event.Asked and call PermissionV2.Service.reply, or pass { approval: "ai-sdk" }.`,
-                        ),
-                        Deferred.fail(
-                          abandoned,
-                          new NoAnswererError({
-                            requestID: request.id,
-                            action: request.action,
-                            resources: request.resources,
-                          }),
-                        ),
-                      ),
-                )
-          const expire = Effect.suspend(() =>
-            open.has(request.id)
-              ? Deferred.fail(
-                  abandoned,
-                  new AskTimeoutError({
-                    requestID: request.id,
-                    action: request.action,
-                    resources: request.resources,
-                    timeout: Duration.format(timeout),
-                  }),
-                )
-              : Effect.void,
-          )
-          return Effect.zipRight(
-            unanswerable,
-            Effect.asVoid(Effect.forkScoped(Effect.zipRight(Effect.sleep(timeout), expire))),
+              : Effect.zipRight(
+                  Effect.logWarning(
+                    `AiSdkTools: permission request ${request.id} (${request.action}) was cancelled at once: nothing in this process answers permission asks. Read Approvals.Service.prompts and answer with Approvals.Service.answer, or pass { approval: "ai-sdk" }.`,
+                  ),
+                  Deferred.fail(
+                    abandoned,
+                    new NoAnswererError({
+                      requestID: request.id,
+                      action: request.action,
+                      resources: request.resources,
+                    }),
+                  ),
+                ),
           )
         }
-        yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(queue), watch)))
+        yield* Effect.forkScoped(Stream.runForEach(approvals.value.prompts({ sessionID: identity.sessionID }), watch))
         return yield* Effect.raceFirst(settle, Deferred.await(abandoned))
       }),
     )
@@ -195,9 +156,9 @@ export const makeBridge = (
         current()
       },
     }
-    const onAsk = (request: PermissionV2.Request) => {
+    const onAsk = (prompt: Approvals.Prompt) => {
       if (running.approval === undefined && running.reports.length === 0) {
-        running.approval = request
+        running.approval = prompt
         decide("asked")
       }
     }
@@ -215,38 +176,46 @@ export const makeBridge = (
   }
 
   const reply = async (running: Running, decision: Decision) => {
-    const request = running.approval
-    if (request === undefined || running.answered) return
+    const prompt = running.approval
+    if (prompt === undefined || running.answered) return
     running.answered = true
-    const permission = Effect.flatMap(Effect.serviceOption(PermissionV2.Service), (service) =>
+    const request = prompt.request
+    const answer = (choice: string, message: string | undefined) => ({
+      requestID: request.id,
+      digest: prompt.digest,
+      choice,
+      ...(message === undefined ? {} : { message }),
+      channel: "ai-sdk",
+    })
+    const chosen = choiceFor(prompt, decision)?.id ?? decision.reply
+    const permission = Effect.flatMap(Effect.serviceOption(Approvals.Service), (service) =>
       Option.isNone(service)
         ? Effect.void
-        : service.value
-            .reply({
-              requestID: request.id,
-              reply: decision.reply,
-              ...(decision.message === undefined ? {} : { message: decision.message }),
-            })
-            .pipe(
-              // An approval that could not be saved still approves this call: it is answered once, and the call
-              // reports why as a preliminary result (and the log says so).
-              Effect.catchTag("PermissionV2.SaveError", (error) =>
+        : service.value.answer(answer(chosen, decision.message)).pipe(
+            // An approval that could not be saved still approves this call: it is answered once, and the call
+            // reports why as a preliminary result (and the log says so).
+            Effect.catchTag("PermissionV2.SaveError", (error) =>
+              Effect.zipRight(
                 Effect.zipRight(
-                  Effect.zipRight(
-                    Effect.logWarning(error.message),
-                    Effect.sync(() => {
-                      running.reports.push({
-                        message: `The approval was not saved to ${error.filename ?? "the database"} (${error.detail}); this call is allowed once.`,
-                      })
-                      running.signal()
-                    }),
-                  ),
-                  service.value.reply({ requestID: request.id, reply: "once" }),
+                  Effect.logWarning(error.message),
+                  Effect.sync(() => {
+                    running.reports.push({
+                      message: `The approval was not saved to ${error.filename ?? "the database"} (${error.detail}); this call is allowed once.`,
+                    })
+                    running.signal()
+                  }),
                 ),
+                service.value.answer(answer("once", undefined)),
               ),
-              // The ask may already be gone (timed out, or cancelled with its call): its exit says what happened.
-              Effect.catchTag("PermissionV2.NotFoundError", () => Effect.void),
             ),
+            // The ask may already be gone (answered elsewhere, expired, or cancelled with its call): its exit says
+            // what happened.
+            Effect.catchTags({
+              "PermissionV2.NotFoundError": () => Effect.void,
+              "Approvals.AlreadyAnsweredError": () => Effect.void,
+            }),
+            Effect.catchAll((error) => Effect.logError(`AiSdkTools: answering ${request.id} failed: ${error.message}`)),
+          ),
     )
     await runExit(runtime, permission, undefined)
   }
@@ -301,7 +270,7 @@ export const resolveApproval = async (
   input: unknown,
   toolCallId: string,
   messages: ReadonlyArray<ModelMessage>,
-): Promise<PermissionV2.Request | undefined> => {
+): Promise<Approvals.Prompt | undefined> => {
   await applyDenials(bridge, messages)
   let running = bridge.calls.get(toolCallId)
   if (running === undefined) {

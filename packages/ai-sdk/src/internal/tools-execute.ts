@@ -10,7 +10,7 @@ import * as Cause from "effect/Cause"
 import * as Exit from "effect/Exit"
 import { type Bridge, applyDenials, flushDenials, messageOf } from "./tools-bridge.js"
 import { decisionFor } from "./tools-approval.js"
-import { AskTimeoutError, NoAnswererError, ToolError, UserStopError } from "./tools-options.js"
+import { NoAnswererError, ToolError, UserStopError } from "./tools-options.js"
 import { type Output, PRELIMINARY_OUTPUT_LIMIT } from "./tools-output.js"
 
 /** The last `PRELIMINARY_OUTPUT_LIMIT` characters of `text`. */
@@ -21,7 +21,8 @@ const tail = (text: string): string =>
  * Settles one call and translates the outcome for the SDK: progress reports are yielded as preliminary results, a
  * success yields our result value (with `outputPaths`), a model-visible error throws a `ToolError` carrying its
  * message (the SDK turns it into a tool error the model sees), a user stop throws `UserStopError`, an interruption
- * (the SDK's abort signal) throws with the Runner's interruption text, an unanswered ask throws its timeout.
+ * (the SDK's abort signal) throws with the Runner's interruption text, an ask nothing could answer throws
+ * `NoAnswererError`'s message (an ask that timed out is a model-visible error result: "Approval timed out: …").
  */
 /** @internal */
 export const execute = (bridge: Bridge, name: string) =>
@@ -79,7 +80,7 @@ export const execute = (bridge: Bridge, name: string) =>
       if (Tool.isUserStop(exit.cause)) throw new UserStopError()
       if (Cause.isInterruptedOnly(exit.cause)) throw new ToolError(Runner.INTERRUPTED)
       const failure = Cause.squash(exit.cause)
-      if (failure instanceof AskTimeoutError || failure instanceof NoAnswererError) throw new ToolError(failure.message)
+      if (failure instanceof NoAnswererError) throw new ToolError(failure.message)
       throw new ToolError(`Tool execution failed: ${failure instanceof Error ? failure.message : messageOf(failure)}`)
     } finally {
       options.abortSignal?.removeEventListener("abort", abort)

@@ -6,7 +6,6 @@
  */
 import type { SettleInput } from "@toolgate/core"
 import { type StopCondition, type ToolSet } from "ai"
-import * as Duration from "effect/Duration"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
@@ -84,44 +83,22 @@ export const stoppedByUser: StopCondition<ToolSet> = ({ steps }) =>
 export type ApprovalMode = "in-process" | "ai-sdk"
 
 /**
- * Options of `toAiSdkTools`. `askTimeout` bounds how long one ask may stay unanswered (default 10 minutes;
- * `"infinity"` waits forever); when it passes, the call is cancelled with a model-visible error.
+ * Options of `toAiSdkTools`. How long an ask may stay unanswered is the Location's `permission.askTimeout` (no
+ * limit by default), as for every approval channel: an ask nobody answered in time ends the call with the
+ * model-visible "Approval timed out: …".
  *
  * @since 0.2.0
  */
 export interface Options {
   readonly approval?: ApprovalMode
-  readonly askTimeout?: Duration.DurationInput
-}
-
-/**
- * The default `askTimeout`.
- *
- * @since 0.2.0
- */
-export const DEFAULT_ASK_TIMEOUT: Duration.Duration = Duration.minutes(10)
-
-/**
- * An ask of the call stayed unanswered for `timeout`; the call was cancelled and the ask withdrawn.
- *
- * @since 0.2.0
- */
-export class AskTimeoutError extends Schema.TaggedError<AskTimeoutError>()("AiSdkTools.AskTimeoutError", {
-  requestID: Schema.String,
-  action: Schema.String,
-  resources: Schema.Array(Schema.String),
-  timeout: Schema.String,
-}) {
-  override get message(): string {
-    return `Permission request ${this.requestID} (${this.action}: ${this.resources.join(", ")}) was not answered within ${this.timeout}; the tool call was cancelled`
-  }
 }
 
 /**
  * An ask of the call that nothing in the process could answer: no subscription to `permission.v2.asked` besides the
- * adapter's own (no CLI prompt, no server endpoint, no `Core.layerTest` responder). Instead of waiting `askTimeout`
- * for a reply that cannot come, the call is cancelled at once and the ask withdrawn. Answer asks by listening to
- * `PermissionV2.Event.Asked` and calling `PermissionV2.Service.reply`, or use `{ approval: "ai-sdk" }`.
+ * adapter's own (no CLI prompt, no `Approvals.prompts` reader such as the approval server, no `Core.layerTest`
+ * responder). Instead of waiting for an answer that cannot come, the call is cancelled at once and the ask withdrawn.
+ * Answer asks by reading `Approvals.Service.prompts` and calling `Approvals.Service.answer`, or use
+ * `{ approval: "ai-sdk" }`.
  *
  * @since 0.3.0
  * @category errors
