@@ -123,6 +123,11 @@ const KEYS: Record<string, { readonly text: string; readonly default?: string }>
   "attachments.image.max_width": { text: "Widest image in pixels.", default: "`2000`" },
   "attachments.image.max_height": { text: "Tallest image in pixels.", default: "`2000`" },
   "attachments.image.max_base64_bytes": { text: "Largest image as base64, in bytes.", default: "`5242880`" },
+  journal: {
+    text: "How long the decision journal keeps this project's entries (docs/decisions.md); applied when a Location opens and hourly. Each key is taken from the latest document that sets it.",
+  },
+  "journal.retention_days": { text: "Entries older than this many days are deleted.", default: "`30`" },
+  "journal.max_entries": { text: "Only the newest this many entries of the project are kept." },
 }
 
 /** The example document; parsed with `Config.parseDocument` before it is written. */
