@@ -371,7 +371,8 @@ describe("ApprovalServer", () => {
         by: "bob",
       })
       const again = yield* answer(id, { digest: asked.prompt.digest, choice: "once" })
-      expect([404, 409]).toContain(again.status)
+      expect(again.status).toBe(409)
+      expect(again.json).toMatchObject({ _tag: "Approvals.AlreadyAnsweredError", requestID: id })
 
       const second = yield* call("b.txt")
       const next = (yield* Effect.promise(events.next)).data as { prompt: Approvals.Prompt }
