@@ -23,26 +23,6 @@ export const NO_PROMPT =
 export const DECLINED_IN_CLIENT = "declined in the MCP client"
 
 /**
- * The form of a permission request without a prompt's choices (once, always, reject); `promptSchema` is the form
- * the server sends.
- *
- * @since 0.2.0
- */
-export const permissionSchema: ElicitRequestFormParams["requestedSchema"] = {
-  type: "object",
-  properties: {
-    decision: {
-      type: "string",
-      title: "Decision",
-      enum: ["once", "always", "reject"],
-      enumNames: ["Allow once", "Always allow", "Reject"],
-    },
-    feedback: { type: "string", title: "Feedback for the model (when rejecting)" },
-  },
-  required: ["decision"],
-}
-
-/**
  * The prompt shown to the user for one permission request: the action and every resource in full (several: one per
  * line), the full command of a shell ask, then what "Always allow" will save and where (so the user sees its breadth before choosing). Every value
  * goes through `Printable.show`: a control character, escape sequence, bidi override or invisible character in a
@@ -58,21 +38,6 @@ export const askMessage = (request: PermissionV2.Request): string => {
       ? [`Allow ${action} on ${resources[0]}?`]
       : [`Allow ${action} on ${resources.length} resources?`, ...resources.map((resource) => `  - ${resource}`)]
   return [...head, ...PermissionV2.describeCommand(request), ...PermissionV2.describeAlways(request.always)].join("\n")
-}
-
-/**
- * The reply an elicitation result stands for.
- *
- * @since 0.2.0
- */
-export const permissionReply = (
-  result: ElicitResult,
-): { readonly reply: PermissionV2.Reply; readonly message?: string } => {
-  if (result.action !== "accept") return { reply: "reject", message: DECLINED_IN_CLIENT }
-  const decision = result.content?.["decision"]
-  const feedback = result.content?.["feedback"]
-  if (decision === "once" || decision === "always") return { reply: decision }
-  return { reply: "reject", message: typeof feedback === "string" && feedback !== "" ? feedback : DECLINED_IN_CLIENT }
 }
 
 /**
