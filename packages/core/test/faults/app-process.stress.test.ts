@@ -65,10 +65,7 @@ describe("runners killed with SIGKILL, in rounds", () => {
           Effect.gen(function* () {
             const marker = `${Date.now()}${round}${Math.floor(Math.random() * 1e6)}`
             const tree = `sleep 10${marker} & sh -c 'sleep 10${marker}; :' & sleep 10${marker}; wait`
-            const runner = yield* Children.scoped(
-              runnerScript,
-              round % 2 === 0 ? [tree] : ["echo first", tree],
-            )
+            const runner = yield* Children.scoped(runnerScript, round % 2 === 0 ? [tree] : ["echo first", tree])
             if (round % 2 === 1) expect(yield* Children.nextLine(runner)).toBe("first")
             expect(yield* Children.nextLine(runner)).toBe("started")
             const running = yield* pollUntil(

@@ -132,9 +132,14 @@ for k in $kids; do
 done
 echo end`
 
+/** SEE_KEEPER, and the keeper it found killed with SIGKILL (as someone else might). */
+const KILL_KEEPER = SEE_KEEPER.replace('echo "keeper $k"', 'echo "keeper $k"; kill -s KILL "$k"')
+
 const childrenListed = fs.existsSync(`/proc/${process.pid}/task/${process.pid}/children`)
 if (!childrenListed)
-  console.warn("faults/app-process: this kernel has no /proc/<pid>/task/<tid>/children; the keeper-order case is skipped")
+  console.warn(
+    "faults/app-process: this kernel has no /proc/<pid>/task/<tid>/children; the keeper-order case is skipped",
+  )
 
 describe("the keeper", () => {
   it.live.skipIf(!childrenListed)(
@@ -154,6 +159,33 @@ describe("the keeper", () => {
           yield* Children.exited(runner)
           // End of file on its pipe: it kills what is registered (nothing here) and exits.
           expect(yield* pollWhile(() => alive(keeper), 5000)).toBe(false)
+        }),
+      ),
+    60_000,
+  )
+
+  it.live.skipIf(!childrenListed)(
+    "killed by someone, is replaced before the next command, which still dies with its runner",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const marker = `${Date.now()}${Math.floor(Math.random() * 1e6)}`
+          const tree = `sleep 10${marker} & sh -c 'sleep 10${marker}; :' & sleep 10${marker}; wait`
+          const runner = yield* Children.scoped(Children.fixture("group-runner.ts"), [KILL_KEEPER, tree])
+          const first = yield* Children.nextLine(runner)
+          expect(first).toMatch(/^keeper \d+$/)
+          expect(yield* Children.nextLine(runner)).toBe("end")
+          expect(yield* Children.nextLine(runner)).toBe("started")
+          expect(alive(Number(first.slice("keeper ".length)))).toBe(false)
+          const running = yield* pollUntil(
+            marker,
+            (found) => found.filter((line) => /: sleep 10/.test(line)).length >= 3,
+            30_000,
+          )
+          expect(running.filter((line) => /: sleep 10/.test(line)).length).toBeGreaterThanOrEqual(3)
+          runner.process.kill("SIGKILL")
+          yield* Children.exited(runner)
+          expect(yield* pollUntil(marker, (found) => found.length === 0, 1000)).toEqual([])
         }),
       ),
     60_000,
