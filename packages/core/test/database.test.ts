@@ -144,6 +144,10 @@ describe("schema", () => {
         { name: "time_updated", type: "INTEGER", notnull: 1, pk: 0 },
         // per-directory approvals of the `global` project (docs/trust/approvals.md)
         { name: "directory", type: "TEXT", notnull: 1, pk: 0 },
+        // who answered, through which channel, until when (docs/approvals.md)
+        { name: "answered_by", type: "TEXT", notnull: 0, pk: 0 },
+        { name: "channel", type: "TEXT", notnull: 0, pk: 0 },
+        { name: "time_until", type: "INTEGER", notnull: 0, pk: 0 },
       ])
       expect(yield* foreignKeys("permission")).toEqual([
         { table: "project", from: "project_id", to: "id", on_delete: "CASCADE" },
