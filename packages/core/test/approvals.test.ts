@@ -12,6 +12,7 @@ import {
   Config,
   Core,
   Database,
+  DecisionJournal,
   EventV2,
   Location,
   PermissionSaved,
@@ -34,6 +35,7 @@ const stack = (directory: string, config: Config.Info = {}) =>
         AgentV2.layerEmpty,
         SessionV2.layer,
         PermissionSaved.layer,
+        DecisionJournal.layer,
         Config.layerFromEntries([{ type: "document", info: config }]),
       ),
     ),
@@ -406,6 +408,44 @@ describe("Approvals", () => {
         }),
         context,
       )
+    }),
+  )
+
+  scoped("the journal records each ask, answer (who, channel, scope, what it saved), release and cascade", () =>
+    Effect.gen(function* () {
+      const approvals = yield* Approvals.Service
+      const journal = yield* DecisionJournal.Service
+      const a = yield* waiting(edit("per_1", ["src/a.ts"]))
+      const b = yield* waiting(edit("per_2", ["src/b.ts"]))
+      const c = yield* waiting(edit("per_3", ["c.ts"], "ses_b"))
+      const d = yield* waiting(edit("per_4", ["d.ts"], "ses_b"))
+      const first = yield* approvals.get("per_1")
+      yield* approvals.answer({ requestID: "per_1", digest: first.digest, choice: "always:directory", channel: "http", by: "dan" })
+      const third = yield* approvals.get("per_3")
+      yield* approvals.answer({ requestID: "per_3", digest: third.digest, choice: "reject", channel: "cli" })
+      for (const fiber of [a, b, c, d]) yield* Fiber.await(fiber)
+      const entries = yield* journal.query({ projectID: "global" })
+      const summary = entries.map((entry) => `${entry.kind} ${entry.requestID}`)
+      expect(summary.filter((line) => line.startsWith("asked")).sort()).toEqual(["asked per_1", "asked per_2", "asked per_3", "asked per_4"])
+      expect(summary.filter((line) => !line.startsWith("asked"))).toEqual([
+        "answered per_1",
+        "auto-resolved per_2",
+        "answered per_3",
+        "cascaded per_4",
+      ])
+      const answered = entries.find((entry) => entry.kind === "answered" && entry.requestID === "per_1")!
+      expect(answered.detail).toMatchObject({
+        choice: "always:directory",
+        lifetime: "always",
+        scope: "directory",
+        channel: "http",
+        by: "dan",
+        saved: [Wildcard.literal("src/") + "*"],
+      })
+      const asked = entries.find((entry) => entry.kind === "asked" && entry.requestID === "per_1")!
+      expect(asked.detail).toMatchObject({ digest: first.digest, choices: first.choices.map((choice) => choice.id) })
+      expect(entries.find((entry) => entry.kind === "auto-resolved")!.detail).toMatchObject({ cause: "per_1" })
+      expect(entries.find((entry) => entry.kind === "cascaded")!.detail).toEqual({ cause: "per_3", choice: "cascade" })
     }),
   )
 })

@@ -15,13 +15,17 @@ import * as FiberId from "effect/FiberId"
 import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import * as Fx from "effect/Effect"
+import type * as DecisionJournal from "../decision-journal.js"
 import type * as EventV2 from "../../place/event.js"
 import type * as PermissionSaved from "../permission-saved.js"
 import type * as ProjectV2 from "../../place/project.js"
 import * as Approvals from "./approvals-schema.js"
 import { prompt as promptOf } from "./approvals-prompt.js"
 import { CorrectedError, DeclinedError, NotFoundError, SaveError } from "./permission-error.js"
+import { saveError } from "./permission-journal.js"
 import { evaluate } from "./permission-evaluate.js"
+import * as Drafts from "./permission-journal.js"
+import * as Watch from "./permission-watch.js"
 import { Event, type ID, type Reply, type Request, type Ruleset } from "./permission-schema.js"
 import type { SessionApprovals } from "./permission-session.js"
 import type { View } from "./permission-view.js"
@@ -69,15 +73,7 @@ export interface Interface {
  */
 export class Queue extends Context.Tag("@toolgate/v2/PermissionQueue")<Queue, Interface>() {}
 
-/**
- * How often a Location with pending asks checks whether the saved approvals changed (another process or Location
- * saved one), so that an ask a new approval covers is released without waiting for a reply in this Location. Only
- * while asks are pending; a check is one read of the database's change stamp.
- *
- * @since 0.3.0
- * @category constants
- */
-export const PENDING_RECHECK_INTERVAL_MS = 100
+export { PENDING_RECHECK_INTERVAL_MS } from "./permission-watch.js"
 
 /** How many settled request ids are remembered, so a late answer gets `AlreadyAnswered` rather than `NotFound`. */
 const RECENT = 4096
@@ -101,6 +97,7 @@ export const aggregate = (
 }
 
 const declined = () => new DeclinedError()
+
 const settle = (entry: Pending, exit: () => Exit.Exit<void, CorrectedError | Approvals.TimedOutError>): void => {
   if (entry.deferred !== undefined) Deferred.unsafeDone(entry.deferred, exit())
 }
@@ -112,6 +109,8 @@ const declineEntry = (entry: Pending) => settle(entry, () => Exit.die(declined()
 interface Who {
   readonly by: string | undefined
   readonly channel: string
+  /** The request whose answer caused a release or cascade (journaled as its cause). */
+  readonly cause?: string | undefined
 }
 
 /**
@@ -125,6 +124,8 @@ export interface Deps {
   readonly view: View
   readonly sessions: SessionApprovals
   readonly scope: ProjectV2.ApprovalScope
+  /** The decision journal, when the process has one: asks, answers, expiries, releases and cascades go there. */
+  readonly journal: DecisionJournal.Interface | undefined
   readonly timeout: number | undefined
   readonly now: () => number
   readonly layerScope: Scope.Scope
@@ -138,7 +139,14 @@ export interface Deps {
  * @internal
  */
 export const make = (deps: Deps) => {
-  const { events, saved, view, sessions, scope, timeout, now } = deps
+  const { events, saved, view, sessions, scope, timeout, now, journal } = deps
+  const { about, answeredEntry } = Drafts.make(scope)
+
+  /** Appends `drafts` durably before the state change they record; a failed append is a `SaveError` (fail closed). */
+  const journaled = (entry: Pending, drafts: () => ReadonlyArray<DecisionJournal.Draft>) =>
+    journal === undefined
+      ? Fx.void
+      : journal.append(drafts()).pipe(Fx.mapError((error) => saveError(entry, error)))
   const pending = new Map<ID, Pending>()
   const recent = new Set<string>()
   const fork = Runtime.runFork(deps.layerRuntime)
@@ -164,7 +172,13 @@ export const make = (deps: Deps) => {
     Fx.suspend(() => {
       if (pending.get(entry.request.id) !== entry || entry.answering) return Fx.void
       const { id, sessionID, action } = entry.request
-      return Fx.orDie(events.publish(Event.Expired, { sessionID, requestID: id })).pipe(
+      const record =
+        journal === undefined
+          ? Fx.void
+          : journal
+              .append([{ kind: "expired", ...about(entry), detail: { timeoutMillis: timeout ?? 0 } }])
+              .pipe(Fx.catchAll((error) => Fx.logWarning("PermissionV2: could not journal an expiry", error)))
+      return Fx.zipRight(record, Fx.orDie(events.publish(Event.Expired, { sessionID, requestID: id }))).pipe(
         Fx.ensuring(
           Fx.sync(() => {
             entry.timer = undefined
@@ -191,7 +205,7 @@ export const make = (deps: Deps) => {
         const deferred = waits ? Deferred.unsafeMake<void, CorrectedError | Approvals.TimedOutError>(FiberId.none) : undefined
         const entry: Pending = { request, agent, deferred, askedAt: now(), timer: undefined, answering: false, prompt: undefined }
         pending.set(request.id, entry)
-        if (!watching) startWatching()
+        watcher.ensure()
         // One match instead of onError + orDie + as: this is on every queued ask's path.
         return Fx.matchCauseEffect(events.publish(Event.Asked, request), {
           onFailure: (cause) => {
@@ -202,7 +216,24 @@ export const make = (deps: Deps) => {
             if (timeout !== undefined && pending.get(request.id) === entry) {
               entry.timer = fork(Fx.forkIn(Fx.zipRight(Fx.sleep(timeout), expire(entry)), deps.layerScope)) as never
             }
-            return Fx.succeed(entry)
+            if (journal === undefined) return Fx.succeed(entry)
+            // Built when the journal writes it, off the ask's path (the prompt is computed then, once).
+            return Fx.as(
+              journal.record(() => {
+                const shown = prompt(entry)
+                return {
+                  kind: "asked",
+                  ...about(entry),
+                  detail: {
+                    digest: shown.digest,
+                    ...(request.save === undefined ? {} : { save: request.save }),
+                    choices: shown.choices.map((choice) => choice.id),
+                    ...(shown.deadline === undefined ? {} : { deadline: shown.deadline }),
+                  },
+                }
+              }),
+              entry,
+            )
           },
         })
       }),
@@ -278,6 +309,17 @@ export const make = (deps: Deps) => {
         if (aggregate(action, resources, configured, sessions.approvals(sessionID, base)) !== "allow") continue
         released.push(entry)
       }
+      if (journal !== undefined && released.length > 0) {
+        yield* journal
+          .append(
+            released.map((entry) => ({
+              kind: "auto-resolved" as const,
+              ...about(entry),
+              detail: { ...(who.cause === undefined ? {} : { cause: who.cause }), decisions: [] },
+            })),
+          )
+          .pipe(Fx.catchAll((error) => Fx.logWarning("PermissionV2: could not journal a release", error)))
+      }
       yield* answered(released, "auto", who)
       yield* releaseAll(released, "always", succeedEntry)
     })
@@ -286,66 +328,55 @@ export const make = (deps: Deps) => {
   const releasing = Fx.unsafeMakeSemaphore(1)
   const release = (who: Who) => releasing.withPermits(1)(autoResolve(who))
 
-  // While asks are pending, a change of the saved approvals made elsewhere (another process, another Location on
-  // the same database) releases the ones it covers: the change stamp is read every PENDING_RECHECK_INTERVAL_MS, and
-  // when it moved since the last pass the pending asks are evaluated again against the fresh saved rules.
-  let watching = false
-  let seen: string | undefined
-  let warned = false
-  const recheck = Fx.flatMap(saved.changeStamp, (stamp) => {
-    if (stamp === seen) return Fx.void
-    return Fx.as(release({ by: undefined, channel: "watcher" }), undefined).pipe(
-      Fx.tap(() =>
-        Fx.sync(() => {
-          seen = stamp
-          warned = false
-        }),
-      ),
-    )
-  }).pipe(
-    Fx.catchAllDefect((defect) =>
-      warned
-        ? Fx.void
-        : Fx.zipRight(
-            Fx.sync(() => (warned = true)),
-            Fx.logWarning("PermissionV2: could not re-check pending asks against the saved approvals", defect),
-          ),
-    ),
-  )
-  const watch: Fx.Effect<void> = Fx.gen(function* () {
-    for (;;) {
-      yield* Fx.sleep(PENDING_RECHECK_INTERVAL_MS)
-      if (deps.closed() || pending.size === 0) {
-        watching = false
-        return
-      }
-      yield* recheck
-    }
+  // While asks are pending, approvals saved elsewhere release the asks they cover (see permission-watch.ts).
+  const watcher = Watch.make({
+    changeStamp: saved.changeStamp,
+    stamp: view.stamp,
+    release: release({ by: undefined, channel: "watcher" }),
+    idle: () => deps.closed() || pending.size === 0,
+    start: (watch) => void fork(Fx.forkIn(watch, deps.layerScope)),
   })
-  /** Starts the watcher in the Location's runtime and scope (closing the Location stops it). */
-  const startWatching = () => {
-    watching = true
-    seen = view.stamp()
-    fork(Fx.forkIn(watch, deps.layerScope))
-  }
 
   const reject = (entry: Pending, choice: Approvals.Choice, message: string | undefined, who: Who) =>
     Fx.gen(function* () {
+      const sessionID = entry.request.sessionID
+      const others = Array.from(pending.values()).filter(
+        (other) => other !== entry && other.request.sessionID === sessionID && !other.answering,
+      )
+      // A reject proceeds even when it cannot be journaled: refusing is the safe side.
+      yield* journaled(entry, () => [
+        answeredEntry(entry, choice, who, undefined, message),
+        ...others.map((other) => ({
+          kind: "cascaded" as const,
+          ...about(other),
+          detail: { cause: entry.request.id, choice: "cascade" },
+        })),
+      ]).pipe(Fx.catchAll((error) => Fx.logWarning("PermissionV2: could not journal a reject", error)))
       yield* answered([entry], choice.id, who)
       yield* releaseAll([entry], "reject", (settled) => {
         if (message) settle(settled, () => Exit.fail(new CorrectedError({ feedback: message })))
         else declineEntry(settled)
       })
-      const sessionID = entry.request.sessionID
-      const others = Array.from(pending.values()).filter(
-        (other) => other.request.sessionID === sessionID && !other.answering,
-      )
       yield* answered(others, "cascade", who)
       yield* releaseAll(others, "reject", declineEntry)
     })
 
   /** Saves what an `always` choice shows, with who answered and until when; a failure changes nothing. */
-  const persist = (entry: Pending, choice: Approvals.Choice, until: number | undefined, who: Who) =>
+  const persist = (entry: Pending, choice: Approvals.Choice, until: number | undefined, who: Who, ttl: number | undefined) =>
+    journal === undefined
+      ? save(entry, choice, until, who)
+      : journal
+          .transaction(
+            Fx.zipRight(
+              save(entry, choice, until, who),
+              Fx.mapError(journal.appendInTransaction([answeredEntry(entry, choice, who, until, undefined, ttl)]), (error) =>
+                saveError(entry, error),
+              ),
+            ),
+          )
+          .pipe(Fx.mapError((error) => (error instanceof SaveError ? error : saveError(entry, error))))
+
+  const save = (entry: Pending, choice: Approvals.Choice, until: number | undefined, who: Who) =>
     saved
       .add({
         ...scope,
@@ -356,17 +387,10 @@ export const make = (deps: Deps) => {
         ...(until === undefined ? {} : { until }),
       })
       .pipe(
-        Fx.mapError(
-          (error) =>
-            new SaveError({
-              requestID: entry.request.id,
-              action: entry.request.action,
-              ...(error.filename === undefined ? {} : { filename: error.filename }),
-              ...(error.code === undefined ? {} : { code: error.code }),
-              detail: error.detail,
-            }),
-        ),
+        Fx.mapError((error) => saveError(entry, error)),
       )
+
+
 
   /** `once`, `session` or an `always`: what the choice saves is in force before the entry is released. */
   const approve = (entry: Pending, choice: Approvals.Choice, ttl: number | undefined, who: Who, reply: Reply) =>
@@ -375,7 +399,7 @@ export const make = (deps: Deps) => {
       const patterns = choice.saves.map((save) => save.pattern)
       if (choice.lifetime === "always" && patterns.length > 0) {
         entry.answering = true
-        const outcome = yield* Fx.exit(persist(entry, choice, until, who))
+        const outcome = yield* Fx.exit(persist(entry, choice, until, who, ttl))
         entry.answering = false
         if (Exit.isFailure(outcome)) {
           // Still pending; if its deadline passed while the save was failing, it expires now.
@@ -383,13 +407,19 @@ export const make = (deps: Deps) => {
           return yield* outcome
         }
       }
+      if (choice.lifetime !== "always") {
+        entry.answering = true
+        const logged = yield* Fx.exit(journaled(entry, () => [answeredEntry(entry, choice, who, until, undefined, ttl)]))
+        entry.answering = false
+        if (Exit.isFailure(logged)) return yield* logged
+      }
       if (choice.lifetime === "session" && patterns.length > 0)
         sessions.add(entry.request.sessionID, choice.action, patterns, until)
       if (pending.get(entry.request.id) === entry) {
         yield* answered([entry], choice.id, who)
         yield* releaseAll([entry], reply, succeedEntry)
       }
-      if (patterns.length > 0 && choice.lifetime !== "once") yield* release(who)
+      if (patterns.length > 0 && choice.lifetime !== "once") yield* release({ ...who, cause: entry.request.id })
     })
 
   const answer = (input: Approvals.Answer, reply?: Reply): Fx.Effect<void, Approvals.AnswerError> =>

@@ -14,6 +14,7 @@ import * as Option from "effect/Option"
 import * as Fx from "effect/Effect"
 import * as AgentV2 from "../agent.js"
 import * as Config from "../../place/config.js"
+import * as DecisionJournal from "../decision-journal.js"
 import * as EventV2 from "../../place/event.js"
 import * as Location from "../../place/location.js"
 import * as PermissionSaved from "../permission-saved.js"
@@ -100,6 +101,7 @@ export const make = Fx.gen(function* () {
   const sessionService = yield* SessionV2.Service
   const saved = yield* PermissionSaved.Service
   const timeout = yield* askTimeout
+  const journal = Option.getOrUndefined(yield* Fx.serviceOption(DecisionJournal.Service))
   const clock = yield* Fx.clock
   const now = () => clock.unsafeCurrentTimeMillis()
   const scope = ProjectV2.approvalScope(location.project.id, location.directory)
@@ -121,6 +123,7 @@ export const make = Fx.gen(function* () {
     view,
     sessions,
     scope,
+    journal,
     timeout,
     now,
     layerScope,
