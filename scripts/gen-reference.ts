@@ -69,6 +69,11 @@ const KEYS: Record<string, { readonly text: string; readonly default?: string }>
     text: "The agent a session without one uses; a subagent, a hidden or an unknown agent is passed over for `build`.",
     default: '`"build"`',
   },
+  permission: { text: "Settings of the permission gate (its rules are `permissions`); the latest document that sets a key wins." },
+  "permission.askTimeout": {
+    text: 'Milliseconds an ask waits for an answer; then the call fails as "Approval timed out" and `permission.v2.expired` is published (docs/approvals.md).',
+    default: "no limit",
+  },
   tool_output: { text: "Where the output store cuts a tool's model output; merged key by key over the documents." },
   "tool_output.max_lines": { text: "Most lines a tool's model output keeps.", default: "`2000`" },
   "tool_output.max_bytes": { text: "Most bytes a tool's model output keeps.", default: "`51200`" },
