@@ -80,9 +80,13 @@ describe("McpServer over stdio", () => {
     expect(fs.readFileSync(path.join(directory, "new.txt"), "utf8")).toBe("hello")
     // the prompt names every choice and what each saves and where: this non-git directory only
     const where = `saves edit for the directory ${directory} only (no git repository):`
-    expect(prompts).toEqual([
+    expect(prompts).toHaveLength(1)
+    const message = prompts[0]!
+    // the action and resource, the diff of the write, then the choices
+    expect(message.startsWith("Allow edit on new.txt?\ndiff:\n")).toBe(true)
+    expect(message).toContain("\n  +hello\n")
+    expect(message.slice(message.indexOf("\nChoices:\n") + 1)).toBe(
       [
-        "Allow edit on new.txt?",
         "Choices:",
         "  once — Allow once",
         "  session — Allow for this session",
@@ -97,7 +101,7 @@ describe("McpServer over stdio", () => {
         "      pattern: *",
         "  reject — Reject",
       ].join("\n"),
-    ])
+    )
     expect(forms[0]?.properties["decision"]).toMatchObject({
       enum: ["once", "session", "always:exact", "always:directory", "reject"],
     })
