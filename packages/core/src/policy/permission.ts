@@ -22,7 +22,8 @@
  */
 export * from "./internal/permission-schema.js"
 /**
- * `BlockedError`, `CorrectedError`, `DeclinedError`, `NotFoundError`, `SaveError`.
+ * `BlockedError`, `CorrectedError`, `DeclinedError`, `NotFoundError`, `SaveError` (the `Error` union of `assert` is
+ * with the service).
  *
  * @since 0.3.0
  */
@@ -40,7 +41,7 @@ export * from "./internal/permission-evaluate.js"
  */
 export * from "./internal/permission-leaf.js"
 /**
- * `Service`, `Interface`, `make`, `layer`, `PENDING_RECHECK_INTERVAL_MS`.
+ * `Service`, `Interface`, `Error`, `make`, `layer`, `PENDING_RECHECK_INTERVAL_MS`.
  *
  * @since 0.3.0
  */

@@ -5,7 +5,6 @@
  * @since 0.3.0
  */
 import * as Schema from "effect/Schema"
-import type { TimedOutError } from "./approvals-schema.js"
 import { Ruleset } from "./permission-schema.js"
 
 /**
@@ -65,10 +64,3 @@ export class SaveError extends Schema.TaggedError<SaveError>()("PermissionV2.Sav
     return `Could not save the approval of permission request ${this.requestID} (${this.action}) to ${this.filename ?? "the database"}: ${this.detail}. The request is still pending: answer it once or reject it.`
   }
 }
-/**
- * The typed failures of `assert`: a configured deny, a rejection with feedback, and an ask nobody answered before
- * `permission.askTimeout` (`Approvals.TimedOutError`).
- *
- * @since 0.1.0
- */
-export type Error = BlockedError | CorrectedError | TimedOutError

@@ -23,7 +23,7 @@ import * as ProtectedPath from "../../place/protected-path.js"
 import * as SessionV2 from "../../place/session.js"
 import { replyChoice } from "./approvals-prompt.js"
 import * as Approvals from "./approvals-schema.js"
-import { BlockedError, type Error, NotFoundError, type SaveError } from "./permission-error.js"
+import { BlockedError, type CorrectedError, NotFoundError, type SaveError } from "./permission-error.js"
 import { evaluate, relevant } from "./permission-evaluate.js"
 import { saveEntry } from "./permission-leaf.js"
 import * as Queue from "./permission-queue.js"
@@ -47,6 +47,14 @@ import {
  * @since 0.3.0
  */
 export { PENDING_RECHECK_INTERVAL_MS } from "./permission-queue.js"
+
+/**
+ * The typed failures of `assert`: a configured deny, a rejection with feedback, and an ask nobody answered before
+ * `permission.askTimeout` (`Approvals.TimedOutError`).
+ *
+ * @since 0.1.0
+ */
+export type Error = BlockedError | CorrectedError | Approvals.TimedOutError
 
 /**
  * The permission service, one per Location.
