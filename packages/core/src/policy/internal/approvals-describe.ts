@@ -8,7 +8,8 @@
  * @since 0.3.0
  */
 import * as Printable from "../../values/printable.js"
-import type { Reply, SaveEntry, SaveScope } from "./permission-schema.js"
+import { replyChoice } from "./approvals-prompt.js"
+import type { Reply, Request, SaveEntry, SaveScope } from "./permission-schema.js"
 
 /** The fields of `Approvals.Choice` read here (declared structurally: `approvals.ts` re-exports this module). */
 interface Choice {
@@ -32,19 +33,21 @@ interface Prompt {
 const WIDTH = { exact: 0, directory: 1, pattern: 2 } as const
 
 /**
- * The choice a three-way reply stands for: `once` and `reject` by their ids, `always` as the widest `always` the
- * prompt offers (its save pattern, the reference behaviour; when that saves what a narrower choice saves, the
- * narrower one is the one offered). `undefined` when the prompt offers no such choice (an `always` that would save
- * nothing is not offered: answer `once`).
+ * The choice a three-way reply stands for: `once` and `reject` by their ids; `always`, for a whole prompt, the choice
+ * that saves exactly the tool's save patterns (as `PermissionV2.reply("always")` does — `Approvals.replyChoice`),
+ * and for a bare list of choices the widest `always` offered. `undefined` when the prompt offers no such choice (an
+ * `always` that would save nothing is not offered: answer `once`).
  *
  * @since 0.3.0
  * @category choices
  */
 export const choiceOf = <C extends Choice>(
-  prompt: { readonly choices: ReadonlyArray<C> },
+  prompt: { readonly request?: Request | undefined; readonly choices: ReadonlyArray<C> },
   reply: Reply,
 ): C | undefined => {
   if (reply !== "always") return prompt.choices.find((choice) => choice.lifetime === reply)
+  // A whole prompt: `always` is what `PermissionV2.reply("always")` saves, the tool's own save patterns.
+  if (prompt.request !== undefined) return replyChoice({ request: prompt.request, choices: prompt.choices }, reply)
   let widest: C | undefined
   for (const choice of prompt.choices) {
     if (choice.lifetime !== "always") continue
