@@ -61,6 +61,7 @@ export * from "./internal/tools-approval.js"
  * `toolApproval` function and `execute` also apply it whenever the SDK hands them messages.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const applyApprovals = (tools: ToolSet, messages: ReadonlyArray<ModelMessage>): Promise<void> =>
   applyDenials(bridgeOf(tools), messages)
@@ -70,6 +71,7 @@ export const applyApprovals = (tools: ToolSet, messages: ReadonlyArray<ModelMess
  * request's `reason`), or `undefined`.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const pendingAsk = (tools: ToolSet, toolCallId: string): PermissionV2.Request | undefined =>
   pendingPrompt(tools, toolCallId)?.request
@@ -80,6 +82,7 @@ export const pendingAsk = (tools: ToolSet, toolCallId: string): PermissionV2.Req
  * `Approvals.Prompt` — or `undefined`.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const pendingPrompt = (tools: ToolSet, toolCallId: string): Approvals.Prompt | undefined => {
   const running = bridgeOf(tools).calls.get(toolCallId)
@@ -92,6 +95,7 @@ export const pendingPrompt = (tools: ToolSet, toolCallId: string): Approvals.Pro
  * (see `describeAsk`). Without it the tools' own `needsApproval` still raises the request, with no reason.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const toolApproval =
   (tools: ToolSet): GenericToolApprovalFunction<ToolSet, any, any> =>
@@ -109,6 +113,7 @@ export const toolApproval =
  * describe the ask.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const toAiSdkTools = (
   materialization: ToolRegistry.Materialization,

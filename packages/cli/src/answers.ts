@@ -16,6 +16,7 @@ import type { Screen } from "./screen.js"
  * or one of the prompt's choices by id (`session`, `always:exact`, `always:directory`, `always:pattern`).
  *
  * @since 0.1.0
+ * @category models
  */
 export type PermissionAnswer =
   | { readonly reply: PermissionV2.Reply; readonly message?: string }
@@ -26,6 +27,7 @@ export type PermissionAnswer =
  * that offers none (it would save nothing) is `once`, as `PermissionV2.reply` treats it.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const choiceOf = (prompt: Approvals.Prompt, answer: PermissionAnswer): Approvals.Choice | undefined =>
   "choice" in answer
@@ -33,7 +35,12 @@ export const choiceOf = (prompt: Approvals.Prompt, answer: PermissionAnswer): Ap
     : (Approvals.choiceOf(prompt, answer.reply) ??
       (answer.reply === "always" ? Approvals.choiceOf(prompt, "once") : undefined))
 
-/** What an answer says, as the transcript echoes it. */
+/**
+ * What an answer says, as the transcript echoes it.
+ *
+ * @since 0.3.0
+ * @category utilities
+ */
 export const spoken = (answer: PermissionAnswer): string =>
   `${"choice" in answer ? answer.choice : answer.reply}${answer.message === undefined ? "" : `: ${answer.message}`}`
 
@@ -41,6 +48,7 @@ export const spoken = (answer: PermissionAnswer): string =>
  * An answer to a question request: one list of labels per question, or a dismissal.
  *
  * @since 0.1.0
+ * @category models
  */
 export type QuestionAnswer =
   { readonly type: "answers"; readonly answers: ReadonlyArray<ReadonlyArray<string>> } | { readonly type: "dismiss" }
@@ -49,6 +57,7 @@ export type QuestionAnswer =
  * A source of answers.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Answerer {
   /** How the transcript names who answered (`--yes`, `stdin`, `you`). */
@@ -65,6 +74,7 @@ export interface Answerer {
  * widest of them), and the rejection message.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const permissionHint = (prompt: Approvals.Prompt): string =>
   `answer: ${prompt.choices.map((choice) => (choice.id === "reject" ? "reject [message]" : choice.id)).join(" | ")}`
@@ -74,6 +84,7 @@ export const permissionHint = (prompt: Approvals.Prompt): string =>
  * choice by its id: `session` (`s`), `always:exact`, `always:directory`, `always:pattern`.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const parsePermission = (line: string): PermissionAnswer | undefined => {
   const choice = /^\s*(session|s|always:exact|always:directory|always:pattern)\s*$/i.exec(line)
@@ -95,6 +106,7 @@ export const parsePermission = (line: string): PermissionAnswer | undefined => {
  * (unless the question forbids it) free text. `undefined` means the line did not answer the question.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const parseQuestion = (
   question: QuestionV2.Info,
@@ -118,6 +130,7 @@ export const parseQuestion = (
  * `--yes`: every ask is answered `once`, every question with its first option.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const automatic: Answerer = {
   name: "--yes",
@@ -129,6 +142,7 @@ export const automatic: Answerer = {
  * Lines of stdin, read on demand; `undefined` once stdin has ended. Closed with the scope.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const stdinLines = (
   input: NodeJS.ReadableStream = process.stdin,
@@ -170,6 +184,7 @@ export const stdinLines = (
  * Answers read line by line; each prompt is printed first and the answer echoed, since stdin is not a terminal.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const lines = (screen: Screen, next: Effect.Effect<string | undefined>): Answerer => ({
   name: "stdin",
@@ -219,6 +234,7 @@ const CUSTOM = "\u0000custom"
  * during a tool run does (and the ask is left unanswered rather than rejected).
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const quit: Effect.Effect<never> = Effect.zipRight(
   Effect.sync(() => process.kill(process.pid, "SIGINT")),
@@ -255,6 +271,7 @@ export const questionChoices = (
  * is printed by the transcript, so the prompt itself only says what to do.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const terminal: Answerer = {
   name: "you",

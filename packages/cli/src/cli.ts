@@ -19,6 +19,7 @@ import * as Paths from "./paths.js"
  * `bundle/` alike).
  *
  * @since 0.1.0
+ * @category constants
  */
 export const VERSION: string = (createRequire(import.meta.url)("../package.json") as { readonly version: string })
   .version
@@ -233,5 +234,6 @@ const toolgate = Command.make("toolgate", {}, () =>
  * Runs the CLI on `process.argv`-style arguments.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const run = Command.run(toolgate, { name: "toolgate", version: VERSION })

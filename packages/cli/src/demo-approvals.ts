@@ -21,6 +21,7 @@ import type * as Screen from "./screen.js"
  * One tool call of the transcript.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Call {
   readonly callID: string
@@ -39,6 +40,7 @@ export interface Call {
  * One permission decision of the summary.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Decision {
   readonly action: string
@@ -76,6 +78,7 @@ const answeredBy = (answerer: Answers.Answerer): string => {
  * What the demo's prompts share with its transcript.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Options {
   readonly screen: Screen.Screen
@@ -90,6 +93,7 @@ export interface Options {
  * Watches the prompts until the scope closes; `ask` shows one and answers it.
  *
  * @since 0.3.0
+ * @category constructors
  */
 export const make = (
   options: Options,

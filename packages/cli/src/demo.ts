@@ -40,18 +40,21 @@ import * as Table from "./table.js"
  * The bundled sample project.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const SAMPLE_DIRECTORY = fileURLToPath(new URL("../demo/sample/", import.meta.url))
 /**
  * The scripted session (JSONL, one turn per line).
  *
  * @since 0.1.0
+ * @category constants
  */
 export const SCRIPT_FILE = fileURLToPath(new URL("../demo/session.jsonl", import.meta.url))
 /**
  * The user prompt the session starts from.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const PROMPT = "Fix the TODOs in the shelf project, note the changes in a CHANGELOG and run the module check."
 
@@ -59,6 +62,7 @@ export const PROMPT = "Fix the TODOs in the shelf project, note the changes in a
  * What the demo runs with (`directory` is already prepared by `Paths.projectDirectory`).
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Options {
   readonly directory: string
@@ -73,6 +77,7 @@ export interface Options {
  * bubblewrap and refuses to run unsandboxed.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const locationConfig = (options: Pick<Options, "sandbox">): Config.Info | undefined =>
   options.sandbox === true ? { bash: { sandbox: { mode: "bubblewrap", failIfUnavailable: true } } } : undefined
@@ -329,6 +334,7 @@ const stopReason = (report: Effect.Effect.Success<ReturnType<typeof session>>): 
  * summary and then fails with `StoppedError` (exit code 3).
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const run = (options: Options) =>
   Effect.gen(function* () {

@@ -22,6 +22,7 @@ const patchFiles = (patch: string): string =>
  * One line describing what a call was asked to do.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const input = (tool: string, value: unknown): string => {
   switch (tool) {
@@ -64,6 +65,7 @@ export const input = (tool: string, value: unknown): string => {
  * gives it back.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const wrap = (text: string, width: number): ReadonlyArray<string> => {
   const out: Array<string> = []
@@ -106,6 +108,7 @@ const promptBlock = (
  * `Printable.show`), the full command of a shell ask and what `always` will save and where.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const permissionPrompt = (request: PermissionV2.Request, width = 100): ReadonlyArray<string> =>
   promptBlock(
@@ -120,6 +123,7 @@ export const permissionPrompt = (request: PermissionV2.Request, width = 100): Re
  * (`Approvals.describeChoices`), and the deadline when there is one.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const promptLines = (prompt: Approvals.Prompt, width = 100): ReadonlyArray<string> =>
   promptBlock(
@@ -138,6 +142,7 @@ export const promptLines = (prompt: Approvals.Prompt, width = 100): ReadonlyArra
  * The model-visible text of a result.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const resultText = (result: LLM.ToolResultValue): string => {
   switch (result.type) {
@@ -158,6 +163,7 @@ export const resultText = (result: LLM.ToolResultValue): string => {
  * The first `lines` lines of `text` (each clipped), with a count of what was left out.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const preview = (text: string, lines = 4, width = 110): ReadonlyArray<string> => {
   const all = text.replace(/\r\n/g, "\n").replace(/\n+$/, "").split("\n")
@@ -171,6 +177,7 @@ const TODO_MARKS: Record<string, string> = { completed: "[x]", in_progress: "[~]
  * The todo list of a todowrite input, one `[x] content` line per todo.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const todos = (value: unknown): ReadonlyArray<string> => {
   const list = (value as { todos?: ReadonlyArray<{ content?: unknown; status?: unknown }> } | null)?.todos
@@ -182,6 +189,7 @@ export const todos = (value: unknown): ReadonlyArray<string> => {
  * The transcript lines under a finished call.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const resultLines = (tool: string, value: unknown, result: LLM.ToolResultValue): ReadonlyArray<string> =>
   tool === "todowrite" && result.type !== "error"
@@ -194,6 +202,7 @@ export const resultLines = (tool: string, value: unknown, result: LLM.ToolResult
  * One line for the summary's outcome column.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const outcome = (tool: string, value: unknown, result: LLM.ToolResultValue): string => {
   if (tool === "todowrite" && result.type !== "error") {

@@ -11,6 +11,7 @@ import * as Schema from "effect/Schema"
  * A failure reported to the user as `toolgate: <message>` with exit code 1.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class CliError extends Schema.TaggedError<CliError>()("Cli.CliError", {
   message: Schema.String,
@@ -20,6 +21,7 @@ export class CliError extends Schema.TaggedError<CliError>()("Cli.CliError", {
  * The command line was incomplete (exit code 2).
  *
  * @since 0.1.0
+ * @category errors
  */
 export class UsageError extends Schema.TaggedError<UsageError>()("Cli.UsageError", {
   message: Schema.String,
@@ -40,5 +42,6 @@ export class StoppedError extends Schema.TaggedError<StoppedError>()("Cli.Stoppe
  * Exit codes: 0 ok, 1 failure, 2 usage error, 3 the demo session was stopped by the user.
  *
  * @since 0.1.0
+ * @category models
  */
 export const ExitCode = { ok: 0, failure: 1, usage: 2, stopped: 3 } as const

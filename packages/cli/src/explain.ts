@@ -25,6 +25,7 @@ import { projectLayers } from "./project-layers.js"
  * Prints the trace; fails with a clear message for a bad configuration or an unknown agent.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const explain = (options: {
   readonly directory: string

@@ -16,6 +16,7 @@ import { projectLayers } from "./project-layers.js"
  * Prints the findings; fails (exit 1) when there is an error among them.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const lint = (options: {
   readonly directory: string

@@ -17,6 +17,7 @@ const describeError = (error: unknown): string => (error instanceof Error ? erro
  * Resolves `--data` (default: the Global data directory) and makes sure it is a usable directory.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const dataDirectory = (option: Option.Option<string>, fallback: () => string): Effect.Effect<string, CliError> =>
   Effect.try({
@@ -35,6 +36,7 @@ export const dataDirectory = (option: Option.Option<string>, fallback: () => str
  * directory, because the sample project is copied into it and edited.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const projectDirectory = (option: Option.Option<string>): Effect.Effect<string, CliError> =>
   Effect.try({
@@ -64,6 +66,7 @@ export const projectDirectory = (option: Option.Option<string>): Effect.Effect<s
  * `--dir` (default: the working directory) as an existing directory, resolved to its real path.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const existingDirectory = (option: Option.Option<string>): Effect.Effect<string, CliError> =>
   Effect.try({
@@ -92,6 +95,7 @@ const VALUED: Readonly<Record<string, string>> = {
  * `undefined`. Checked before parsing: the parser would otherwise report the bare option as an unknown argument.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const missingValue = (args: ReadonlyArray<string>): string | undefined => {
   for (const [index, arg] of args.entries()) {

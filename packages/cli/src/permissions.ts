@@ -32,6 +32,7 @@ const until = (row: PermissionSaved.Info, now: number): string =>
  * and until when it applies.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const list = (options: { readonly project: Option.Option<string>; readonly data: Option.Option<string> }) =>
   Effect.gen(function* () {
@@ -75,6 +76,7 @@ export const list = (options: { readonly project: Option.Option<string>; readonl
  * Removes one saved approval; fails with a clear message when no approval has that id.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const revoke = (options: { readonly id: string; readonly data: Option.Option<string> }) =>
   Effect.gen(function* () {

@@ -16,6 +16,7 @@ import { dataDirectory } from "./paths.js"
  * The global, database, Location and configuration layers for `directory`, with data in `data` (or the default).
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const projectLayers = (directory: string, data: Option.Option<string>) =>
   Effect.map(

@@ -15,6 +15,7 @@ import * as Console from "effect/Console"
  * Where the transcript goes.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Screen {
   /** True when stdout is a terminal (the status line is redrawn in place). */
@@ -29,6 +30,7 @@ export interface Screen {
  * A screen on `stream` (default: stdout).
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (stream: NodeJS.WriteStream = process.stdout): Screen => {
   const interactive = stream.isTTY === true
@@ -66,6 +68,7 @@ export const make = (stream: NodeJS.WriteStream = process.stdout): Screen => {
  * or empty (see no-color.org).
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const colour = (stream: NodeJS.WriteStream = process.stdout): boolean =>
   stream.isTTY === true && (process.env.NO_COLOR ?? "") === ""
@@ -74,6 +77,7 @@ export const colour = (stream: NodeJS.WriteStream = process.stdout): boolean =>
  * Removes ANSI escape sequences (colours, cursor moves) from `text`.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const plain = (text: string): string => stripVTControlCharacters(text)
 
@@ -85,6 +89,7 @@ const strip = (args: ReadonlyArray<unknown>) => args.map((arg) => (typeof arg ==
  * and usage errors this way, so `toolgate --help | less` and `NO_COLOR=1 toolgate` print plain text.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const plainConsole = (base: Console.Console): Console.Console => {
   const out = colour(process.stdout)

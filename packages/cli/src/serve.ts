@@ -21,6 +21,7 @@ import { dataDirectory } from "./paths.js"
  * The port `toolgate serve` listens on without `--port`.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const DEFAULT_PORT = 7433
 
@@ -28,6 +29,7 @@ export const DEFAULT_PORT = 7433
  * The environment variables read: the token and the webhook secret.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const ENV = { token: "TOOLGATE_SERVE_TOKEN", webhookSecret: "TOOLGATE_WEBHOOK_SECRET" } as const
 
@@ -35,6 +37,7 @@ export const ENV = { token: "TOOLGATE_SERVE_TOKEN", webhookSecret: "TOOLGATE_WEB
  * What `toolgate serve` takes.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Options {
   readonly directory: string
@@ -78,6 +81,7 @@ const webhookOf = (url: Option.Option<string>) =>
  * Runs the server until interrupted.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const run = (options: Options) =>
   Effect.gen(function* () {

@@ -10,6 +10,7 @@
  * Collapses whitespace runs (newlines included) and shortens `text` to `max` characters with an ellipsis.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const clip = (text: string, max: number): string => {
   const flat = text.replace(/\s+/g, " ").trim()
@@ -21,6 +22,7 @@ export const clip = (text: string, max: number): string => {
  * limit (piped output is not reflowed).
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const terminalWidth = (stream: NodeJS.WriteStream = process.stdout): number => {
   if (stream.isTTY === true && typeof stream.columns === "number" && stream.columns > 0) return stream.columns
@@ -36,6 +38,7 @@ const MIN_WIDTH = 6
  * enough, else hard.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const wrap = (text: string, width: number): Array<string> => {
   if (text.length <= width) return [text]
@@ -60,6 +63,7 @@ export const wrap = (text: string, width: number): Array<string> => {
  * Renders rows under `headers`, each line prefixed with `indent`, fitting `width` (default: `terminalWidth()`).
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const render = (
   headers: ReadonlyArray<string>,

@@ -34,6 +34,7 @@ import * as Stream from "effect/Stream"
  * (for a provider configured with `strict: false`, or one that rejects `null` in types).
  *
  * @since 0.2.0
+ * @category models
  */
 export type SchemaMode = "strict" | "standard"
 
@@ -41,6 +42,7 @@ export type SchemaMode = "strict" | "standard"
  * Options of `layerWith` / `makeWith`.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Options {
   readonly schemas?: SchemaMode
@@ -50,6 +52,7 @@ export interface Options {
  * Parameters that accept any value and advertise `schema` as their JSON Schema (validation is ours, at settle).
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const jsonSchemaParameters = (schema: LLM.JsonSchema): Tool.AnyStructSchema =>
   Schema.Unknown.annotations({ jsonSchema: schema }) as unknown as Tool.AnyStructSchema
@@ -58,6 +61,7 @@ export const jsonSchemaParameters = (schema: LLM.JsonSchema): Tool.AnyStructSche
  * The input schema a provider is shown for `definition` under `mode`.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const advertisedSchema = (definition: LLM.ToolDefinition, mode: SchemaMode = "strict"): LLM.JsonSchema =>
   mode === "strict" ? ProviderSchema.toStrict(definition.inputSchema) : definition.inputSchema
@@ -67,6 +71,7 @@ export const advertisedSchema = (definition: LLM.ToolDefinition, mode: SchemaMod
  * the tool does not accept as `null` becomes absent; otherwise the input is returned as is.
  *
  * @since 0.2.0
+ * @category constructors
  */
 export const fromProviderInput = (definition: LLM.ToolDefinition, input: unknown, mode: SchemaMode = "strict") =>
   mode === "strict" ? ProviderSchema.fromStrictInput(definition.inputSchema, input) : input
@@ -76,6 +81,7 @@ export const fromProviderInput = (definition: LLM.ToolDefinition, input: unknown
  * Success and failure are both `Unknown` and failures are returned to the model (`failureMode: "return"`).
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const toTool = (definition: LLM.ToolDefinition, mode: SchemaMode = "strict"): Tool.Any =>
   Tool.make(definition.name, {
@@ -107,6 +113,7 @@ const describeFile = (file: LLM.ToolFileContent): string =>
  * `toPromptMessages`).
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const toResultPart = (
   result: LLM.ToolResultValue,
@@ -136,6 +143,7 @@ const DATA_URI = /^data:([^;,]*)(;base64)?,(.*)$/s
  * (or as given when it does not parse).
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const toFilePart = (file: LLM.ToolFileContent): Prompt.FilePartEncoded => {
   const match = DATA_URI.exec(file.uri)
@@ -158,6 +166,7 @@ export const toFilePart = (file: LLM.ToolFileContent): Prompt.FilePartEncoded =>
  * carry no media, so the media parts of a group's results follow it as one user message of file parts.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const toPromptMessages = (request: Model.Request): Array<Prompt.MessageEncoded> => {
   const messages: Array<Prompt.MessageEncoded> = []
@@ -226,6 +235,7 @@ const hasEntries = (value: object | undefined): value is Record<string, unknown>
  * Reads a tool call's input back for the Runner (e.g. strict `null`s removed); identity by default.
  *
  * @since 0.2.0
+ * @category models
  */
 export type InputReader = (name: string, input: unknown) => unknown
 
@@ -237,6 +247,7 @@ const asIs: InputReader = (_name, input) => input
  * metadata are dropped. An `error` part fails.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const fromStreamPart = (
   part: Response.StreamPart<Record<string, Tool.Any>>,
@@ -362,6 +373,7 @@ const refusedChunkError = (
  * request shows the model `Unknown tool: <name>`.
  *
  * @since 0.2.0
+ * @category constructors
  */
 export const makeWith = (options: Options = {}): Effect.Effect<Model.Interface, never, LanguageModel.LanguageModel> =>
   Effect.map(LanguageModel.LanguageModel, (language) => {
@@ -397,6 +409,7 @@ export const makeWith = (options: Options = {}): Effect.Effect<Model.Interface, 
  * Builds the Model from the `LanguageModel` in context, advertising strict schemas.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make: Effect.Effect<Model.Interface, never, LanguageModel.LanguageModel> = makeWith()
 
@@ -404,6 +417,7 @@ export const make: Effect.Effect<Model.Interface, never, LanguageModel.LanguageM
  * Provides `Model.Service` from an `@effect/ai` `LanguageModel` (any provider layer) with the given options.
  *
  * @since 0.2.0
+ * @category layers
  */
 export const layerWith = (options: Options = {}): Layer.Layer<Model.Service, never, LanguageModel.LanguageModel> =>
   Layer.effect(Model.Service, makeWith(options))
@@ -412,5 +426,6 @@ export const layerWith = (options: Options = {}): Layer.Layer<Model.Service, nev
  * Provides `Model.Service` from an `@effect/ai` `LanguageModel` (any provider layer), strict schemas.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<Model.Service, never, LanguageModel.LanguageModel> = layerWith()

@@ -18,6 +18,7 @@ import * as EffectAiModel from "./model.js"
  * Who settles: the session, agent and assistant message the toolkit's calls belong to (`SettleInput.Identity`).
  *
  * @since 0.1.0
+ * @category models
  */
 export type Identity = SettleInput.Identity
 
@@ -25,6 +26,7 @@ export type Identity = SettleInput.Identity
  * Options of `toToolkit`.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Options {
   /** How input schemas are advertised; `"strict"` (the default) or `"standard"`, as in `EffectAiModel`. */
@@ -35,6 +37,7 @@ export interface Options {
  * A Toolkit and the layer of its handlers.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Converted {
   readonly toolkit: Toolkit.Toolkit<Record<string, Tool.Any>>
@@ -47,6 +50,7 @@ export interface Converted {
  * nothing was cut).
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Settled {
   readonly value: unknown
@@ -59,6 +63,7 @@ export interface Settled {
  * the next prompt, `part.encodedResult`) is only the model-facing `value`.
  *
  * @since 0.2.0
+ * @category models
  */
 export const SettledResult: Schema.Schema<Settled, unknown> = Schema.transform(
   Schema.Unknown,
@@ -75,6 +80,7 @@ export const SettledResult: Schema.Schema<Settled, unknown> = Schema.transform(
  * there is no content, and for content its text parts joined (media described by name and type).
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const toHandlerValue = (result: Exclude<LLM.ToolResultValue, { readonly type: "error" }>): unknown =>
   EffectAiModel.toResultPart(result).result
@@ -97,6 +103,7 @@ const toTool = (definition: LLM.ToolDefinition, mode: EffectAiModel.SchemaMode):
  * reaches toolgate: `@effect/ai`'s loop looks it up itself and fails the whole request with `MalformedOutput`.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const toToolkit = (
   materialization: ToolRegistry.Materialization,

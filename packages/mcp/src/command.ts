@@ -21,6 +21,7 @@ import type * as McpServer from "./server.js"
  * Usage text of `main`.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const USAGE = "usage: toolgate-mcp --dir DIR [--agent NAME] [--data DIR] [--heartbeat MS] [--no-watch]"
 
@@ -148,6 +149,7 @@ const VALUED: Readonly<Record<string, keyof Flags>> = {
  * Parses the arguments (`--flag value` or `--flag=value`).
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const parseArgs = (argv: ReadonlyArray<string>): Either.Either<Parsed, ArgumentError> => {
   const flags: Record<string, string | boolean> = {}
@@ -178,6 +180,7 @@ export const parseArgs = (argv: ReadonlyArray<string>): Either.Either<Parsed, Ar
  * start (an unknown agent, a database that cannot be opened) rejects, for the entry point to print in one line.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const main = async (argv: ReadonlyArray<string>): Promise<void> => {
   const parsed = parseArgs(argv)

@@ -11,6 +11,7 @@ import { Approvals, PermissionV2, Printable, type QuestionV2 } from "@toolgate/c
  * Feedback given to the tool when an ask arrives and the client cannot answer permission prompts.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const NO_PROMPT =
   "this MCP client cannot answer permission prompts (it does not support elicitation); allow the action in the configured permission rules to use it"
@@ -19,6 +20,7 @@ export const NO_PROMPT =
  * Feedback given to the tool when the user declines or cancels the elicitation.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const DECLINED_IN_CLIENT = "declined in the MCP client"
 
@@ -29,6 +31,7 @@ export const DECLINED_IN_CLIENT = "declined in the MCP client"
  * command or path is shown as a visible escape (`\x1b`, `\u202e`), never passed to the client raw.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const askMessage = (request: PermissionV2.Request): string => {
   const action = Printable.show(request.action)
@@ -45,6 +48,7 @@ export const askMessage = (request: PermissionV2.Request): string => {
  * choice's label (what each saves is in the message above the form), and the feedback sent with a rejection.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const promptSchema = (prompt: Approvals.Prompt): ElicitRequestFormParams["requestedSchema"] => ({
   type: "object",
@@ -66,6 +70,7 @@ export const promptSchema = (prompt: Approvals.Prompt): ElicitRequestFormParams[
  * where, and the deadline when there is one — all through `Printable`.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const promptMessage = (prompt: Approvals.Prompt): string => {
   const request = prompt.request
@@ -91,6 +96,7 @@ export const promptMessage = (prompt: Approvals.Prompt): string => {
  * the client.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const promptAnswer = (
   prompt: Approvals.Prompt,
@@ -114,6 +120,7 @@ const customKey = (index: number) => `q${index + 1}_other`
  * field where a typed answer is allowed.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const questionSchema = (request: QuestionV2.Request): ElicitRequestFormParams["requestedSchema"] => {
   const properties: Record<string, ElicitRequestFormParams["requestedSchema"]["properties"][string]> = {}
@@ -144,6 +151,7 @@ export const questionSchema = (request: QuestionV2.Request): ElicitRequestFormPa
  * The message above a question form.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const questionMessage = (request: QuestionV2.Request): string =>
   request.questions.map((question) => Printable.safe(question.question)).join("\n")
@@ -153,6 +161,7 @@ export const questionMessage = (request: QuestionV2.Request): string =>
  * declined or cancelled (the question is then dismissed).
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const questionAnswers = (
   request: QuestionV2.Request,

@@ -97,6 +97,7 @@ export {
  * The server's name in the MCP handshake.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const NAME = "toolgate"
 /**
@@ -104,6 +105,7 @@ export const NAME = "toolgate"
  * package.json, found by the package's name (from the sources, `dist/` and the bundled bin alike).
  *
  * @since 0.1.0
+ * @category constants
  */
 export const VERSION: string = Package.VERSION
 
@@ -114,6 +116,7 @@ export const VERSION: string = Package.VERSION
  * timeout.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const DEFAULT_HEARTBEAT: Duration.Duration = Package.DEFAULT_HEARTBEAT
 
@@ -121,6 +124,7 @@ export const DEFAULT_HEARTBEAT: Duration.Duration = Package.DEFAULT_HEARTBEAT
  * Options of `serve`.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ServeOptions {
   /** The transport (default: stdio). */
@@ -142,6 +146,7 @@ export interface ServeOptions {
  * The services `serve` needs: one Location as `Core.layerLocation` provides it.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Requirements = Call.Requirements
 
@@ -149,6 +154,7 @@ export type Requirements = Call.Requirements
  * The agent named with `--agent` / `options.agent` does not exist in the Location.
  *
  * @since 0.2.0
+ * @category errors
  */
 export class UnknownAgentError extends Schema.TaggedError<UnknownAgentError>()("McpServer.UnknownAgentError", {
   agent: Schema.String,
@@ -321,6 +327,7 @@ const connect = (connection: Connection, options: ServeOptions) =>
  * created for the configured agent; an unknown agent fails with `UnknownAgentError` before anything is served.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const serve = (options: ServeOptions = {}): Effect.Effect<void, UnknownAgentError, Requirements | Scope.Scope> =>
   Effect.gen(function* () {
@@ -332,6 +339,7 @@ export const serve = (options: ServeOptions = {}): Effect.Effect<void, UnknownAg
  * A start-up failure in one line, with its causes and SQLite codes (for the command-line entries).
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const describeFailure = (error: unknown): string => Database.describe(error)
 
@@ -339,6 +347,7 @@ export const describeFailure = (error: unknown): string => Database.describe(err
  * Options of `run`.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface RunOptions extends Omit<ServeOptions, "transport"> {
   /** The Location directory. */
@@ -356,6 +365,7 @@ const stderrLogger = Logger.replace(Logger.defaultLogger, Logger.withConsoleErro
  * Why `run` could not start: the Location could not be built, or the agent does not exist.
  *
  * @since 0.1.0
+ * @category errors
  */
 export type RunError =
   | Layer.Layer.Error<ReturnType<typeof Core.layerLocation>>
@@ -371,6 +381,7 @@ export type RunError =
  * command-line form of these options.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const run = (options: RunOptions): Effect.Effect<void, RunError> =>
   Effect.gen(function* () {

@@ -17,6 +17,7 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
  * True iff `schema` describes an object, so MCP can advertise it as `outputSchema` (MCP requires type object).
  *
  * @since 0.2.0
+ * @category guards
  */
 export const isObjectSchema = (schema: LLM.JsonSchema | undefined): schema is LLM.JsonSchema =>
   schema !== undefined && schema.type === "object"
@@ -46,6 +47,7 @@ export const isObjectSchema = (schema: LLM.JsonSchema | undefined): schema is LL
  * ```
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const toMcpTool = (definition: LLM.ToolDefinition): McpTool => {
   const annotations = definition.annotations
@@ -67,6 +69,7 @@ const base64Of = (uri: string): string => uri.slice(uri.indexOf(",") + 1)
  * Tool content as MCP content: text stays text, images and audio keep their kind, other files become resources.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const toMcpContent = (part: LLM.ToolContent): McpContent => {
   if (part.type === "text") return { type: "text", text: part.text }
@@ -87,6 +90,7 @@ export const toMcpContent = (part: LLM.ToolContent): McpContent => {
  * A value as text: strings as they are, anything else as JSON.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const textOf = (value: unknown): string =>
   typeof value === "string" ? value : (JSON.stringify(value) ?? String(value))
@@ -97,6 +101,7 @@ export const textOf = (value: unknown): string =>
  * bounding kept are listed in `_meta.outputPaths`.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const toCallToolResult = (settlement: ToolRegistry.Settlement): CallToolResult => {
   const { result, output } = settlement

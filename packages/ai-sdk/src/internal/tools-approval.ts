@@ -18,6 +18,7 @@ const NAMED = ["session", "always:exact", "always:directory", "always:pattern"] 
  * resources are listed one per line. UIs that want the structured prompt call `pendingPrompt(tools, toolCallId)`.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const describeAsk = (prompt: Approvals.Prompt): string => {
   const request = prompt.request
@@ -44,6 +45,7 @@ export const describeAsk = (prompt: Approvals.Prompt): string => {
  * What an AI SDK approval response for one tool call says, as our reply.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Decision {
   readonly reply: PermissionV2.Reply
@@ -57,6 +59,7 @@ export interface Decision {
  * (`Approvals.choiceOf`); an `always` on a prompt that offers none (it would save nothing) is `once`.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const choiceFor = (prompt: Approvals.Prompt, decision: Decision): Approvals.Choice | undefined =>
   (decision.choice === undefined ? undefined : prompt.choices.find((choice) => choice.id === decision.choice)) ??
@@ -70,6 +73,7 @@ export const choiceFor = (prompt: Approvals.Prompt, decision: Decision): Approva
  * reason is empty). `undefined` when the messages hold no response for the call.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const decisionFor = (messages: ReadonlyArray<ModelMessage>, toolCallId: string): Decision | undefined => {
   const requested = new Set<string>()

@@ -21,11 +21,19 @@ import { choiceFor, type Decision, decisionFor } from "./tools-approval.js"
 /** The adapter's own prompt subscriptions, per event bus: they watch asks, they do not answer them. */
 const ownWatchers = new WeakMap<EventV2.Interface, number>()
 
-/** @internal */
+/**
+ * @internal
+ *
+ * @category utilities
+ */
 export const watching = (events: EventV2.Interface, delta: number) =>
   Effect.sync(() => ownWatchers.set(events, (ownWatchers.get(events) ?? 0) + delta))
 
-/** @internal */
+/**
+ * @internal
+ *
+ * @category utilities
+ */
 export const runExit = <A, E>(runtime: EffectRuntime, effect: Effect.Effect<A, E>, signal: AbortSignal | undefined) => {
   const options = signal === undefined ? undefined : { signal }
   return ManagedRuntime.isManagedRuntime(runtime)
@@ -33,11 +41,19 @@ export const runExit = <A, E>(runtime: EffectRuntime, effect: Effect.Effect<A, E
     : Runtime.runPromiseExit(runtime as Runtime.Runtime<never>)(effect, options)
 }
 
-/** @internal */
+/**
+ * @internal
+ *
+ * @category utilities
+ */
 export const messageOf = (value: unknown): string => (typeof value === "string" ? value : JSON.stringify(value))
 
 /** One call in flight: its settlement, the progress reported so far and its first ask. */
-/** @internal */
+/**
+ * @internal
+ *
+ * @category models
+ */
 export interface Running {
   readonly toolCallId: string
   readonly controller: AbortController
@@ -58,7 +74,11 @@ export interface Running {
 }
 
 /** The per-ToolSet state of the approval bridge. */
-/** @internal */
+/**
+ * @internal
+ *
+ * @category models
+ */
 export interface Bridge {
   readonly mode: ApprovalMode
   readonly calls: Map<string, Running>
@@ -66,14 +86,26 @@ export interface Bridge {
   readonly reply: (running: Running, decision: Decision) => Promise<void>
 }
 
-/** @internal */
+/**
+ * @internal
+ *
+ * @category utilities
+ */
 export const bridges = new WeakMap<ToolSet, Bridge>()
 
-/** @internal */
+/**
+ * @internal
+ *
+ * @category constants
+ */
 export const MISSING_SERVICES =
   'AiSdkTools: approval "ai-sdk" needs a runtime that provides toolgate\'s EventV2 and Approvals services (one built from Core.layer)'
 
-/** @internal */
+/**
+ * @internal
+ *
+ * @category constructors
+ */
 export const makeBridge = (
   materialization: ToolRegistry.Materialization,
   identity: Identity,
@@ -228,7 +260,11 @@ export const makeBridge = (
  * `execute` answers it), a denied call is rejected (denied calls never reach `execute`). A reject also rejects the
  * session's other pending asks, so denials wait until every approved call of the same responses has been answered.
  */
-/** @internal */
+/**
+ * @internal
+ *
+ * @category utilities
+ */
 export const applyDenials = async (bridge: Bridge, messages: ReadonlyArray<ModelMessage>) => {
   for (const running of bridge.calls.values()) {
     if (running.approval === undefined || running.answered) continue
@@ -241,7 +277,11 @@ export const applyDenials = async (bridge: Bridge, messages: ReadonlyArray<Model
 }
 
 /** Sends the waiting denials once no approved call is left unanswered. */
-/** @internal */
+/**
+ * @internal
+ *
+ * @category utilities
+ */
 export const flushDenials = async (bridge: Bridge) => {
   const calls = Array.from(bridge.calls.values())
   if (calls.some((running) => running.approved && !running.answered)) return
@@ -252,7 +292,11 @@ export const flushDenials = async (bridge: Bridge) => {
   }
 }
 
-/** @internal */
+/**
+ * @internal
+ *
+ * @category utilities
+ */
 export const bridgeOf = (tools: ToolSet): Bridge => {
   const bridge = bridges.get(tools)
   if (bridge === undefined) throw new Error("AiSdkTools: this ToolSet was not made by toAiSdkTools")
@@ -263,7 +307,11 @@ export const bridgeOf = (tools: ToolSet): Bridge => {
  * Starts the call (once) and waits until it settles, reports progress, or asks. An ask before any progress means
  * the call needs approval; the settlement stays suspended on that ask until `execute` or a denial answers it.
  */
-/** @internal */
+/**
+ * @internal
+ *
+ * @category utilities
+ */
 export const resolveApproval = async (
   bridge: Bridge,
   name: string,

@@ -24,7 +24,11 @@ const tail = (text: string): string =>
  * (the SDK's abort signal) throws with the Runner's interruption text, an ask nothing could answer throws
  * `NoAnswererError`'s message (an ask that timed out is a model-visible error result: "Approval timed out: …").
  */
-/** @internal */
+/**
+ * @internal
+ *
+ * @category utilities
+ */
 export const execute = (bridge: Bridge, name: string) =>
   async function* (
     input: unknown,

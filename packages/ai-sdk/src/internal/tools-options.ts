@@ -14,6 +14,7 @@ import * as Schema from "effect/Schema"
  * Who settles: the session, agent and assistant message the calls belong to (`SettleInput.Identity`).
  *
  * @since 0.1.0
+ * @category models
  */
 export type Identity = SettleInput.Identity
 
@@ -21,6 +22,7 @@ export type Identity = SettleInput.Identity
  * Where `execute` runs the settlement: a `Runtime` or a `ManagedRuntime` (default: `Runtime.defaultRuntime`).
  *
  * @since 0.1.0
+ * @category models
  */
 export type EffectRuntime = Runtime.Runtime<never> | ManagedRuntime.ManagedRuntime<never, unknown>
 
@@ -29,6 +31,7 @@ export type EffectRuntime = Runtime.Runtime<never> | ManagedRuntime.ManagedRunti
  * the bare message: the model reads exactly the text our tool produced.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class ToolError extends Error {
   /**
@@ -52,6 +55,7 @@ export class ToolError extends Error {
  * error; pass `stoppedByUser` in `stopWhen` so no further step runs.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class UserStopError extends ToolError {
   /**
@@ -69,6 +73,7 @@ export class UserStopError extends ToolError {
  * A stop condition that ends the loop after a step in which any tool call was stopped by the user.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const stoppedByUser: StopCondition<ToolSet> = ({ steps }) =>
   steps.at(-1)?.content.some((part) => part.type === "tool-error" && part.error instanceof UserStopError) ?? false
@@ -79,6 +84,7 @@ export const stoppedByUser: StopCondition<ToolSet> = ({ steps }) =>
  * becomes an AI SDK tool-approval request, and the approval response answers it.
  *
  * @since 0.2.0
+ * @category models
  */
 export type ApprovalMode = "in-process" | "ai-sdk"
 
@@ -88,6 +94,7 @@ export type ApprovalMode = "in-process" | "ai-sdk"
  * model-visible "Approval timed out: …".
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Options {
   readonly approval?: ApprovalMode

@@ -29,6 +29,7 @@ const base64Of = (uri: string): string => uri.slice(uri.indexOf(",") + 1)
  * content with file parts carried as base64 data.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const toModelOutput = (result: Exclude<LLM.ToolResultValue, { readonly type: "error" }>): ModelOutput => {
   switch (result.type) {
@@ -58,6 +59,7 @@ export const toModelOutput = (result: Exclude<LLM.ToolResultValue, { readonly ty
  * kept one (`outputPaths`, absolute paths the caller may read in full).
  *
  * @since 0.2.0
+ * @category models
  */
 export type Result = Exclude<LLM.ToolResultValue, { readonly type: "error" }> & {
   readonly outputPaths?: ReadonlyArray<string>
@@ -69,6 +71,7 @@ export type Result = Exclude<LLM.ToolResultValue, { readonly type: "error" }> & 
  * recent. The model never sees preliminary results.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Preliminary {
   readonly type: "progress"
@@ -82,6 +85,7 @@ export interface Preliminary {
  * What `execute` yields: preliminary values while the call runs, then one `Result`.
  *
  * @since 0.2.0
+ * @category models
  */
 export type Output = Result | Preliminary
 
@@ -89,5 +93,6 @@ export type Output = Result | Preliminary
  * How many trailing characters of reported output a preliminary result carries.
  *
  * @since 0.2.0
+ * @category constants
  */
 export const PRELIMINARY_OUTPUT_LIMIT = 65_536

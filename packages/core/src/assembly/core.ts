@@ -43,6 +43,7 @@ import * as ToolOutputStore from "../tool/tool-output-store.js"
  * Options of the process-wide part.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ProcessOptions {
   /** The data directory (default `$XDG_DATA_HOME/toolgate`); the database lives at `<data>/toolgate.db`. */
@@ -55,6 +56,7 @@ export interface ProcessOptions {
  * Options of one Location.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface LocationOptions {
   /** The Location directory. */
@@ -69,6 +71,7 @@ export interface LocationOptions {
  * What `layerProcess` provides.
  *
  * @since 0.1.0
+ * @category models
  */
 export type ProcessServices = Layer.Layer.Success<ReturnType<typeof layerProcess>>
 
@@ -76,6 +79,7 @@ export type ProcessServices = Layer.Layer.Success<ReturnType<typeof layerProcess
  * The process-wide services; build once per process and share between Locations.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerProcess = (options: ProcessOptions = {}) => {
   const global = options.data === undefined ? Global.layer : Global.layerWith({ data: options.data })
@@ -109,6 +113,7 @@ const configLayer = (options: LocationOptions) => {
  * Every Location service on top of the process services, with the built-in tools registered.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerLocation = (options: LocationOptions) => {
   const place = Layer.mergeAll(Location.layer({ directory: options.directory }))
@@ -135,6 +140,7 @@ export const layerLocation = (options: LocationOptions) => {
  * One Location with its own process services: the simplest embedding.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = (options: LocationOptions & ProcessOptions) =>
   layerLocation(options).pipe(Layer.provideMerge(layerProcess(options)))

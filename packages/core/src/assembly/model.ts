@@ -13,6 +13,7 @@ import type * as LLM from "../values/llm.js"
  * A tool call as the assistant made it.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface AssistantToolCall {
   readonly id: string
@@ -25,6 +26,7 @@ export interface AssistantToolCall {
  * One history entry.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Message =
   | { readonly role: "user"; readonly content: string }
@@ -46,6 +48,7 @@ export type Message =
  * One provider request.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Request {
   readonly sessionID: string
@@ -59,6 +62,7 @@ export interface Request {
  * What a model streams.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Event =
   | { readonly type: "text"; readonly text: string }
@@ -77,6 +81,7 @@ export type Event =
  * The provider failed.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class ModelError extends Schema.TaggedError<ModelError>()("Model.ModelError", {
   message: Schema.String,
@@ -87,6 +92,7 @@ export class ModelError extends Schema.TaggedError<ModelError>()("Model.ModelErr
  * A model.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Interface {
   readonly stream: (request: Request) => Stream.Stream<Event, ModelError>
@@ -96,5 +102,6 @@ export interface Interface {
  * The Model service.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class Service extends Context.Tag("@toolgate/v2/Model")<Service, Interface>() {}

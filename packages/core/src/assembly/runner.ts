@@ -52,6 +52,7 @@ export * from "./internal/runner-schema.js"
  * The runner.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Interface {
   readonly run: (
@@ -69,6 +70,7 @@ export interface Interface {
  * The Runner service (Location-scoped).
  *
  * @since 0.1.0
+ * @category tags
  */
 export class Service extends Context.Tag("@toolgate/v2/Runner")<Service, Interface>() {}
 
@@ -98,6 +100,7 @@ const errorMessage = (cause: Cause.Cause<unknown>): string => {
  * Builds the runner for the current Location.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = Effect.gen(function* () {
   const journal = yield* ToolCallJournal.Service
@@ -361,6 +364,7 @@ export const make = Effect.gen(function* () {
  * marks as interrupted the leftovers of runners that are gone.
  *
  * @since 0.2.0
+ * @category layers
  */
 export const layerWith = (options: ToolCallJournal.Options = {}) =>
   Layer.effect(Service, make).pipe(Layer.provide(ToolCallJournal.layer(options)))
@@ -369,5 +373,6 @@ export const layerWith = (options: ToolCallJournal.Options = {}) =>
  * The Location-scoped runner with the default lease; marks leftovers of runners that are gone as interrupted.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = layerWith()

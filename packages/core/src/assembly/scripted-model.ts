@@ -17,6 +17,7 @@ import * as Model from "./model.js"
  * A scripted event; tool-call ids default to `call_<turn>_<index>`.
  *
  * @since 0.1.0
+ * @category models
  */
 export const ScriptEvent = Schema.Union(
   Schema.Struct({ type: Schema.Literal("text"), text: Schema.String }),
@@ -32,6 +33,7 @@ export const ScriptEvent = Schema.Union(
  * @see ScriptEvent
  *
  * @since 0.1.0
+ * @category models
  */
 export type ScriptEvent = typeof ScriptEvent.Type
 
@@ -39,12 +41,14 @@ export type ScriptEvent = typeof ScriptEvent.Type
  * A script: one array of events per provider turn.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Script = Schema.Array(Schema.Array(ScriptEvent))
 /**
  * @see Script
  *
  * @since 0.1.0
+ * @category models
  */
 export type Script = typeof Script.Type
 
@@ -52,6 +56,7 @@ export type Script = typeof Script.Type
  * The script could not be read or decoded.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class ScriptError extends Schema.TaggedError<ScriptError>()("ScriptedModel.ScriptError", {
   message: Schema.String,
@@ -61,6 +66,7 @@ export class ScriptError extends Schema.TaggedError<ScriptError>()("ScriptedMode
  * Parses a script: a JSON array of turns, or JSONL with one turn (an array of events) per line.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const parse = (text: string): Effect.Effect<Script, ScriptError> => {
   const trimmed = text.trim()
@@ -82,6 +88,7 @@ export const parse = (text: string): Effect.Effect<Script, ScriptError> => {
  * The requests the scripted model received, in order.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class Requests extends Context.Tag("@toolgate/v2/ScriptedModel/Requests")<
   Requests,
@@ -103,6 +110,7 @@ const toEvent = (turn: number, index: number, event: ScriptEvent): Model.Event =
  * Builds a scripted model and its request log.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (script: Script) =>
   Effect.gen(function* () {
@@ -128,6 +136,7 @@ export const make = (script: Script) =>
  * Provides `Model.Service` replaying `script`, plus the request log.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = (script: Script): Layer.Layer<Model.Service | Requests> =>
   Layer.effectContext(
@@ -140,6 +149,7 @@ export const layer = (script: Script): Layer.Layer<Model.Service | Requests> =>
  * Like `layer`, reading the script from a JSON or JSONL file.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerFromFile = (path: string): Layer.Layer<Model.Service | Requests, ScriptError> =>
   Layer.unwrapEffect(

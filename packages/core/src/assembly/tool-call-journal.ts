@@ -24,6 +24,7 @@ import * as Identifier from "../values/identifier.js"
  * seconds, and an expired lease lets another runner fail this runner's calls.
  *
  * @since 0.2.0
+ * @category constants
  */
 export const LEASE: Duration.Duration = Duration.seconds(30)
 
@@ -31,6 +32,7 @@ export const LEASE: Duration.Duration = Duration.seconds(30)
  * Options of a journal's owner.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Options {
   /** How long the owner stays live without renewing (default `LEASE`); renewed every third of it. */
@@ -47,6 +49,7 @@ export interface Options {
  * Which call a row is.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface CallKey {
   readonly sessionID: string
@@ -58,6 +61,7 @@ export interface CallKey {
  * A call as recorded before any side effect.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Call extends CallKey {
   readonly name: string
@@ -69,6 +73,7 @@ export interface Call extends CallKey {
  * How a call ended.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Outcome {
   readonly status: "completed" | "failed"
@@ -92,6 +97,7 @@ export type Settled = "settled" | "recovered"
  * (a `Database.QueryError` naming the file and the SQLite code).
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Interface {
   /** This journal's owner id (`own_…`). */
@@ -116,6 +122,7 @@ export interface Interface {
  * The ToolCallJournal service.
  *
  * @since 0.2.0
+ * @category tags
  */
 export class Service extends Context.Tag("@toolgate/v2/ToolCallJournal")<Service, Interface>() {}
 
@@ -142,6 +149,7 @@ const toJson = (value: unknown): string => {
  * closes (its unfinished calls, if any, are then recovered by the next runner at once).
  *
  * @since 0.2.0
+ * @category constructors
  */
 export const make = (options: Options = {}) =>
   Effect.gen(function* () {
@@ -227,6 +235,7 @@ export const make = (options: Options = {}) =>
  * A journal with its own owner for the layer's lifetime.
  *
  * @since 0.2.0
+ * @category layers
  */
 export const layer = (options: Options = {}): Layer.Layer<Service, never, SqlClient.SqlClient> =>
   Layer.scoped(Service, make(options))

@@ -27,6 +27,7 @@ import * as Tools from "../tool/tools.js"
  * The registered tool name; its permission action is `edit`.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const name = "apply_patch"
 
@@ -34,6 +35,7 @@ export const name = "apply_patch"
  * What the model is told about `apply_patch`.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const DESCRIPTION =
   "Apply a single patch made of add, update and delete file operations. Every target is resolved and approved before any target file is read. Operations run one after another; when a later one fails, the earlier ones stay applied and the failure names them. Moving files and atomic rollback are not supported yet."
@@ -42,6 +44,7 @@ export const DESCRIPTION =
  * The tool input.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Input = Schema.Struct({
   patchText: Schema.String.annotations({
@@ -52,6 +55,7 @@ export const Input = Schema.Struct({
  * @see Input
  *
  * @since 0.1.0
+ * @category models
  */
 export type Input = typeof Input.Type
 
@@ -59,6 +63,7 @@ export type Input = typeof Input.Type
  * One applied operation.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Applied = Schema.Struct({
   type: Schema.Literal("add", "update", "delete"),
@@ -69,6 +74,7 @@ export const Applied = Schema.Struct({
  * @see Applied
  *
  * @since 0.1.0
+ * @category models
  */
 export type Applied = typeof Applied.Type
 
@@ -76,6 +82,7 @@ export type Applied = typeof Applied.Type
  * The tool output (also its structured output).
  *
  * @since 0.1.0
+ * @category models
  */
 export const Output = Schema.Struct({
   applied: Schema.Array(Applied),
@@ -85,6 +92,7 @@ export const Output = Schema.Struct({
  * @see Output
  *
  * @since 0.1.0
+ * @category models
  */
 export type Output = typeof Output.Type
 
@@ -92,6 +100,7 @@ export type Output = typeof Output.Type
  * The model text: a header, then `A`/`M`/`D <resource>` per applied operation.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const toModelText = (output: Output): string =>
   [
@@ -163,6 +172,7 @@ const diffOf = (change: Prepared): FileDiff.Info => {
  * Builds the `apply_patch` tool (already decorated with the `edit` action) from the Location's services.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const tool = Effect.gen(function* () {
   const mutation = yield* LocationMutation.Service
@@ -304,5 +314,6 @@ export const tool = Effect.gen(function* () {
  * Registers `{ apply_patch }` in the Location until its scope closes.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = Tools.layer(name, tool)

@@ -57,6 +57,7 @@ import * as Tools from "../tool/tools.js"
  * The registered name and permission action.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const name = "bash"
 
@@ -64,18 +65,21 @@ export const name = "bash"
  * The timeout when the input gives none.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const DEFAULT_TIMEOUT_MS = 120_000
 /**
  * The largest timeout the input accepts.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const MAX_TIMEOUT_MS = 600_000
 /**
  * The in-memory capture limit of the combined output (1 MiB).
  *
  * @since 0.1.0
+ * @category constants
  */
 export const MAX_CAPTURE_BYTES = 1_048_576
 
@@ -83,6 +87,7 @@ export const MAX_CAPTURE_BYTES = 1_048_576
  * The notice appended when the capture limit was hit.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const CAPTURE_NOTICE = "[output capture truncated at the in-memory safety limit]"
 
@@ -90,6 +95,7 @@ export const CAPTURE_NOTICE = "[output capture truncated at the in-memory safety
  * The model-facing description.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const description =
   "Runs a single shell command string with the filesystem, process, and network authority of the host user. " +
@@ -104,6 +110,7 @@ export const description =
  * of it.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Input = Schema.Struct({
   command: Schema.String.annotations({ description: "The shell command string to run" }),
@@ -129,6 +136,7 @@ export const Input = Schema.Struct({
  * The structured output (the advertised output schema): no output text, command, cwd or warnings.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Structured = Schema.Struct({
   exit: Schema.optional(Schema.Number),
@@ -142,6 +150,7 @@ export const Structured = Schema.Struct({
  * The domain output.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Output = Schema.Struct({
   ...Structured.fields,
@@ -152,6 +161,7 @@ export const Output = Schema.Struct({
  * @see Output
  *
  * @since 0.1.0
+ * @category models
  */
 export type Output = typeof Output.Type
 
@@ -159,6 +169,7 @@ export type Output = typeof Output.Type
  * The workdir exists but is not a directory (checked after approval).
  *
  * @since 0.1.0
+ * @category errors
  */
 export class NotDirectoryError extends Schema.TaggedError<NotDirectoryError>()("BashTool.NotDirectoryError", {
   path: Schema.String,
@@ -172,6 +183,7 @@ export class NotDirectoryError extends Schema.TaggedError<NotDirectoryError>()("
  * The second text part: optional warnings, then the status sentence.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const statusText = (output: Output): string => {
   const status =
@@ -185,6 +197,7 @@ export const statusText = (output: Output): string => {
  * The advisory warning for an external directory referenced by a command argument.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const externalWarning = (directory: string): string =>
   `Command argument references external directory ${path.join(directory, "*").replaceAll("\\", "/")}. Bash runs with host-user filesystem, process, and network authority; this scan is advisory only.`
@@ -195,6 +208,7 @@ const TOKEN = /(?:[^\s"']+|"[^"]*"|'[^']*')+/g
  * The command's absolute arguments, unquoted and without trailing `;`, `,`, `|` or `&`.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const absoluteArguments = (command: string): ReadonlyArray<string> =>
   (command.match(TOKEN) ?? [])
@@ -206,6 +220,7 @@ export const absoluteArguments = (command: string): ReadonlyArray<string> =>
  * Advisory only: this never asks and never blocks.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const externalDirectories = (
   command: string,
@@ -228,6 +243,7 @@ export const externalDirectories = (
  * managed file (the capture-loss notice is used when it could not be kept).
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const completeNotice = (bytes: number, file: string): string =>
   `[the command printed ${bytes} bytes; the complete output is saved to ${file}; below are the first ${MAX_CAPTURE_BYTES} bytes, as far as the in-memory capture goes]`
@@ -312,6 +328,7 @@ const BASH_PATHS = ["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash", "/opt/h
  * the gate reads — else `/bin/sh` (read as a POSIX shell, see docs/shell.md); `COMSPEC` or `cmd.exe` on Windows.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const selectShell = (entries: ReadonlyArray<Config.Entry>): string => {
   const configured = Config.latest(entries, "shell")
@@ -359,6 +376,7 @@ const described = (context: Tool.Context, description: string | undefined): Tool
  * The services the tool captures when its layer is built.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Services {
   readonly permission: PermissionV2.Interface
@@ -378,6 +396,7 @@ export interface Services {
  * The arity table: the built-in one extended by every configuration document's `bash.arity`, in priority order.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const arityTable = (entries: ReadonlyArray<Config.Entry>): BashArity.Table =>
   BashArity.extend(BashArity.DEFAULT, ...Config.documents(entries).map((document) => document.info.bash?.arity))
@@ -387,6 +406,7 @@ export const arityTable = (entries: ReadonlyArray<Config.Entry>): BashArity.Tabl
  * `ShellCommand.READING_COMMAND_NAMES`).
  *
  * @since 0.1.0
+ * @category constants
  */
 export const READERS: ReadonlySet<string> = new Set(ShellCommand.READING_COMMAND_NAMES)
 
@@ -395,6 +415,7 @@ export const READERS: ReadonlySet<string> = new Set(ShellCommand.READING_COMMAND
  * with `LocationMutation`, protected paths classified with `ProtectedPath`.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const places = (
   mutation: LocationMutation.Interface,
@@ -455,6 +476,7 @@ const missingOrOther = (error: { readonly cause?: unknown }): ShellPlan.Entry["t
  * The planner's setting for a Location: its places, the sandbox's state and the shell (see `selectShell`).
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const setting = (
   mutation: LocationMutation.Interface,
@@ -480,6 +502,7 @@ export const setting = (
  * available.
  *
  * @since 0.3.0
+ * @category layers
  */
 export const layerPlan: Layer.Layer<
   ShellPlan.Service,
@@ -511,6 +534,7 @@ export const layerPlan: Layer.Layer<
  * not model makes the whole command unresolved), then `ShellPlan.plan` over the caller's rules.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const planCall = (
   services: Pick<Services, "permission" | "config" | "shell" | "plan">,
@@ -564,6 +588,7 @@ export const planCall = (
  * Builds the tool over the given services.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (services: Services) => {
   /** Plans the call and makes its asserts in order, denies first (see `ShellPlan`). */
@@ -638,21 +663,26 @@ export const make = (services: Services) => {
           egress: { permission: services.permission, caller: base },
         })
         const stream = yield* streamOutput(services.store, described(context, input.description))
-        const result = yield* services.process
-          // Git's optional locks off: `git status` does not rewrite `.git/index` as a side effect (a configured
-          // `bash.env` value wins). `git diff` refreshes it regardless (docs/shell.md, limits).
-          .run({ ...prepared, env: { GIT_OPTIONAL_LOCKS: "0", ...prepared.env } }, {
-            combineOutput: true,
-            timeout: Duration.millis(timeout),
-            maxOutputBytes: MAX_CAPTURE_BYTES,
-            onOutput: stream.onOutput,
-          })
-          .pipe(
-            Effect.catchTag("AppProcess.TimeoutError", () => Effect.succeed(undefined)),
-            // A rejected egress ask stops the command, as every declined permission does.
-            Effect.raceFirst(prepared.declined),
-            Effect.ensuring(Effect.sync(stream.flush)),
-          )
+        const result = yield* (
+          services.process
+            // Git's optional locks off: `git status` does not rewrite `.git/index` as a side effect (a configured
+            // `bash.env` value wins). `git diff` refreshes it regardless (docs/shell.md, limits).
+            .run(
+              { ...prepared, env: { GIT_OPTIONAL_LOCKS: "0", ...prepared.env } },
+              {
+                combineOutput: true,
+                timeout: Duration.millis(timeout),
+                maxOutputBytes: MAX_CAPTURE_BYTES,
+                onOutput: stream.onOutput,
+              },
+            )
+            .pipe(
+              Effect.catchTag("AppProcess.TimeoutError", () => Effect.succeed(undefined)),
+              // A rejected egress ask stops the command, as every declined permission does.
+              Effect.raceFirst(prepared.declined),
+              Effect.ensuring(Effect.sync(stream.flush)),
+            )
+        )
         if (result === undefined) {
           return {
             output: `Command exceeded timeout of ${timeout} ms. Retry with a larger timeout if the command is expected to take longer.`,
@@ -699,6 +729,7 @@ export const make = (services: Services) => {
  * Registers `bash` in the Location for the lifetime of the layer.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<
   never,

@@ -33,6 +33,7 @@ import * as WriteTool from "./write-tool.js"
  * The registered names, in registration order.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const names = [
   ApplyPatchTool.name,
@@ -54,6 +55,7 @@ export const names = [
  * part is built here from the caller's `FileSystem`, so the caller's list stays the one above.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = Layer.mergeAll(
   ApplyPatchTool.layer,

@@ -27,6 +27,7 @@ import * as Tools from "../tool/tools.js"
  * The registered tool name.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const name = "edit"
 
@@ -34,6 +35,7 @@ export const name = "edit"
  * The fuzzy replacers, by name, in the order they are tried.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const replacers = Replacers.replacers
 
@@ -41,6 +43,7 @@ export const replacers = Replacers.replacers
  * The model-facing description.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const description =
   "Replace a piece of text in a single file with new text. A relative path is resolved inside the active Location, " +
@@ -51,6 +54,7 @@ export const description =
  * The input: exactly `path`, `oldString`, `newString` and the optional `replaceAll`.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Input = Schema.Struct({
   path: Schema.String.annotations({
@@ -70,6 +74,7 @@ export const Input = Schema.Struct({
  * @see Input
  *
  * @since 0.1.0
+ * @category models
  */
 export type Input = typeof Input.Type
 
@@ -77,6 +82,7 @@ export type Input = typeof Input.Type
  * The output, which is also the structured output. `files` always holds exactly one entry.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Output = Schema.Struct({
   files: Schema.Array(FileDiff.Info),
@@ -86,6 +92,7 @@ export const Output = Schema.Struct({
  * @see Output
  *
  * @since 0.1.0
+ * @category models
  */
 export type Output = typeof Output.Type
 
@@ -93,6 +100,7 @@ export type Output = typeof Output.Type
  * Messages the model sees.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const messages = {
   identical: "No changes to apply: oldString and newString are identical.",
@@ -117,6 +125,7 @@ const preview = (text: string, prefix: "-" | "+"): Array<string> => {
  * The model text: the edited resource, the replacement count and a short diff of oldString → newString.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const toModelText = (input: Pick<Input, "oldString" | "newString">, output: Output): string =>
   [
@@ -140,6 +149,7 @@ const failure = (message: string) => new LLM.ToolFailure({ message })
  * Builds the `edit` tool (catalogue action `edit`) over the current Location's services.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const tool = Effect.gen(function* () {
   const permission = yield* PermissionV2.Service
@@ -158,7 +168,12 @@ export const tool = Effect.gen(function* () {
         Effect.map((bytes) => {
           const before = new TextDecoder().decode(FileMutation.hasBom(bytes) ? bytes.subarray(3) : bytes)
           const adapt = before.includes("\r\n") ? (value: string) => toLf(value).replaceAll("\n", "\r\n") : toLf
-          const outcome = Replacers.replace(before, adapt(input.oldString), adapt(input.newString), input.replaceAll === true)
+          const outcome = Replacers.replace(
+            before,
+            adapt(input.oldString),
+            adapt(input.newString),
+            input.replaceAll === true,
+          )
           return outcome._tag === "Replaced" ? FileDiff.patch(target.resource, before, outcome.text) : undefined
         }),
         Effect.orElseSucceed(() => undefined),
@@ -220,5 +235,6 @@ export const tool = Effect.gen(function* () {
  * Registers `edit` in the Location for the lifetime of the layer.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = Tools.layer(name, tool)

@@ -20,6 +20,7 @@ import * as Tools from "../tool/tools.js"
  * The registered tool name.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const name = "glob"
 
@@ -27,6 +28,7 @@ export const name = "glob"
  * The model-facing description.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const description =
   "List files whose paths match a glob pattern inside the active Location, as short relative file resources. " +
@@ -36,6 +38,7 @@ export const description =
  * The input.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Input = Schema.Struct({
   pattern: Schema.String.annotations({ description: "The glob pattern file paths are matched against" }),
@@ -53,6 +56,7 @@ export const Input = Schema.Struct({
  * @see Input
  *
  * @since 0.1.0
+ * @category models
  */
 export type Input = typeof Input.Type
 
@@ -60,12 +64,14 @@ export type Input = typeof Input.Type
  * The output, which is also the structured output: entries relative to the Location directory.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Output = Schema.Array(Search.Entry)
 /**
  * @see Output
  *
  * @since 0.1.0
+ * @category models
  */
 export type Output = typeof Output.Type
 
@@ -73,6 +79,7 @@ export type Output = typeof Output.Type
  * The model text: one absolute path per line, or `No files found`.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const toModelText = (directory: string, output: ReadonlyArray<Search.Entry>): string =>
   output.length === 0 ? "No files found" : output.map((entry) => nodePath.resolve(directory, entry.path)).join("\n")
@@ -81,6 +88,7 @@ export const toModelText = (directory: string, output: ReadonlyArray<Search.Entr
  * Builds the `glob` tool over the current Location's services.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const tool = Effect.gen(function* () {
   const permission = yield* PermissionV2.Service
@@ -145,5 +153,6 @@ export const tool = Effect.gen(function* () {
  * Registers `glob` in the Location for the lifetime of the layer.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = Tools.layer(name, tool)

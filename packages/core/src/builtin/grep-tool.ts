@@ -22,6 +22,7 @@ import * as Tools from "../tool/tools.js"
  * The registered tool name.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const name = "grep"
 
@@ -29,6 +30,7 @@ export const name = "grep"
  * The model-facing description.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const description =
   "Search the contents of files with a regular expression, inside the active Location or in an absolute managed " +
@@ -39,6 +41,7 @@ export const description =
  * The input.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Input = Schema.Struct({
   pattern: Schema.String.annotations({ description: "The regular expression to look for in file contents" }),
@@ -61,6 +64,7 @@ export const Input = Schema.Struct({
  * @see Input
  *
  * @since 0.1.0
+ * @category models
  */
 export type Input = typeof Input.Type
 
@@ -68,12 +72,14 @@ export type Input = typeof Input.Type
  * The structured output: matches with paths relative to the Location directory.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Structured = Schema.Array(Search.Match)
 /**
  * @see Structured
  *
  * @since 0.1.0
+ * @category models
  */
 export type Structured = typeof Structured.Type
 
@@ -81,6 +87,7 @@ export type Structured = typeof Structured.Type
  * The output: the matches that may be shown, and the files whose matches were withheld (with why).
  *
  * @since 0.1.0
+ * @category models
  */
 export const Output = Schema.Struct({
   matches: Structured,
@@ -90,6 +97,7 @@ export const Output = Schema.Struct({
  * @see Output
  *
  * @since 0.1.0
+ * @category models
  */
 export type Output = typeof Output.Type
 
@@ -98,6 +106,7 @@ export type Output = typeof Output.Type
  * sentence on withheld files follows after a blank line.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const toModelText = (
   directory: string,
@@ -129,6 +138,7 @@ const statTarget = (target: string): Effect.Effect<fs.Stats | undefined> =>
  * Builds the `grep` tool over the current Location's services.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const tool = Effect.gen(function* () {
   const permission = yield* PermissionV2.Service
@@ -216,5 +226,6 @@ const rootFailure = (path: string, error: { readonly _tag: string }): LLM.ToolFa
  * Registers `grep` in the Location for the lifetime of the layer.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = Tools.layer(name, tool)

@@ -26,6 +26,7 @@ type Identity = ReturnType<typeof PermissionV2.fromToolCall>
  * What the gate needs from the Location.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Services {
   readonly permission: PermissionV2.Interface
@@ -39,6 +40,7 @@ const READ_SAVE = ["*"]
  * Runs the four steps for `targets` (in request order; duplicates are asked once).
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const authorize = (
   services: Services,

@@ -40,6 +40,7 @@ const invalid = (message: string): ParseError => new ParseError({ message })
  * One chunk of an update: old lines to find, new lines to put in their place.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface UpdateChunk {
   readonly oldLines: ReadonlyArray<string>
@@ -54,6 +55,7 @@ export interface UpdateChunk {
  * One file operation of a patch.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Hunk =
   | { readonly type: "add"; readonly path: string; readonly contents: string }
@@ -69,6 +71,7 @@ export type Hunk =
  * The derived text of an update, without a BOM, and whether the file carries one.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface FileUpdate {
   readonly content: string
@@ -88,6 +91,7 @@ const HEREDOC = /^(?:cat\s+)?<<['"]?(\w+)['"]?\s*\n([\s\S]*?)\n\1\s*$/
  * Removes a `cat <<'EOF' … EOF` style wrapper, keeping its body.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const stripHeredoc = (input: string): string => HEREDOC.exec(input)?.[2] ?? input
 
@@ -113,6 +117,7 @@ const isChunkHeader = (line: string): boolean => line.startsWith("@@")
  * An `@@` chunk with no lines is refused. See docs/built-ins.md.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const parse = (patchText: string): ReadonlyArray<Hunk> => {
   const lines = stripHeredoc(patchText.trim()).split("\n")
@@ -247,6 +252,7 @@ type Comparator = (actual: string, expected: string) => boolean
  * Maps typographic punctuation to ASCII: single and double quotes, dashes, ellipsis and no-break space.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const normalizePunctuation = (value: string): string =>
   value
@@ -294,6 +300,7 @@ const splitBom = (text: string): FileUpdate =>
  * Applies `chunks` to `original`; throws `MatchError` when a context or the old lines cannot be found.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const derive = (path: string, chunks: ReadonlyArray<UpdateChunk>, original: string): FileUpdate => {
   const source = splitBom(original)
@@ -341,6 +348,7 @@ export const derive = (path: string, chunks: ReadonlyArray<UpdateChunk>, origina
  * `text` without leading BOM, prefixed with exactly one when `bom` is set.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const joinBom = (text: string, bom: boolean): string => {
   const stripped = splitBom(text).content

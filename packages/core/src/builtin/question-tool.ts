@@ -18,6 +18,7 @@ import * as Tools from "../tool/tools.js"
  * The registered name and permission action.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const name = "question"
 
@@ -25,6 +26,7 @@ export const name = "question"
  * The model-facing description.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const description = [
   "Call this tool whenever you need the user to answer something while you work. It lets you:",
@@ -43,6 +45,7 @@ export const description = [
  * The input: the questions to ask (no `custom` field; the service default applies).
  *
  * @since 0.1.0
+ * @category models
  */
 export const Input = Schema.Struct({
   questions: Schema.Array(QuestionV2.Prompt).annotations({ description: "The questions to put to the user" }),
@@ -52,6 +55,7 @@ export const Input = Schema.Struct({
  * The output, also the structured output: one answer (list of labels) per question.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Output = Schema.Struct({ answers: Schema.Array(QuestionV2.Answer) })
 
@@ -59,6 +63,7 @@ export const Output = Schema.Struct({ answers: Schema.Array(QuestionV2.Answer) }
  * `"<question>"="<labels>"` pairs; an empty or missing answer reads `Unanswered`.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const modelText = (
   questions: ReadonlyArray<{ readonly question: string }>,
@@ -81,6 +86,7 @@ const toFailure = (error: PermissionV2.Error | SessionV2.NotFoundError): LLM.Too
  * Builds the tool over the given services.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (services: {
   readonly permission: PermissionV2.Interface
@@ -110,6 +116,7 @@ export const make = (services: {
  * Registers `question` in the Location for the lifetime of the layer.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<never, never, Tools.Service | PermissionV2.Service | QuestionV2.Service> = Tools.layer(
   name,

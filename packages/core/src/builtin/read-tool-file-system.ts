@@ -241,6 +241,7 @@ export {
  * and the output `limits` the page's model text must fit (`DEFAULT_LIMITS` when absent).
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Page {
   readonly offset?: number | undefined
@@ -253,6 +254,7 @@ export interface Page {
  * The read filesystem operations.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Interface {
   /** Stats `path` (following links): a file or a directory, else `PathKindError`. */
@@ -270,6 +272,7 @@ export interface Interface {
  * The ReadToolFileSystem service.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class Service extends Context.Tag("@toolgate/ReadToolFileSystem")<Service, Interface>() {}
 
@@ -281,6 +284,7 @@ const isDirectorySep = path.sep
  * Builds the service on the platform FileSystem.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make: Effect.Effect<Interface, never, FileSystem.FileSystem> = Effect.gen(function* () {
   const fs = yield* FileSystem.FileSystem
@@ -437,5 +441,6 @@ export const make: Effect.Effect<Interface, never, FileSystem.FileSystem> = Effe
  * The service on the platform FileSystem.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<Service, never, FileSystem.FileSystem> = Layer.effect(Service, make)

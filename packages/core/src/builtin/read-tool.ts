@@ -63,6 +63,7 @@ export {
  * The registered tool name (also its permission action).
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const name = "read"
 
@@ -70,6 +71,7 @@ export const name = "read"
  * Image mimes returned to the model as media.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const SUPPORTED_IMAGE_MIMES: ReadonlySet<string> = new Set([
   "image/jpeg",
@@ -82,6 +84,7 @@ export const SUPPORTED_IMAGE_MIMES: ReadonlySet<string> = new Set([
  * What the model is told about `read`.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const DESCRIPTION =
   "Read one text file or supported image, read a large UTF-8 text file in pages by line offset, or list one page of a directory. Relative paths are taken from the current location; absolute paths inside it work too, and absolute paths outside it need external_directory approval."
@@ -92,6 +95,7 @@ const PositiveInt = Schema.Int.pipe(Schema.positive())
  * The tool input.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Input = Schema.Struct({
   path: Schema.String.annotations({ description: "Path of the file or directory to read" }),
@@ -114,6 +118,7 @@ export const Input = Schema.Struct({
  * @see Input
  *
  * @since 0.1.0
+ * @category models
  */
 export type Input = typeof Input.Type
 
@@ -121,12 +126,14 @@ export type Input = typeof Input.Type
  * The tool output: a whole file, a text page or a directory page.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Output = Schema.Union(ReadToolFileSystem.Content, ReadToolFileSystem.TextPage, ReadToolFileSystem.ListPage)
 /**
  * @see Output
  *
  * @since 0.1.0
+ * @category models
  */
 export type Output = typeof Output.Type
 
@@ -171,6 +178,7 @@ const toFailure = (input: Input, error: Failure): LLM.ToolFailure => {
  * Builds the `read` tool from the Location's services (captured now; the tool value holds no requirements).
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const tool = Effect.gen(function* () {
   const mutation = yield* LocationMutation.Service
@@ -239,5 +247,6 @@ export const tool = Effect.gen(function* () {
  * Registers `{ read }` in the Location until its scope closes.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = Tools.layer(name, tool)

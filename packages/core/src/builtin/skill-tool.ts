@@ -19,6 +19,7 @@ import * as Tools from "../tool/tools.js"
  * The registered name and permission action.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const name = "skill"
 
@@ -26,6 +27,7 @@ export const name = "skill"
  * How many neighbouring files the model output lists at most.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const FILE_LIMIT = 10
 
@@ -33,6 +35,7 @@ export const FILE_LIMIT = 10
  * The model-facing description.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const description = [
   "Loads a specialized skill when the current task fits one of the skills listed in the system context.",
@@ -44,6 +47,7 @@ export const description = [
  * The input.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Input = Schema.Struct({
   name: Schema.String.annotations({
@@ -55,6 +59,7 @@ export const Input = Schema.Struct({
  * The output, also the structured output; `output` is the full model text.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Output = Schema.Struct({ name: Schema.String, directory: Schema.String, output: Schema.String })
 
@@ -62,6 +67,7 @@ export const Output = Schema.Struct({ name: Schema.String, directory: Schema.Str
  * The model text for `skill` with its sampled neighbouring `files` (absolute paths).
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const toModelOutput = (skill: SkillV2.Info, files: ReadonlyArray<string>): string =>
   [
@@ -84,6 +90,7 @@ export const toModelOutput = (skill: SkillV2.Info, files: ReadonlyArray<string>)
  * Up to `FILE_LIMIT` files below the skill's directory, without `SKILL.md` files; a flat skill lists none.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const sample = (skill: SkillV2.Info) =>
   path.basename(skill.location) !== SkillV2.SKILL_FILE
@@ -96,6 +103,7 @@ export const sample = (skill: SkillV2.Info) =>
  * Builds the tool over the given services.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (services: {
   readonly permission: PermissionV2.Interface
@@ -141,6 +149,7 @@ export const make = (services: {
  * Registers `skill` in the Location for the lifetime of the layer.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<
   never,

@@ -16,6 +16,7 @@ import * as Tools from "../tool/tools.js"
  * The registered name and permission action.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const name = "todowrite"
 
@@ -23,6 +24,7 @@ export const name = "todowrite"
  * The model-facing description.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const description =
   "Creates and updates a structured task list for the current coding session. Use it to follow progress through multi-step work, and keep each todo's status up to date."
@@ -31,6 +33,7 @@ export const description =
  * The input: the complete new list.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Input = Schema.Struct({
   todos: Schema.Array(SessionTodo.Todo).annotations({ description: "The complete, updated todo list" }),
@@ -40,6 +43,7 @@ export const Input = Schema.Struct({
  * The output, also the structured output: an echo of the input list.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Output = Schema.Struct({ todos: Schema.Array(SessionTodo.Todo) })
 
@@ -47,6 +51,7 @@ export const Output = Schema.Struct({ todos: Schema.Array(SessionTodo.Todo) })
  * Builds the tool over the given services.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (services: {
   readonly permission: PermissionV2.Interface
@@ -89,6 +94,7 @@ export const make = (services: {
  * Registers `todowrite` in the Location for the lifetime of the layer.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<never, never, Tools.Service | PermissionV2.Service | SessionTodo.Service> = Tools.layer(
   name,

@@ -77,12 +77,14 @@ export {
  * The registered tool name and permission action.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const name = "webfetch"
 /**
  * The largest accepted response body.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const MAX_RESPONSE_BYTES: number = Exchange.MAX_RESPONSE_BYTES
 
@@ -90,24 +92,28 @@ export const MAX_RESPONSE_BYTES: number = Exchange.MAX_RESPONSE_BYTES
  * Progress is reported each time this many more bytes of a body have arrived.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const PROGRESS_BYTES: number = BoundedBody.PROGRESS_BYTES
 /**
  * The request timeout when the input gives none, in seconds.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const DEFAULT_TIMEOUT_SECONDS = 30
 /**
  * The largest accepted `timeout`, in seconds.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const MAX_TIMEOUT_SECONDS = 120
 /**
  * The most redirects one call follows.
  *
  * @since 0.2.0
+ * @category constants
  */
 export const MAX_REDIRECTS = 10
 /**
@@ -115,6 +121,7 @@ export const MAX_REDIRECTS = 10
  * resource pattern starts with it can allow such a fetch (`PermissionV2.EXPLICIT_RESOURCE_PREFIXES`).
  *
  * @since 0.2.0
+ * @category constants
  */
 export const PRIVATE_PREFIX = "private:"
 /**
@@ -122,6 +129,7 @@ export const PRIVATE_PREFIX = "private:"
  * thread, which the call's timeout terminates.
  *
  * @since 0.2.0
+ * @category constants
  */
 export const INLINE_MARKDOWN_LIMIT: number = Html.INLINE_MARKDOWN_LIMIT
 
@@ -129,6 +137,7 @@ export const INLINE_MARKDOWN_LIMIT: number = Html.INLINE_MARKDOWN_LIMIT
  * The model-facing description (our own wording).
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const description = [
   "Retrieve an HTTP or HTTPS URL and return its content as plain text, Markdown or raw HTML; Markdown unless another format is requested.",
@@ -139,12 +148,14 @@ export const description = [
  * The output formats.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Format = Schema.Literal("text", "markdown", "html")
 /**
  * @see Format
  *
  * @since 0.1.0
+ * @category models
  */
 export type Format = typeof Format.Type
 
@@ -152,6 +163,7 @@ export type Format = typeof Format.Type
  * The tool input; `format` decodes to `markdown` when absent.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Input = Schema.Struct({
   url: Schema.String.annotations({ description: "HTTP or HTTPS address to retrieve" }),
@@ -169,6 +181,7 @@ export const Input = Schema.Struct({
  * @see Input
  *
  * @since 0.1.0
+ * @category models
  */
 export type Input = typeof Input.Type
 
@@ -176,6 +189,7 @@ export type Input = typeof Input.Type
  * The domain output, also the structured output.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Output = Schema.Struct({
   url: Schema.String,
@@ -187,6 +201,7 @@ export const Output = Schema.Struct({
  * @see Output
  *
  * @since 0.1.0
+ * @category models
  */
 export type Output = typeof Output.Type
 
@@ -194,12 +209,14 @@ export type Output = typeof Output.Type
  * The browser-like user agent of the first attempt.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const BROWSER_USER_AGENT: string = Exchange.BROWSER_USER_AGENT
 /**
  * The honest user agent used to retry a Cloudflare challenge.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const CHALLENGE_USER_AGENT: string = Exchange.CHALLENGE_USER_AGENT
 
@@ -207,6 +224,7 @@ export const CHALLENGE_USER_AGENT: string = Exchange.CHALLENGE_USER_AGENT
  * The `Accept` header for each format.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const accept: (format: Format) => string = Exchange.accept
 
@@ -215,6 +233,7 @@ export const accept: (format: Format) => string = Exchange.accept
  * fails before reading; a stream that grows past `max` fails at the crossing chunk, which ends (cancels) the stream.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const collectBoundedBody = BoundedBody.collectBoundedBody
 
@@ -222,6 +241,7 @@ export const collectBoundedBody = BoundedBody.collectBoundedBody
  * The mime type of a `content-type` value: the part before `;`, trimmed and lower-cased.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const mimeOf: (contentType: string) => string = Exchange.mimeOf
 
@@ -229,6 +249,7 @@ export const mimeOf: (contentType: string) => string = Exchange.mimeOf
  * The concatenated text nodes of `html` outside active or embedded content (nesting-aware), trimmed.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const extractText: (html: string) => string = Html.extractText
 
@@ -237,6 +258,7 @@ export const extractText: (html: string) => string = Html.extractText
  * overflows the stack at roughly 1400 levels, so deeper documents fail up front instead of blocking the event loop.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const MAX_HTML_DEPTH: number = Html.MAX_HTML_DEPTH
 
@@ -245,6 +267,7 @@ export const MAX_HTML_DEPTH: number = Html.MAX_HTML_DEPTH
  * Throws `ConversionError` on documents nested deeper than `MAX_HTML_DEPTH`.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const toMarkdown: (html: string) => string = Html.toMarkdown
 
@@ -267,6 +290,7 @@ const failure = (url: string) => (error: unknown) => {
  * makes its own connections, pinned to checked addresses; it does not use an `HttpClient` from the context.
  *
  * @since 0.2.0
+ * @category constructors
  */
 export const make = (
   permission: PermissionV2.Interface,
@@ -324,6 +348,7 @@ export const make = (
  * The tool value type.
  *
  * @since 0.1.0
+ * @category models
  */
 export type WebFetch = ReturnType<typeof make>
 
@@ -331,6 +356,7 @@ export type WebFetch = ReturnType<typeof make>
  * Registers `webfetch` in the Location for the layer's lifetime, with the `WebAddress.Resolver` of the context.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<never, never, PermissionV2.Service | Tools.Service> = Tools.layer(
   name,

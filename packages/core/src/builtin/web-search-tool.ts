@@ -23,48 +23,56 @@ import * as Mcp from "./internal/web-search-mcp.js"
  * The registered tool name and permission action.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const name = "websearch"
 /**
  * The successful result text when the provider returned nothing usable.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const NO_RESULTS = "No search results found. Please try a different query."
 /**
  * The default Exa MCP endpoint.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const EXA_URL = "https://mcp.exa.ai/mcp"
 /**
  * The default Parallel MCP endpoint.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const PARALLEL_URL = "https://search.parallel.ai/mcp"
 /**
  * The largest accepted `numResults`.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const MAX_NUM_RESULTS = 20
 /**
  * The largest accepted `contextMaxCharacters`.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const MAX_CONTEXT_CHARACTERS = 50_000
 /**
  * The largest accepted provider response body.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const MAX_RESPONSE_BYTES: number = Mcp.MAX_RESPONSE_BYTES
 /**
  * The per-request timeout.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const REQUEST_TIMEOUT: Duration.Duration = Mcp.REQUEST_TIMEOUT
 
@@ -72,6 +80,7 @@ export const REQUEST_TIMEOUT: Duration.Duration = Mcp.REQUEST_TIMEOUT
  * The `@toolgate/core` package version, sent in Parallel's user agent.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const VERSION: string = CorePackage.version
 
@@ -79,6 +88,7 @@ export const VERSION: string = CorePackage.version
  * The model-facing description (our own wording); the year is fixed when the module loads.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const description = [
   "Look things up on the web through this session's local search provider. Use it for information newer than your training data.",
@@ -93,6 +103,7 @@ const PositiveInt = Schema.Int.pipe(Schema.positive())
  * The tool input.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Input = Schema.Struct({
   query: Schema.String.annotations({ description: "What to search the web for" }),
@@ -123,6 +134,7 @@ export const Input = Schema.Struct({
  * @see Input
  *
  * @since 0.1.0
+ * @category models
  */
 export type Input = typeof Input.Type
 
@@ -130,12 +142,14 @@ export type Input = typeof Input.Type
  * The search providers.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Provider = Schema.Literal("exa", "parallel")
 /**
  * @see Provider
  *
  * @since 0.1.0
+ * @category models
  */
 export type Provider = typeof Provider.Type
 
@@ -143,12 +157,14 @@ export type Provider = typeof Provider.Type
  * The domain output, also the structured output.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Output = Schema.Struct({ provider: Provider, text: Schema.String })
 /**
  * @see Output
  *
  * @since 0.1.0
+ * @category models
  */
 export type Output = typeof Output.Type
 
@@ -156,6 +172,7 @@ export type Output = typeof Output.Type
  * The provider configuration.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Settings {
   readonly provider?: Provider
@@ -171,6 +188,7 @@ export interface Settings {
  * The web search configuration service.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class Config extends Context.Tag("@toolgate/v2/WebSearchConfig")<Config, Settings>() {}
 
@@ -178,6 +196,7 @@ export class Config extends Context.Tag("@toolgate/v2/WebSearchConfig")<Config, 
  * Explicit values for `layerConfig`; the URLs default to the public endpoints and the flags to false.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ConfigInput {
   readonly provider?: Provider
@@ -193,6 +212,7 @@ export interface ConfigInput {
  * Completes explicit values with the defaults.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const settings = (values: ConfigInput = {}): Settings => ({
   ...(values.provider === undefined ? {} : { provider: values.provider }),
@@ -208,6 +228,7 @@ export const settings = (values: ConfigInput = {}): Settings => ({
  * The configuration from explicit values (tests point both URLs at a loopback server).
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerConfig = (values: ConfigInput = {}): Layer.Layer<Config> => Layer.succeed(Config, settings(values))
 
@@ -222,6 +243,7 @@ const nonEmpty = (value: string | undefined) => (value === undefined || value ==
  * The configuration an environment describes (the `TOOLGATE_*` flags, `EXA_API_KEY`, `PARALLEL_API_KEY`).
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const fromEnvironment = (env: NodeJS.ProcessEnv = process.env): Settings => {
   const provider = env.TOOLGATE_WEBSEARCH_PROVIDER
@@ -243,6 +265,7 @@ export const fromEnvironment = (env: NodeJS.ProcessEnv = process.env): Settings 
  * The configuration read from `process.env` when the layer is built.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const defaultConfigLayer: Layer.Layer<Config> = Layer.sync(Config, () => fromEnvironment())
 
@@ -250,6 +273,7 @@ export const defaultConfigLayer: Layer.Layer<Config> = Layer.sync(Config, () => 
  * FNV-1a (32-bit, unsigned) over the UTF-16 code units of `text`.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const fnv1a = (text: string): number => {
   let hash = 0x811c9dc5
@@ -264,6 +288,7 @@ export const fnv1a = (text: string): number => {
  * Override, else Parallel if enabled, else Exa if enabled, else stable per session (even hash → exa).
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const selectProvider = (
   sessionID: string,
@@ -321,6 +346,7 @@ export {
  * Builds the tool around a captured HTTP client, configuration and permission service.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (http: HttpClient.HttpClient, config: Settings, permission: PermissionV2.Interface) =>
   Tool.make({
@@ -382,6 +408,7 @@ export const make = (http: HttpClient.HttpClient, config: Settings, permission: 
  * Registers `websearch` in the Location for the layer's lifetime.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<never, never, HttpClient.HttpClient | Config | PermissionV2.Service | Tools.Service> =
   Tools.layer(

@@ -23,6 +23,7 @@ import * as Tools from "../tool/tools.js"
  * The registered tool name.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const name = "write"
 
@@ -30,6 +31,7 @@ export const name = "write"
  * The model-facing description.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const description =
   "Create or overwrite a single file with the given content. A relative path is resolved inside the active Location, " +
@@ -41,6 +43,7 @@ export const description =
  * The input: exactly `path` and `content`.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Input = Schema.Struct({
   path: Schema.String.annotations({
@@ -54,6 +57,7 @@ export const Input = Schema.Struct({
  * @see Input
  *
  * @since 0.1.0
+ * @category models
  */
 export type Input = typeof Input.Type
 
@@ -61,6 +65,7 @@ export type Input = typeof Input.Type
  * The output, which is also the structured output.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Output = Schema.Struct({
   operation: Schema.Literal("write"),
@@ -72,6 +77,7 @@ export const Output = Schema.Struct({
  * @see Output
  *
  * @since 0.1.0
+ * @category models
  */
 export type Output = typeof Output.Type
 
@@ -79,6 +85,7 @@ export type Output = typeof Output.Type
  * The model text: `Wrote file successfully: <resource>` or `Created file successfully: <resource>`.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const toModelText = (output: Output): string =>
   `${output.existed ? "Wrote" : "Created"} file successfully: ${output.resource}`
@@ -93,6 +100,7 @@ export const toModelText = (output: Output): string =>
  * Builds the `write` tool (catalogue action `edit`) over the current Location's services.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const tool = Effect.gen(function* () {
   const permission = yield* PermissionV2.Service
@@ -146,5 +154,6 @@ export const tool = Effect.gen(function* () {
  * Registers `write` in the Location for the lifetime of the layer.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = Tools.layer(name, tool)

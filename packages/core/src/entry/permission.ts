@@ -4,60 +4,70 @@
  * matcher the rules use.
  *
  * @since 0.2.0
+ * @category modules
  */
 export * as AgentV2 from "../policy/agent.js"
 /**
  * The one approval protocol: prompts with everything a client must show, and digest-bound answers.
  *
  * @since 0.3.0
+ * @category modules
  */
 export * as Approvals from "../policy/approvals.js"
 /**
  * How many leading words of a command a saved bash approval keeps (`git commit *`, `npm run test *`).
  *
  * @since 0.2.0
+ * @category modules
  */
 export * as BashArity from "../policy/bash-arity.js"
 /**
  * The decision journal: every evaluation, ask, answer, expiry, release, cascade and revoke, with provenance.
  *
  * @since 0.3.0
+ * @category modules
  */
 export * as DecisionJournal from "../policy/decision-journal.js"
 /**
  * Why a request is allowed, asked or denied: every rule considered, and the one that decided.
  *
  * @since 0.2.0
+ * @category modules
  */
 export * as PermissionExplain from "../policy/permission-explain.js"
 /**
  * Mistakes in permission rules that would otherwise fail silently.
  *
  * @since 0.2.0
+ * @category modules
  */
 export * as PermissionLint from "../policy/permission-lint.js"
 /**
  * Saved approvals: what a user allowed with `always`, per project and directory.
  *
  * @since 0.2.0
+ * @category modules
  */
 export * as PermissionSaved from "../policy/permission-saved.js"
 /**
  * The permission gate: allow, deny and ask rules (last match wins) and the pending asks.
  *
  * @since 0.2.0
+ * @category modules
  */
 export * as PermissionV2 from "../policy/permission.js"
 /**
  * Questions a tool puts to the user, answered or dismissed by a client.
  *
  * @since 0.2.0
+ * @category modules
  */
 export * as QuestionV2 from "../policy/question.js"
 /**
  * What a shell command string will run, read with the tree-sitter bash grammar.
  *
  * @since 0.2.0
+ * @category modules
  */
 export * as ShellCommand from "../policy/shell-command.js"
 /**
@@ -65,11 +75,13 @@ export * as ShellCommand from "../policy/shell-command.js"
  * asserts the leaf makes.
  *
  * @since 0.3.0
+ * @category modules
  */
 export * as ShellPlan from "../policy/shell-plan.js"
 /**
  * Permission wildcard matching (`*`, `?`) in time linear in the input.
  *
  * @since 0.2.0
+ * @category modules
  */
 export * as Wildcard from "../values/wildcard.js"

@@ -19,6 +19,7 @@ import * as Location from "./location.js"
  * An event type and the schema of its data.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Definition<Type extends string = string, Data = unknown> {
   readonly type: Type
@@ -29,6 +30,7 @@ export interface Definition<Type extends string = string, Data = unknown> {
  * Declares an event type.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const define = <const Type extends string, Data>(
   type: Type,
@@ -39,6 +41,7 @@ export const define = <const Type extends string, Data>(
  * What subscribers receive; `Type` and `Data` are narrowed when the subscription names definitions.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Envelope<Data = unknown, Type extends string = string> {
   readonly id: string
@@ -52,6 +55,7 @@ export interface Envelope<Data = unknown, Type extends string = string> {
  * The envelope union of a list of definitions, discriminated by `type`.
  *
  * @since 0.2.0
+ * @category models
  */
 export type EnvelopeOf<D> = D extends Definition<infer Type, infer Data> ? Envelope<Data, Type> : never
 
@@ -59,6 +63,7 @@ export type EnvelopeOf<D> = D extends Definition<infer Type, infer Data> ? Envel
  * Narrows an envelope of any subscription to one definition's typed envelope.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const is =
   <Type extends string, Data>(definition: Definition<Type, Data>) =>
@@ -69,6 +74,7 @@ export const is =
  * A synchronous listener; throwing fails the publish.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Listener<E extends Envelope = Envelope> = (envelope: E) => void
 
@@ -80,6 +86,7 @@ type Selected<Ds extends ReadonlyArray<Definition<any, any>>> = Ds extends reado
  * The bus operations. Naming definitions narrows what a subscription receives and types it; none means all.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Interface {
   readonly publish: <Type extends string, Data>(
@@ -128,6 +135,7 @@ export interface Interface {
  * The EventV2 service (Location-scoped).
  *
  * @since 0.1.0
+ * @category tags
  */
 export class Service extends Context.Tag("@toolgate/v2/Event")<Service, Interface>() {}
 
@@ -136,6 +144,7 @@ export class Service extends Context.Tag("@toolgate/v2/Event")<Service, Interfac
  * streams see events in publish order and a publish returns only after every subscriber has it.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make: Effect.Effect<Interface, never, Location.Service | Scope.Scope> = Effect.gen(function* () {
   const location = yield* Location.Service
@@ -235,5 +244,6 @@ export const make: Effect.Effect<Interface, never, Location.Service | Scope.Scop
  * The Location-scoped layer.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<Service, never, Location.Service> = Layer.scoped(Service, make)

@@ -16,6 +16,7 @@ import * as ProjectV2 from "./project.js"
  * The project a Location belongs to.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Project {
   readonly id: string
@@ -26,6 +27,7 @@ export interface Project {
  * A resolved Location. `directory` is a realpath.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Interface {
   readonly directory: string
@@ -38,6 +40,7 @@ export interface Interface {
  * The Location service.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class Service extends Context.Tag("@toolgate/Location")<Service, Interface>() {}
 
@@ -45,6 +48,7 @@ export class Service extends Context.Tag("@toolgate/Location")<Service, Interfac
  * A Location given as is (no project resolution, no database row); for tests of services that only read it.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerWith = (location: Interface): Layer.Layer<Service> => Layer.succeed(Service, Service.of(location))
 
@@ -52,6 +56,7 @@ export const layerWith = (location: Interface): Layer.Layer<Service> => Layer.su
  * The Location directory does not exist or cannot be resolved to a real path.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class DirectoryError extends Schema.TaggedError<DirectoryError>()("Location.DirectoryError", {
   directory: Schema.String,
@@ -63,6 +68,7 @@ export class DirectoryError extends Schema.TaggedError<DirectoryError>()("Locati
  * and sessions satisfy their foreign keys) and caches the project id in the git common directory when it changed.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = (input: {
   readonly directory: string

@@ -24,6 +24,7 @@ import * as ProcessGroup from "../system/process-group.js"
  * The id shared by every directory outside a git repository (and repositories without any identity).
  *
  * @since 0.1.0
+ * @category constants
  */
 export const GLOBAL_ID = "global"
 
@@ -31,6 +32,7 @@ export const GLOBAL_ID = "global"
  * The name of the cached-id file in the git common directory.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const CACHE_FILE = "toolgate"
 
@@ -38,6 +40,7 @@ export const CACHE_FILE = "toolgate"
  * A resolved project. `previous` is the id found in the cache file, if any.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Info {
   readonly id: string
@@ -53,6 +56,7 @@ export interface Info {
  * Location of the project) for a real project, the Location directory itself for `global`.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface ApprovalScope {
   readonly projectID: string
@@ -63,6 +67,7 @@ export interface ApprovalScope {
  * The approval scope of a Location in `directory` belonging to `projectID`.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const approvalScope = (projectID: string, directory: string): ApprovalScope => ({
   projectID,
@@ -74,6 +79,7 @@ export const approvalScope = (projectID: string, directory: string): ApprovalSco
  * is a plain token, else a hash of it; for `global`, `global-` + a hash of the Location directory.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const storageKey = (projectID: string, directory: string): string => {
   const hash = (text: string) => createHash("sha1").update(text).digest("hex")
@@ -85,6 +91,7 @@ export const storageKey = (projectID: string, directory: string): string => {
  * The `git` executable could not be run at all (as opposed to exiting non-zero).
  *
  * @since 0.1.0
+ * @category errors
  */
 export class GitError extends Schema.TaggedError<GitError>()("Project.GitError", {
   args: Schema.Array(Schema.String),
@@ -140,6 +147,7 @@ const gitOutput = (args: ReadonlyArray<string>, cwd: string): Effect.Effect<stri
  * URLs use their hostname and pathname; otherwise the scp form `[user@]host:path` is accepted.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const normalizeRemote = (url: string): string | undefined => {
   const trimmed = url.trim()
@@ -173,6 +181,7 @@ export const normalizeRemote = (url: string): string | undefined => {
  * The project id of a remote URL: lowercase hex sha1 of `git-remote:<normalised>`, or undefined.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const remoteID = (url: string): string | undefined => {
   const normalized = normalizeRemote(url)
@@ -273,6 +282,7 @@ const rootCommit = (worktree: string): Effect.Effect<string | undefined> =>
  * directory itself as its directory.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const resolve = Effect.fn("Project.resolve")(function* (directory: string) {
   const global: Info = { id: GLOBAL_ID, directory: path.resolve(directory) }
@@ -310,6 +320,7 @@ export const resolve = Effect.fn("Project.resolve")(function* (directory: string
  * worktree (and then record the root commit).
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const bind = Effect.fn("Project.bind")(function* (info: Info, location: string) {
   const sql = yield* SqlClient.SqlClient
@@ -349,6 +360,7 @@ export const bind = Effect.fn("Project.bind")(function* (info: Info, location: s
  * Writes `id` to `<store>/toolgate` so the id stays stable if the remote later disappears; errors are ignored.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const commit = Effect.fn("Project.commit")(function* (input: { readonly store: string; readonly id: string }) {
   yield* Effect.sync(() => {

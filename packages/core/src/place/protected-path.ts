@@ -23,6 +23,7 @@ import * as Location from "./location.js"
  * a wildcard-action allow (`* * allow`) does not.
  *
  * @since 0.2.0
+ * @category constants
  */
 export const ACTION = "protected_path"
 
@@ -30,6 +31,7 @@ export const ACTION = "protected_path"
  * The configuration document names, protected in every directory.
  *
  * @since 0.2.0
+ * @category constants
  */
 export const CONFIG_FILES = ["toolgate.json", "toolgate.jsonc"] as const
 
@@ -38,6 +40,7 @@ export const CONFIG_FILES = ["toolgate.json", "toolgate.jsonc"] as const
  * skills, nested documents) and git metadata (hooks, `config`, the project-id cache).
  *
  * @since 0.2.0
+ * @category constants
  */
 export const DIRECTORIES = [".toolgate", ".git"] as const
 
@@ -45,6 +48,7 @@ export const DIRECTORIES = [".toolgate", ".git"] as const
  * Skill roots outside `.toolgate/`: `<folder>/skills` below each of these folders, wherever it appears.
  *
  * @since 0.2.0
+ * @category constants
  */
 export const SKILL_FOLDERS = [".claude", ".agents"] as const
 
@@ -54,6 +58,7 @@ export const SKILL_FOLDERS = [".claude", ".agents"] as const
  * (`layerWith`).
  *
  * @since 0.2.0
+ * @category constants
  */
 export const PATHS = [
   "toolgate.json",
@@ -71,6 +76,7 @@ export const PATHS = [
  * Why a path is protected: the `PATHS` entry it falls under.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Match {
   /** The classified absolute path. */
@@ -102,6 +108,7 @@ const segmentsOf = (absolute: string): ReadonlyArray<string> =>
  * A directory protected with everything below it, and the `PATHS` entry it stands for.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Root {
   readonly directory: string
@@ -114,6 +121,7 @@ export interface Root {
  * disguise its target; the check is pure and never touches the disk.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const classify = (absolute: string, roots: ReadonlyArray<Root> = []): Match | undefined => {
   const resolved = path.resolve(absolute)
@@ -147,6 +155,7 @@ const real = (directory: string): string => {
  * Each is listed as given and as its real path.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const roots = (location: Location.Interface, global: Global.Interface): ReadonlyArray<Root> => {
   const out: Array<Root> = []
@@ -163,6 +172,7 @@ export const roots = (location: Location.Interface, global: Global.Interface): R
  * The ProtectedPath operations of one Location.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Interface {
   /** The wholesale-protected directories. */
@@ -175,6 +185,7 @@ export interface Interface {
  * The ProtectedPath service (Location-scoped).
  *
  * @since 0.2.0
+ * @category tags
  */
 export class Service extends Context.Tag("@toolgate/ProtectedPath")<Service, Interface>() {}
 
@@ -182,6 +193,7 @@ export class Service extends Context.Tag("@toolgate/ProtectedPath")<Service, Int
  * A service over explicit roots (embedders with their own skill sources add them here).
  *
  * @since 0.2.0
+ * @category constructors
  */
 export const make = (rootList: ReadonlyArray<Root>): Interface =>
   Service.of({ roots: rootList, classify: (absolute) => classify(absolute, rootList) })
@@ -191,6 +203,7 @@ export const make = (rootList: ReadonlyArray<Root>): Interface =>
  * `extra` adds more wholesale-protected directories (for example skill sources given to `SkillV2.layerFromSources`).
  *
  * @since 0.2.0
+ * @category layers
  */
 export const layerWith = (
   extra: ReadonlyArray<string> = [],
@@ -214,5 +227,6 @@ export const layerWith = (
  * The Location-scoped layer with no extra roots.
  *
  * @since 0.2.0
+ * @category layers
  */
 export const layer: Layer.Layer<Service, never, Location.Service | Global.Service> = layerWith()

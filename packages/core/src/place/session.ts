@@ -16,12 +16,14 @@ import * as Location from "./location.js"
  * A session id (`ses…`).
  *
  * @since 0.1.0
+ * @category constants
  */
 export const ID = Schema.String.pipe(Schema.startsWith("ses"))
 /**
  * @see ID
  *
  * @since 0.1.0
+ * @category models
  */
 export type ID = typeof ID.Type
 
@@ -29,6 +31,7 @@ export type ID = typeof ID.Type
  * A stored session.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Info {
   readonly id: string
@@ -41,6 +44,7 @@ export interface Info {
  * No session with this id exists.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class NotFoundError extends Schema.TaggedError<NotFoundError>()("Session.NotFoundError", {
   sessionID: Schema.String,
@@ -50,6 +54,7 @@ export class NotFoundError extends Schema.TaggedError<NotFoundError>()("Session.
  * The session store.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Interface {
   /** Creates a session in the current Location's project; `id` defaults to a fresh `ses_…` id. */
@@ -61,6 +66,7 @@ export interface Interface {
  * The SessionV2 service.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class Service extends Context.Tag("@toolgate/v2/Session")<Service, Interface>() {}
 
@@ -83,6 +89,7 @@ const toInfo = (row: Row): Info => ({
  * Database errors, and a given id without the `ses` prefix, are defects.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | Location.Service> = Layer.effect(
   Service,

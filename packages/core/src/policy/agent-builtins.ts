@@ -22,6 +22,7 @@ const rule = (action: string, resource: string, effect: Rule["effect"]): Rule =>
  * (`output`, see docs/trust/managed-output.md; other projects' folders still ask) are allowed.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const readonlyExternalDirectory = (global: Global.Interface, output: string): ReadonlyArray<Rule> => [
   rule("external_directory", "*", "ask"),
@@ -34,6 +35,7 @@ export const readonlyExternalDirectory = (global: Global.Interface, output: stri
  * (`.env`, `.env.local`, `.env-prod`, `.env_prod`, `.env~`, `app.env`, `.envrc`). See docs/trust/secrets.md.
  *
  * @since 0.2.0
+ * @category constants
  */
 export const SECRET_FILES = [
   "*.env",
@@ -51,6 +53,7 @@ export const SECRET_FILES = [
  * Templates of the secret family that stay readable without an ask.
  *
  * @since 0.2.0
+ * @category constants
  */
 export const SECRET_TEMPLATES = ["*.env.example", "*.env.sample"] as const
 
@@ -59,6 +62,7 @@ export const SECRET_TEMPLATES = ["*.env.example", "*.env.sample"] as const
  * `SECRET_TEMPLATES`. Each matches without regard to letter case.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const secretRules: ReadonlyArray<Rule> = [
   ...SECRET_FILES.map((resource): Rule => ({ action: "read", resource, effect: "ask", ignore_case: true })),
@@ -101,6 +105,7 @@ export const guardedRules: ReadonlyArray<Rule> = [
  * The rules every built-in agent starts with, for a preset (`reference` unless configured).
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const defaults = (
   global: Global.Interface,
@@ -123,6 +128,7 @@ export const defaults = (
  * an edit (denied in plan mode).
  *
  * @since 0.2.0
+ * @category constants
  */
 export const PLAN_READ_ONLY_COMMANDS = [
   "ls",
@@ -161,6 +167,7 @@ const planBash: ReadonlyArray<Rule> = [
  * One built-in agent: its flags, description and the rules that follow `defaults`.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Builtin {
   readonly id: string
@@ -175,6 +182,7 @@ export interface Builtin {
  * managed tool-output folder.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const agents = (global: Global.Interface, worktree: string, output: string): ReadonlyArray<Builtin> => {
   const plans = path.join(global.data, "plans")
@@ -239,6 +247,7 @@ export const agents = (global: Global.Interface, worktree: string, output: strin
  * chooses the rules they start from (`defaults`).
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const builtins = (
   global: Global.Interface,
@@ -270,6 +279,7 @@ const PATH_ACTIONS: ReadonlySet<string> = new Set(["external_directory", "read",
  * (`Path.expandHome`).
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const expandHome: (resource: string, home: string) => string = Path.expandHome
 
@@ -277,6 +287,7 @@ export const expandHome: (resource: string, home: string) => string = Path.expan
  * Home-expands the resources of `external_directory`, `read` and `edit` rules; other rules (bash) stay raw.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const expandPermissions = (rules: ReadonlyArray<Rule>, home: string): Array<Rule> =>
   rules.map((r) => (PATH_ACTIONS.has(r.action) ? { ...r, resource: expandHome(r.resource, home) } : { ...r }))
@@ -289,6 +300,7 @@ export const expandPermissions = (rules: ReadonlyArray<Rule>, home: string): Arr
  * resolve outside `directory` through a symlink, and files that cannot be used, are left out.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const directoryDocuments = (directory: string): ReadonlyArray<Config.Document> =>
   Config.agentFiles(directory).documents
@@ -298,6 +310,7 @@ export const directoryDocuments = (directory: string): ReadonlyArray<Config.Docu
  * file left out is logged as a warning naming it.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const loadDocuments = (entries: ReadonlyArray<Config.Entry>): Effect.Effect<ReadonlyArray<Config.Document>> =>
   Effect.gen(function* () {
@@ -368,6 +381,7 @@ const applyEntry = (agent: MutableInfo, entry: typeof Config.Agent.Type, home: s
  * document's `agents.<id>` entries in order (`disabled` removes; a new agent first gets the top-level rules).
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const configure = (documents: ReadonlyArray<Config.Document>, home: string) => {
   const permissions = expandPermissions(

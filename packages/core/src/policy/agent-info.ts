@@ -11,12 +11,14 @@ import * as Config from "../place/config.js"
  * An agent id.
  *
  * @since 0.2.0
+ * @category constants
  */
 export const ID = Schema.String.pipe(Schema.brand("AgentV2.ID"))
 /**
  * @see ID
  *
  * @since 0.2.0
+ * @category models
  */
 export type ID = typeof ID.Type
 
@@ -24,6 +26,7 @@ export type ID = typeof ID.Type
  * The agent a Session without an explicit agent prefers.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const defaultID: ID = ID.make("build")
 
@@ -31,12 +34,14 @@ export const defaultID: ID = ID.make("build")
  * Where an agent may be selected: as a subagent, as a primary agent, or both.
  *
  * @since 0.2.0
+ * @category models
  */
 export const Mode = Schema.Literal("subagent", "primary", "all")
 /**
  * @see Mode
  *
  * @since 0.2.0
+ * @category models
  */
 export type Mode = typeof Mode.Type
 
@@ -44,6 +49,7 @@ export type Mode = typeof Mode.Type
  * A `#rrggbb` colour or one of the theme colour names.
  *
  * @since 0.2.0
+ * @category models
  */
 export const Color = Schema.Union(
   Schema.String.pipe(Schema.pattern(/^#[0-9a-fA-F]{6}$/)),
@@ -53,6 +59,7 @@ export const Color = Schema.Union(
  * @see Color
  *
  * @since 0.2.0
+ * @category models
  */
 export type Color = typeof Color.Type
 
@@ -60,6 +67,7 @@ export type Color = typeof Color.Type
  * The model an agent runs on.
  *
  * @since 0.2.0
+ * @category models
  */
 export const Model = Schema.Struct({
   id: Schema.String,
@@ -70,6 +78,7 @@ export const Model = Schema.Struct({
  * @see Model
  *
  * @since 0.2.0
+ * @category models
  */
 export type Model = typeof Model.Type
 
@@ -77,6 +86,7 @@ export type Model = typeof Model.Type
  * One agent. `permissions` is its configured ruleset (last match wins).
  *
  * @since 0.2.0
+ * @category models
  */
 export const Info = Schema.Struct({
   id: ID,
@@ -97,6 +107,7 @@ export const Info = Schema.Struct({
  * @see Info
  *
  * @since 0.2.0
+ * @category models
  */
 export type Info = typeof Info.Type
 
@@ -104,6 +115,7 @@ export type Info = typeof Info.Type
  * A mutable agent, as `Draft.update` callbacks see it.
  *
  * @since 0.2.0
+ * @category models
  */
 export type MutableInfo = Types.DeepMutable<Info>
 
@@ -111,6 +123,7 @@ export type MutableInfo = Types.DeepMutable<Info>
  * A fresh agent with the runtime defaults: mode `all`, not hidden, no rules, empty request overrides.
  *
  * @since 0.2.0
+ * @category constructors
  */
 export const empty = (id: string): MutableInfo => ({
   id: ID.make(id),
@@ -124,6 +137,7 @@ export const empty = (id: string): MutableInfo => ({
  * The editing API a transform receives.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Draft {
   /** Every agent, in insertion order. */
@@ -140,6 +154,7 @@ export interface Draft {
  * The state behind the service.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Data {
   readonly agents: Map<ID, MutableInfo>

@@ -70,6 +70,7 @@ import { type Data, type Draft, ID, type Info, type MutableInfo, defaultID, empt
  * An agent id with the agent it names, if any.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Selection {
   readonly id: ID
@@ -80,6 +81,7 @@ export interface Selection {
  * The AgentV2 operations.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Interface {
   /** Installs a transform until the caller's Scope closes. */
@@ -105,6 +107,7 @@ export interface Interface {
  * The AgentV2 service (Location-scoped).
  *
  * @since 0.1.0
+ * @category tags
  */
 export class Service extends Context.Tag("@toolgate/v2/Agent")<Service, Interface>() {}
 
@@ -147,6 +150,7 @@ const selectDefault = (data: Data): Info | undefined => {
  * Builds a service with no agents.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make: Effect.Effect<Interface> = Effect.gen(function* () {
   const state = yield* State.create<Data, Draft>({ initial: () => ({ agents: new Map() }), draft: makeDraft })
@@ -181,6 +185,7 @@ export const make: Effect.Effect<Interface> = Effect.gen(function* () {
  * No agents at all (every omitted-agent evaluation then denies); for tests and embedders that bring their own.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerEmpty: Layer.Layer<Service> = Layer.effect(Service, make)
 
@@ -189,6 +194,7 @@ export const layerEmpty: Layer.Layer<Service> = Layer.effect(Service, make)
  * configuration's agents and rules on top (both as transforms that live as long as the Location).
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<Service, never, Global.Service | Config.Service | Location.Service> = Layer.scoped(
   Service,

@@ -14,6 +14,7 @@ import * as Wildcard from "../values/wildcard.js"
  * make its saved prefix.
  *
  * @since 0.2.0
+ * @category models
  */
 export type Table = ReadonlyMap<string, number>
 
@@ -119,6 +120,7 @@ const entries: ReadonlyArray<readonly [string, number]> = [
  * The built-in table.
  *
  * @since 0.2.0
+ * @category constants
  */
 export const DEFAULT: Table = new Map(entries)
 
@@ -127,6 +129,7 @@ export const DEFAULT: Table = new Map(entries)
  * spaces; a non-positive or non-integer arity is ignored.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const extend = (table: Table, ...extra: ReadonlyArray<Readonly<Record<string, number>> | undefined>): Table => {
   const out = new Map(table)
@@ -147,6 +150,7 @@ export const extend = (table: Table, ...extra: ReadonlyArray<Readonly<Record<str
  * must not become `git -C *`.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const prefix = (
   argv: ReadonlyArray<string>,
@@ -187,6 +191,7 @@ export const prefix = (
  * ```
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const pattern = (argv: ReadonlyArray<string>, table: Table = DEFAULT): string => {
   const { words, exact } = prefix(argv, table)

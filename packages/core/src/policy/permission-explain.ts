@@ -30,6 +30,7 @@ import * as Wildcard from "../values/wildcard.js"
  * Where a rule came from.
  *
  * @since 0.2.0
+ * @category models
  */
 export type Origin =
   | { readonly type: "builtin" }
@@ -49,6 +50,7 @@ export type Origin =
  * One rule as the trace shows it.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Entry {
   readonly rule: PermissionV2.Rule
@@ -63,6 +65,7 @@ export interface Entry {
  * The decision for one resource.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface ResourceTrace {
   readonly resource: string
@@ -79,6 +82,7 @@ export interface ResourceTrace {
  * One ask of a bash command's plan: an action, its resources traced, what `always` saves, and its decision.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface GroupTrace {
   readonly action: string
@@ -92,6 +96,7 @@ export interface GroupTrace {
  * in its order.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Trace {
   readonly agent: string
@@ -105,6 +110,7 @@ export interface Trace {
  * A rule list with the origin of each rule.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Sourced {
   readonly rules: PermissionV2.Ruleset
@@ -120,6 +126,7 @@ const same = (a: PermissionV2.Rule, b: PermissionV2.Rule) =>
  * does not match (a plugin changed the rules), the rules are marked `unknown`.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const origins = (
   agent: string,
@@ -151,6 +158,7 @@ export const origins = (
  * Traces one resource against configured and saved rules, as PermissionV2 evaluates it.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const traceResource = (
   action: string,
@@ -205,6 +213,7 @@ const worst = (effects: ReadonlyArray<PermissionV2.Effect>): PermissionV2.Effect
  * The input of `explain`: an action with resources, or a bash command (`action: "bash"` and `command`).
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Input {
   readonly agent?: string
@@ -219,6 +228,7 @@ export interface Input {
  * The agent named (or the default agent) does not exist.
  *
  * @since 0.2.0
+ * @category errors
  */
 export class AgentNotFoundError extends Schema.TaggedError<AgentNotFoundError>()(
   "PermissionExplain.AgentNotFoundError",
@@ -235,6 +245,7 @@ export class AgentNotFoundError extends Schema.TaggedError<AgentNotFoundError>()
  * The explain service.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Interface {
   readonly explain: (input: Input) => Effect.Effect<Trace, AgentNotFoundError>
@@ -244,6 +255,7 @@ export interface Interface {
  * The PermissionExplain service (Location-scoped).
  *
  * @since 0.2.0
+ * @category tags
  */
 export class Service extends Context.Tag("@toolgate/PermissionExplain")<Service, Interface>() {}
 
@@ -251,6 +263,7 @@ export class Service extends Context.Tag("@toolgate/PermissionExplain")<Service,
  * The Location-scoped layer.
  *
  * @since 0.2.0
+ * @category layers
  */
 export const layer: Layer.Layer<
   Service,
@@ -344,6 +357,7 @@ export const layer: Layer.Layer<
  * A trace as readable text: one table per resource (position, origin, rule, match), the winner marked.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const render = (trace: Trace): string => {
   const originText = (origin: Origin): string => {

@@ -21,6 +21,7 @@ import * as Wildcard from "../values/wildcard.js"
  * One finding. `error`s make `toolgate permissions lint` exit 1.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Finding {
   readonly level: "error" | "warning"
@@ -34,6 +35,7 @@ export interface Finding {
  * The actions some tool or the gate asks for.
  *
  * @since 0.2.0
+ * @category constants
  */
 export const KNOWN_ACTIONS: ReadonlySet<string> = new Set([
   "read",
@@ -128,6 +130,7 @@ const lintList = (rules: ReadonlyArray<Located>): Array<Finding> => {
  * saved approvals.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const lint = (
   documents: ReadonlyArray<Config.Document>,
@@ -182,6 +185,7 @@ export const lint = (
  * Findings as readable lines, errors first.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const render = (findings: ReadonlyArray<Finding>): string =>
   findings.length === 0
@@ -195,6 +199,7 @@ export const render = (findings: ReadonlyArray<Finding>): string =>
  * Lints configuration entries as discovered (markdown agent files in configuration folders included).
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const lintEntries = (
   entries: ReadonlyArray<Config.Entry>,
@@ -206,6 +211,7 @@ export const lintEntries = (
  * Published once per finding when a Location is built (see `layerWarnings`).
  *
  * @since 0.2.0
+ * @category models
  */
 export const Warning = EventV2.define(
   "permission.lint.warning",
@@ -223,6 +229,7 @@ export const Warning = EventV2.define(
  * configuration already does, with `Config.InvalidError`); `toolgate permissions lint` exits 1 on errors.
  *
  * @since 0.2.0
+ * @category layers
  */
 export const layerWarnings: Layer.Layer<never, never, Config.Service | EventV2.Service> = Layer.effectDiscard(
   Effect.gen(function* () {

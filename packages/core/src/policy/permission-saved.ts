@@ -21,12 +21,14 @@ import * as Identifier from "../values/identifier.js"
  * A saved-approval id: `"psv_" + ascending()` (no prefix check).
  *
  * @since 0.1.0
+ * @category constants
  */
 export const ID = Schema.String
 /**
  * @see ID
  *
  * @since 0.1.0
+ * @category models
  */
 export type ID = typeof ID.Type
 
@@ -34,6 +36,7 @@ export type ID = typeof ID.Type
  * Returns a fresh `psv_…` id.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const createID = (): ID => Identifier.create("psv")
 
@@ -41,6 +44,7 @@ export const createID = (): ID => Identifier.create("psv")
  * A saved approval.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Info = Schema.Struct({
   id: Schema.String,
@@ -62,6 +66,7 @@ export const Info = Schema.Struct({
  * @see Info
  *
  * @since 0.1.0
+ * @category models
  */
 export type Info = typeof Info.Type
 
@@ -69,6 +74,7 @@ export type Info = typeof Info.Type
  * The saved-approval store.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Interface {
   /**
@@ -108,6 +114,7 @@ export interface Interface {
  * The PermissionSaved service.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class Service extends Context.Tag("@toolgate/v2/PermissionSaved")<Service, Interface>() {}
 
@@ -161,6 +168,7 @@ const ROWS_PER_STATEMENT = 1000
  * database errors are defects carrying one.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<Service, never, SqlClient.SqlClient> = Layer.scoped(
   Service,

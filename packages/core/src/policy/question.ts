@@ -20,12 +20,14 @@ import * as LLM from "../values/llm.js"
  * A question request id (`que…`).
  *
  * @since 0.1.0
+ * @category constants
  */
 export const ID = Schema.String.pipe(Schema.startsWith("que"))
 /**
  * @see ID
  *
  * @since 0.1.0
+ * @category models
  */
 export type ID = typeof ID.Type
 
@@ -33,6 +35,7 @@ export type ID = typeof ID.Type
  * Returns a fresh `que_…` id.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const createID = (): ID => Identifier.create("que")
 
@@ -40,6 +43,7 @@ export const createID = (): ID => Identifier.create("que")
  * One choice the user can pick.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Option = Schema.Struct({
   label: Schema.String.annotations({ description: "Text shown for this choice, kept to a few words (1-5)" }),
@@ -49,6 +53,7 @@ export const Option = Schema.Struct({
  * @see Option
  *
  * @since 0.1.0
+ * @category models
  */
 export type Option = typeof Option.Type
 
@@ -56,6 +61,7 @@ export type Option = typeof Option.Type
  * A question as the model writes it.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Prompt = Schema.Struct({
   question: Schema.String.annotations({ description: "The full question to put to the user" }),
@@ -69,6 +75,7 @@ export const Prompt = Schema.Struct({
  * @see Prompt
  *
  * @since 0.1.0
+ * @category models
  */
 export type Prompt = typeof Prompt.Type
 
@@ -76,6 +83,7 @@ export type Prompt = typeof Prompt.Type
  * A question as the service stores it: a prompt plus whether a typed answer is allowed.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Info = Schema.Struct({
   ...Prompt.fields,
@@ -87,6 +95,7 @@ export const Info = Schema.Struct({
  * @see Info
  *
  * @since 0.1.0
+ * @category models
  */
 export type Info = typeof Info.Type
 
@@ -94,12 +103,14 @@ export type Info = typeof Info.Type
  * The tool call a request came from.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Tool = Schema.Struct({ messageID: Schema.String, callID: Schema.String })
 /**
  * @see Tool
  *
  * @since 0.1.0
+ * @category models
  */
 export type Tool = typeof Tool.Type
 
@@ -107,6 +118,7 @@ export type Tool = typeof Tool.Type
  * A pending request as clients see it.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Request = Schema.Struct({
   id: ID,
@@ -118,6 +130,7 @@ export const Request = Schema.Struct({
  * @see Request
  *
  * @since 0.1.0
+ * @category models
  */
 export type Request = typeof Request.Type
 
@@ -125,12 +138,14 @@ export type Request = typeof Request.Type
  * The labels chosen (or typed) for one question.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Answer = Schema.Array(Schema.String)
 /**
  * @see Answer
  *
  * @since 0.1.0
+ * @category models
  */
 export type Answer = typeof Answer.Type
 
@@ -138,6 +153,7 @@ export type Answer = typeof Answer.Type
  * The user dismissed the question. The question tool delivers it as a defect.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class RejectedError extends Schema.TaggedError<RejectedError>()("QuestionV2.RejectedError", {}) {
   override get message(): string {
@@ -149,6 +165,7 @@ export class RejectedError extends Schema.TaggedError<RejectedError>()("Question
  * No pending request has this id.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class NotFoundError extends Schema.TaggedError<NotFoundError>()("QuestionV2.NotFoundError", {
   requestID: Schema.String,
@@ -158,6 +175,7 @@ export class NotFoundError extends Schema.TaggedError<NotFoundError>()("Question
  * Events (live only).
  *
  * @since 0.1.0
+ * @category models
  */
 export const Event = {
   Asked: EventV2.define("question.v2.asked", Request),
@@ -175,6 +193,7 @@ export const Event = {
  * Every event this module publishes.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Definitions = [Event.Asked, Event.Replied, Event.Rejected] as const
 
@@ -182,6 +201,7 @@ export const Definitions = [Event.Asked, Event.Replied, Event.Rejected] as const
  * The input of `ask`.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface AskInput {
   readonly sessionID: string
@@ -193,6 +213,7 @@ export interface AskInput {
  * The input of `reply`: one answer per question, in order.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ReplyInput {
   readonly requestID: string
@@ -203,6 +224,7 @@ export interface ReplyInput {
  * The question service, one per Location.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Interface {
   /** Publishes the request and waits for the user; a dismissal fails with `RejectedError`. */
@@ -217,6 +239,7 @@ export interface Interface {
  * The QuestionV2 service tag.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class Service extends Context.Tag("@toolgate/v2/Question")<Service, Interface>() {}
 
@@ -224,6 +247,7 @@ export class Service extends Context.Tag("@toolgate/v2/Question")<Service, Inter
  * True iff the cause carries a `RejectedError` defect.
  *
  * @since 0.1.0
+ * @category guards
  */
 export const isDismissed = (cause: Cause.Cause<unknown>): boolean => LLM.hasDefectTag(cause, "QuestionV2.RejectedError")
 
@@ -236,6 +260,7 @@ interface Pending {
  * Builds one Location's question service; closing the scope rejects every pending request.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make: Effect.Effect<Interface, never, EventV2.Service | Scope.Scope> = Effect.gen(function* () {
   const events = yield* EventV2.Service
@@ -335,5 +360,6 @@ export const make: Effect.Effect<Interface, never, EventV2.Service | Scope.Scope
  * The Location-scoped layer.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<Service, never, EventV2.Service> = Layer.scoped(Service, make)

@@ -37,6 +37,7 @@ import type * as Words from "./internal/shell-words.js"
  * A word of a command after quote removal (see `internal/shell-words.ts`).
  *
  * @since 0.2.0
+ * @category models
  */
 export type Word = Words.Word
 
@@ -44,6 +45,7 @@ export type Word = Words.Word
  * One simple command, as the permission gate evaluates it.
  *
  * @since 0.2.0
+ * @category models
  */
 export type Segment = Segments.Segment
 
@@ -51,6 +53,7 @@ export type Segment = Segments.Segment
  * The simple commands of a command string.
  *
  * @since 0.2.0
+ * @category models
  */
 export type Parsed = Segments.Parsed
 
@@ -58,6 +61,7 @@ export type Parsed = Segments.Parsed
  * A file a segment writes or reads.
  *
  * @since 0.3.0
+ * @category models
  */
 export type PathUse = Segments.PathUse
 
@@ -65,6 +69,7 @@ export type PathUse = Segments.PathUse
  * A link a segment creates.
  *
  * @since 0.3.0
+ * @category models
  */
 export type Link = Segments.Link
 
@@ -72,6 +77,7 @@ export type Link = Segments.Link
  * A copy or move a segment makes.
  *
  * @since 0.3.0
+ * @category models
  */
 export type Mirror = Segments.Mirror
 
@@ -79,6 +85,7 @@ export type Mirror = Segments.Mirror
  * Where a segment runs.
  *
  * @since 0.3.0
+ * @category models
  */
 export type Place = Segments.Place
 
@@ -86,6 +93,7 @@ export type Place = Segments.Place
  * A directory the shell may be in: `cd` steps from the start.
  *
  * @since 0.3.0
+ * @category models
  */
 export type Directory = Segments.Directory
 
@@ -93,6 +101,7 @@ export type Directory = Segments.Directory
  * One `cd` step.
  *
  * @since 0.3.0
+ * @category models
  */
 export type CdStep = Segments.CdStep
 
@@ -100,6 +109,7 @@ export type CdStep = Segments.CdStep
  * The grammar a command is read with: bash's, or a POSIX `sh`'s (constructs that differ from bash are unresolved).
  *
  * @since 0.3.0
+ * @category models
  */
 export type Grammar = Shells.Grammar
 
@@ -107,6 +117,7 @@ export type Grammar = Shells.Grammar
  * The decision for one segment.
  *
  * @since 0.2.0
+ * @category models
  */
 export type Verdict = Verdicts.Verdict
 
@@ -114,6 +125,7 @@ export type Verdict = Verdicts.Verdict
  * The grammar could not be loaded (missing or incompatible `.wasm`).
  *
  * @since 0.2.0
+ * @category errors
  */
 export class LoadError extends Schema.TaggedError<LoadError>()("ShellCommand.LoadError", {
   message: Schema.String,
@@ -123,6 +135,7 @@ export class LoadError extends Schema.TaggedError<LoadError>()("ShellCommand.Loa
  * The parser.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Interface {
   /**
@@ -136,6 +149,7 @@ export interface Interface {
  * The ShellCommand service (process-wide).
  *
  * @since 0.2.0
+ * @category tags
  */
 export class Service extends Context.Tag("@toolgate/ShellCommand")<Service, Interface>() {}
 
@@ -143,6 +157,7 @@ export class Service extends Context.Tag("@toolgate/ShellCommand")<Service, Inte
  * How deep command strings of shells, `eval` and wrappers are followed; deeper strings are unresolved.
  *
  * @since 0.2.0
+ * @category constants
  */
 export const MAX_DEPTH = Traversal.MAX_DEPTH
 
@@ -150,6 +165,7 @@ export const MAX_DEPTH = Traversal.MAX_DEPTH
  * How deep the syntax tree is walked; a deeper command is one unresolved segment.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const MAX_NESTING = Traversal.MAX_NESTING
 
@@ -157,6 +173,7 @@ export const MAX_NESTING = Traversal.MAX_NESTING
  * The longest command parsed; a longer one is one unresolved segment.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const MAX_LENGTH = Traversal.MAX_LENGTH
 
@@ -164,6 +181,7 @@ export const MAX_LENGTH = Traversal.MAX_LENGTH
  * The resource prefix of a segment that cannot be resolved statically.
  *
  * @since 0.2.0
+ * @category constants
  */
 export const UNRESOLVED_PREFIX = Verdicts.UNRESOLVED_PREFIX
 
@@ -171,6 +189,7 @@ export const UNRESOLVED_PREFIX = Verdicts.UNRESOLVED_PREFIX
  * The deny-relevant forms of a segment.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const forms = Verdicts.forms
 
@@ -178,6 +197,7 @@ export const forms = Verdicts.forms
  * Evaluates the segments of a parsed command against one bash-resource oracle.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const evaluate = Verdicts.evaluate
 
@@ -185,6 +205,7 @@ export const evaluate = Verdicts.evaluate
  * The wrappers the gate unwraps (`sudo`, `env`, `nice`, `timeout`, `flock`, `xargs`, …).
  *
  * @since 0.3.0
+ * @category constants
  */
 export const WRAPPER_NAMES: ReadonlyArray<string> = [...Wrappers.WRAPPERS.keys()]
 
@@ -192,6 +213,7 @@ export const WRAPPER_NAMES: ReadonlyArray<string> = [...Wrappers.WRAPPERS.keys()
  * Commands whose segments are unresolved because they run commands in ways the gate does not follow.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const UNMODELLED_RUNNERS: ReadonlySet<string> = Wrappers.UNMODELLED_RUNNERS
 
@@ -199,6 +221,7 @@ export const UNMODELLED_RUNNERS: ReadonlySet<string> = Wrappers.UNMODELLED_RUNNE
  * The commands whose file arguments are writes (`rm`, `mv`, `cp`, `ln`, `touch`, `mkdir`, `chmod`, `tar`, …).
  *
  * @since 0.3.0
+ * @category constants
  */
 export const FILE_COMMAND_NAMES: ReadonlyArray<string> = [...FILE_COMMANDS.keys()]
 
@@ -206,6 +229,7 @@ export const FILE_COMMAND_NAMES: ReadonlyArray<string> = [...FILE_COMMANDS.keys(
  * The commands whose file arguments are reads (`cat`, `head`, `grep`, …; `tee`, `sort -o` and `uniq` also write).
  *
  * @since 0.3.0
+ * @category constants
  */
 export const READING_COMMAND_NAMES: ReadonlyArray<string> = READER_NAMES
 
@@ -213,6 +237,7 @@ export const READING_COMMAND_NAMES: ReadonlyArray<string> = READER_NAMES
  * Variables whose assignment is dropped from a segment's resource.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const HARMLESS_VARIABLES: ReadonlyArray<string> = Variables.HARMLESS_VARIABLES
 
@@ -220,6 +245,7 @@ export const HARMLESS_VARIABLES: ReadonlyArray<string> = Variables.HARMLESS_VARI
  * Variables (`*` ends a prefix) whose assignment makes a segment unresolved.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const BEHAVIOUR_VARIABLES: ReadonlyArray<string> = Variables.BEHAVIOUR_VARIABLES
 
@@ -228,6 +254,7 @@ export const BEHAVIOUR_VARIABLES: ReadonlyArray<string> = Variables.BEHAVIOUR_VA
  * `undefined` for a shell the gate does not model (its commands are unresolved as a whole).
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const grammarOf = (shell: string): Grammar | undefined => Shells.SHELLS.get(path.posix.basename(shell))
 
@@ -235,6 +262,7 @@ export const grammarOf = (shell: string): Grammar | undefined => Shells.SHELLS.g
  * A command judged as one unresolved segment (a shell the gate does not model runs it), with `reason`.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const unresolvedCommand = (command: string, reason: string): Parsed =>
   Segments.unresolvedWhole(command, reason, false)
@@ -243,6 +271,7 @@ export const unresolvedCommand = (command: string, reason: string): Parsed =>
  * A synchronous parser over a loaded grammar (for benchmarks and pure tests; the service wraps the same function).
  *
  * @since 0.2.0
+ * @category constructors
  */
 export const makeParser = (language: Language): ((command: string, grammar?: Grammar) => Parsed) => {
   const parser = new Parser()
@@ -267,6 +296,7 @@ const load = (): Promise<Language> => {
  * Loads the grammar, once per process: later calls share the same promise (a failed load is retried).
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const loadLanguage: Effect.Effect<Language, LoadError> = Effect.tryPromise({
   try: load,
@@ -279,6 +309,7 @@ export const loadLanguage: Effect.Effect<Language, LoadError> = Effect.tryPromis
  * a defect (the package ships it).
  *
  * @since 0.2.0
+ * @category layers
  */
 export const layer: Layer.Layer<Service> = Layer.sync(Service, () => {
   // Started now, awaited by the first parse; a failure surfaces there.

@@ -24,6 +24,7 @@ import * as ShellCommand from "./shell-command.js"
  * What is at a path (`missing`, `directory`, `file`, `symlink` with its stored target, `other`).
  *
  * @since 0.3.0
+ * @category models
  */
 export type Entry = Paths.Entry
 
@@ -32,6 +33,7 @@ export type Entry = Paths.Entry
  * needs. `impossible`: nothing can be written there (a parent is a file); `invalid`: the path cannot be used.
  *
  * @since 0.3.0
+ * @category models
  */
 export type Located =
   | {
@@ -47,6 +49,7 @@ export type Located =
  * The disk and the Location as the planner sees them.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Places {
   /** The directory `~` and a bare `cd` stand for. */
@@ -68,6 +71,7 @@ export interface Places {
  * PermissionV2 would, saved approvals included), the arity table, and the sandbox.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Environment<E = never> {
   readonly places: Places
@@ -87,6 +91,7 @@ export interface Environment<E = never> {
  * service: the bash tool's layer provides it, `permissions explain` uses it.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Setting {
   /** The canonical directory of the Location: where a command starts when no workdir is given. */
@@ -102,6 +107,7 @@ export interface Setting {
  * The planner's setting of the current Location.
  *
  * @since 0.3.0
+ * @category tags
  */
 export class Service extends Context.Tag("@toolgate/ShellPlan")<Service, Setting>() {}
 
@@ -110,6 +116,7 @@ export class Service extends Context.Tag("@toolgate/ShellPlan")<Service, Setting
  * rules, and the prompt metadata.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Group {
   readonly action: string
@@ -125,6 +132,7 @@ export interface Group {
  * One assert the leaf makes, in order.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Assert {
   readonly action: string
@@ -137,6 +145,7 @@ export interface Assert {
  * The plan of one command.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Plan {
   readonly parsed: ShellCommand.Parsed
@@ -153,6 +162,7 @@ export interface Plan {
  * The input of `plan`.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Input {
   readonly command: string
@@ -196,6 +206,7 @@ interface Collected {
  * Builds the plan of one command.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const plan = <E>(input: Input, env: Environment<E>): Effect.Effect<Plan, E> =>
   Effect.gen(function* () {

@@ -88,9 +88,19 @@ export class StartError extends Schema.TaggedError<StartError>()("ApprovalServer
   }
 }
 
-/** The default bind address. */
+/**
+ * The default bind address.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
 export const DEFAULT_HOST = "127.0.0.1"
-/** The shortest configured token accepted. */
+/**
+ * The shortest configured token accepted.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
 export const MIN_TOKEN_LENGTH = 16
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"])

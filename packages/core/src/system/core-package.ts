@@ -16,6 +16,7 @@ import { createRequire } from "node:module"
  * what core depends on.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const require: NodeJS.Require = createRequire(
   createRequire(import.meta.url).resolve("@toolgate/core/package.json"),
@@ -25,5 +26,6 @@ export const require: NodeJS.Require = createRequire(
  * The `@toolgate/core` package version.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const version: string = (require("@toolgate/core/package.json") as { readonly version: string }).version

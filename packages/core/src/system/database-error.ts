@@ -14,6 +14,7 @@ import * as Schema from "effect/Schema"
  * (`SQLITE_BUSY`, …) in front of their message, joined with `: `.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const describe = (error: unknown): string => {
   const parts: Array<string> = []

@@ -42,6 +42,7 @@ import * as SqlDialect from "./internal/sql-dialect.js"
  * How long a statement waits for another process's write lock before failing with `SQLITE_BUSY`.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const BUSY_TIMEOUT_MS = 5000
 
@@ -49,6 +50,7 @@ export const BUSY_TIMEOUT_MS = 5000
  * The migrations, keyed `<yyyymmddhhmmss>_<name>`, applied in id order.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const migrations: Readonly<Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>> = {
   "20260801000000_project_session": projectSession,
@@ -68,6 +70,7 @@ export const migrations: Readonly<Record<string, Effect.Effect<void, unknown, Sq
  * write lock before anything is read, so concurrent starts queue on the busy timeout instead of racing.
  *
  * @since 0.2.0
+ * @category constants
  */
 export const LOCK_TABLE = "toolgate_lock"
 
@@ -75,6 +78,7 @@ export const LOCK_TABLE = "toolgate_lock"
  * What the database layers provide (`layerFile` also provides `SqliteClient.SqliteClient`).
  *
  * @since 0.1.0
+ * @category models
  */
 export type Client = SqlClient.SqlClient
 
@@ -115,6 +119,7 @@ export {
  * underlying SQLite code and message (for example `SQLITE_BUSY: database is locked`).
  *
  * @since 0.2.0
+ * @category errors
  */
 export class OpenError extends Schema.TaggedError<OpenError>()("Database.OpenError", {
   filename: Schema.String,
@@ -216,6 +221,7 @@ const migrate = Effect.gen(function* () {
  * True iff `error` or one of its causes is SQLite's "database is locked" (`SQLITE_BUSY` or an extended code of it).
  *
  * @since 0.2.0
+ * @category guards
  */
 export const isBusy = (error: unknown): boolean => {
   const seen = new Set<unknown>()
@@ -246,6 +252,7 @@ const whileBusy = {
  * `SQLITE_CANTOPEN`, what the file system says: a directory in its place, a missing or unwritable directory).
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerFile = (filename: string): Layer.Layer<Client | SqliteClient.SqliteClient> => {
   const ready = Layer.effectDiscard(
@@ -307,6 +314,7 @@ export const urlFromEnvironment = (env: NodeJS.ProcessEnv = process.env): string
  * `Global.database(global)` (creating the data directory).
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<Client, never, Global.Service> = Layer.unwrapEffect(
   Effect.gen(function* () {
@@ -329,6 +337,7 @@ export const layer: Layer.Layer<Client, never, Global.Service> = Layer.unwrapEff
  * A fresh, migrated in-memory database per build; for tests.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerMemory: Layer.Layer<Client | SqliteClient.SqliteClient> = layerFile(":memory:")
 
@@ -348,6 +357,7 @@ const durableLock = (sql: SqlClient.SqlClient): Effect.Semaphore => {
  * The `synchronous` level `durably` commits with (`PRAGMA synchronous` reads it as 2).
  *
  * @since 0.1.0
+ * @category constants
  */
 export const DURABLE_SYNCHRONOUS = 2
 
@@ -362,6 +372,7 @@ export const DURABLE_SYNCHRONOUS = 2
  * read back the same way (`db.synchronous` = `on`).
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const durably = <A, E, R>(
   sql: SqlClient.SqlClient,
@@ -382,7 +393,10 @@ const durablySqlite = <A, E, R>(
       () =>
         Effect.gen(function* () {
           const [value, level] = yield* sql.withTransaction(
-            Effect.zip(effect, Effect.map(sql<{ synchronous: number }>`PRAGMA synchronous`, ([row]) => row?.synchronous)),
+            Effect.zip(
+              effect,
+              Effect.map(sql<{ synchronous: number }>`PRAGMA synchronous`, ([row]) => row?.synchronous),
+            ),
           )
           yield* Effect.annotateCurrentSpan("db.synchronous", level)
           if (level !== DURABLE_SYNCHRONOUS) {

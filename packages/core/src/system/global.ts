@@ -13,6 +13,7 @@ import * as Layer from "effect/Layer"
  * The resolved directories.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Interface {
   /** `$XDG_DATA_HOME/toolgate`, default `~/.local/share/toolgate`. */
@@ -29,6 +30,7 @@ export interface Interface {
  * The Global service.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class Service extends Context.Tag("@toolgate/Global")<Service, Interface>() {}
 
@@ -36,6 +38,7 @@ export class Service extends Context.Tag("@toolgate/Global")<Service, Interface>
  * The managed tool-output directory name under the data directory.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const TOOL_OUTPUT_DIRECTORY = "tool-output"
 
@@ -43,6 +46,7 @@ export const TOOL_OUTPUT_DIRECTORY = "tool-output"
  * `<data>/tool-output`.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const toolOutput = (global: Interface): string => path.join(global.data, TOOL_OUTPUT_DIRECTORY)
 
@@ -51,6 +55,7 @@ export const toolOutput = (global: Interface): string => path.join(global.data, 
  * docs/trust/managed-output.md.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const toolOutputFor = (global: Interface, key: string): string => path.join(toolOutput(global), key)
 
@@ -58,6 +63,7 @@ export const toolOutputFor = (global: Interface, key: string): string => path.jo
  * `<data>/toolgate.db`.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const database = (global: Interface): string => path.join(global.data, "toolgate.db")
 
@@ -65,6 +71,7 @@ export const database = (global: Interface): string => path.join(global.data, "t
  * Resolves the directories from an environment (defaults to `process.env`).
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const fromEnvironment = (env: NodeJS.ProcessEnv = process.env): Interface => {
   const home = env.HOME !== undefined && env.HOME !== "" ? env.HOME : os.homedir()
@@ -84,6 +91,7 @@ export const fromEnvironment = (env: NodeJS.ProcessEnv = process.env): Interface
  * The directories from the process environment.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<Service> = Layer.sync(Service, () => fromEnvironment())
 
@@ -91,6 +99,7 @@ export const layer: Layer.Layer<Service> = Layer.sync(Service, () => fromEnviron
  * Explicit directories, for tests and embedders; anything not given comes from the environment.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerWith = (paths: Partial<Interface>): Layer.Layer<Service> =>
   Layer.sync(Service, () => ({ ...fromEnvironment(), ...paths }))

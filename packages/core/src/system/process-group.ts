@@ -25,6 +25,7 @@ import { groupAlive, isPosix, signalGroup, spawnGuarded, unguard } from "./inter
  * The time a killed process group gets between SIGTERM and SIGKILL.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const KILL_GRACE_MS = 3000
 
@@ -32,6 +33,7 @@ export const KILL_GRACE_MS = 3000
  * A command to run. With `shell`, `command` is a command string handed to that shell (`true` = the platform shell).
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Command {
   readonly command: string
@@ -65,6 +67,7 @@ export const FIRST_INPUT_FD = 4
  * Options of `run`.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface RunOptions {
   /**
@@ -104,6 +107,7 @@ export interface RunOptions {
  * The outcome of a finished run.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface RunResult {
   readonly command: string
@@ -124,6 +128,7 @@ export interface RunResult {
  * A spawn failure, a non-zero exit under `requireSuccess`, or an abort.
  *
  * @since 0.3.0
+ * @category errors
  */
 export class AppProcessError extends Schema.TaggedError<AppProcessError>()("AppProcess.AppProcessError", {
   command: Schema.String,
@@ -162,6 +167,7 @@ export class TimeoutError extends Schema.TaggedError<TimeoutError>()("AppProcess
  * Fails with `AppProcessError{ command, exitCode, stderr }` unless the exit code is 0.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const requireSuccess = (result: RunResult): Effect.Effect<RunResult, AppProcessError> =>
   result.exitCode === 0
@@ -178,6 +184,7 @@ export const requireSuccess = (result: RunResult): Effect.Effect<RunResult, AppP
  * The human-readable form of a command: the string itself, followed by its arguments.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const describe = (command: Command): string =>
   command.args !== undefined && command.args.length > 0

@@ -32,6 +32,7 @@ export * from "../assembly/core.js"
  * `ttlMillis` for an `always`). `always` is the widest `always` the prompt offers (`Approvals.choiceOf`).
  *
  * @since 0.2.0
+ * @category models
  */
 export type PermissionScript =
   | PermissionV2.Reply
@@ -46,6 +47,7 @@ export type PermissionScript =
  * Options of `layerTest`.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface TestOptions {
   /** The Location directory (default: a fresh temp directory). */
@@ -144,6 +146,7 @@ const responders = (options: TestOptions) =>
  * only from `options.config`, and optional scripted permission and question replies.
  *
  * @since 0.2.0
+ * @category layers
  */
 export const layerTest = (options: TestOptions = {}) =>
   Layer.unwrapScoped(

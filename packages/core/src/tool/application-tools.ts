@@ -18,6 +18,7 @@ import * as Tool from "./tool.js"
  * One effective registration: a fresh identity per (name, registration) plus the tool.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Entry {
   readonly identity: object
@@ -28,6 +29,7 @@ export interface Entry {
  * The ApplicationTools operations.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Interface {
   /** Registers every tool of the record until the caller's Scope closes; the latest active registration wins. */
@@ -52,6 +54,7 @@ export interface Interface {
  * The ApplicationTools service.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class Service extends Context.Tag("@toolgate/ApplicationTools")<Service, Interface>() {}
 
@@ -59,6 +62,7 @@ export class Service extends Context.Tag("@toolgate/ApplicationTools")<Service, 
  * Builds a fresh registration set.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make: Effect.Effect<Interface> = Effect.gen(function* () {
   const state = yield* State.create<Map<string, Entry>, Map<string, Entry>>({
@@ -89,5 +93,6 @@ export const make: Effect.Effect<Interface> = Effect.gen(function* () {
  * The process-wide layer; build it once per process.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<Service> = Layer.effect(Service, make)

@@ -35,24 +35,28 @@ import type * as LLM from "../values/llm.js"
  * Default line limit.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const MAX_LINES = 2000
 /**
  * Default byte limit (50 KiB).
  *
  * @since 0.1.0
+ * @category constants
  */
 export const MAX_BYTES = 50 * 1024
 /**
  * How long managed files are kept.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const RETENTION = Duration.days(7)
 /**
  * The managed directory under the data directory.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const MANAGED_DIRECTORY = "tool-output"
 /**
@@ -60,6 +64,7 @@ export const MANAGED_DIRECTORY = "tool-output"
  * default rule allows reading it.
  *
  * @since 0.2.0
+ * @category constants
  */
 export const UNSCOPED_FOLDER = "unscoped"
 
@@ -67,6 +72,7 @@ export const UNSCOPED_FOLDER = "unscoped"
  * What `bound` receives.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface BoundInput {
   readonly sessionID: string
@@ -78,6 +84,7 @@ export interface BoundInput {
  * What `bound` returns; `outputPaths` lists the managed file when the output was cut.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface BoundResult {
   readonly output: LLM.ToolOutput
@@ -88,6 +95,7 @@ export interface BoundResult {
  * The effective limits.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Limits {
   readonly maxLines: number
@@ -98,6 +106,7 @@ export interface Limits {
  * Keeping the complete output failed, so the settlement fails instead of producing a lossy success.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class StorageError extends Schema.TaggedError<StorageError>()("ToolOutputStore.StorageError", {
   operation: Schema.Literal("encode", "write"),
@@ -124,6 +133,7 @@ export class StorageError extends Schema.TaggedError<StorageError>()("ToolOutput
  * The module's only error.
  *
  * @since 0.1.0
+ * @category errors
  */
 export type Error = StorageError
 
@@ -132,6 +142,7 @@ export type Error = StorageError
  * `write`; `path` is `undefined` for a store that keeps nothing (the passthrough store).
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Capture {
   readonly path: string | undefined
@@ -155,6 +166,7 @@ export interface Capture {
  * The store's operations.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Interface {
   readonly limits: () => Effect.Effect<Limits>
@@ -179,6 +191,7 @@ export interface Interface {
  * The ToolOutputStore service.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class Service extends Context.Tag("@toolgate/v2/ToolOutputStore")<Service, Interface>() {}
 
@@ -186,6 +199,7 @@ export class Service extends Context.Tag("@toolgate/v2/ToolOutputStore")<Service
  * A `capture` that keeps nothing (`path` undefined): for stores that do not retain output.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const captureNothing: Interface["capture"] = () =>
   Effect.succeed({ path: undefined, write: () => {}, written: () => false, complete: () => {} })
@@ -194,6 +208,7 @@ export const captureNothing: Interface["capture"] = () =>
  * A store that never bounds; for registry tests that are not about bounding.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerPassthrough: Layer.Layer<Service> = Layer.succeed(
   Service,
@@ -227,6 +242,7 @@ const unitBytes = (code: number) => (code < 0x80 ? 1 : code < 0x800 ? 2 : 3)
  * True iff `text` has at most `maxLines` lines and `maxBytes` UTF-8 bytes (both inclusive).
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const withinLimits = (text: string, maxLines: number, maxBytes: number): boolean => {
   // Every UTF-16 unit takes 1 to 3 UTF-8 bytes, so the length alone often decides the byte bound.
@@ -330,6 +346,7 @@ const nthNewlineFromEnd = (text: string, count: number): number => {
  * points.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const preview = (
   text: string,
@@ -364,6 +381,7 @@ export const preview = (
  * The marker line naming the managed file that keeps the complete text.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const marker = (file: string): string => `... output truncated; full content saved to ${file} ...`
 
@@ -418,6 +436,7 @@ const writeChunked = (fs: FileSystem.FileSystem, file: string, text: string): Ef
  * It never exceeds `maxLines` lines or `maxBytes` bytes; when even the frame does not fit, only the (cut) marker.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const boundedPreview = (text: string, markerLine: string, maxLines: number, maxBytes: number): string => {
   const markerBytes = Buffer.byteLength(markerLine, "utf8")
@@ -454,6 +473,7 @@ const defaults: Limits = { maxLines: MAX_LINES, maxBytes: MAX_BYTES }
  * The managed folder key of a Location: `Project.storageKey` of its project and directory.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const folderOf = (location: Location.Interface): string =>
   ProjectV2.storageKey(location.project.id, location.directory)
@@ -463,6 +483,7 @@ export const folderOf = (location: Location.Interface): string =>
  * `config` the limits are always the defaults. `cleanup` covers every folder.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (
   config: Option.Option<Config.Interface>,
@@ -659,6 +680,7 @@ const contextFolder = Effect.map(Effect.serviceOption(Location.Service), (locati
  * project folder (`UNSCOPED_FOLDER` when no Location is in context).
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<Service, never, FileSystem.FileSystem | Global.Service | Config.Service> = Layer.effect(
   Service,
@@ -671,6 +693,7 @@ export const layer: Layer.Layer<Service, never, FileSystem.FileSystem | Global.S
  * The Location store with the default limits (same folder rule as `layer`).
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerWithoutConfig: Layer.Layer<Service, never, FileSystem.FileSystem | Global.Service> = Layer.effect(
   Service,
@@ -682,6 +705,7 @@ export const layerWithoutConfig: Layer.Layer<Service, never, FileSystem.FileSyst
  * once per process, not once per Location.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const cleanupLayer: Layer.Layer<never, never, FileSystem.FileSystem | Global.Service> = Layer.scopedDiscard(
   Effect.gen(function* () {

@@ -28,6 +28,7 @@ import * as Tools from "./tools.js"
  * One tool call to settle, with the identity of the turn it belongs to.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ExecuteInput {
   readonly sessionID: string
@@ -42,6 +43,7 @@ export interface ExecuteInput {
  * The outcome of one call; `outputPaths` appears only when bounding kept a managed file.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Settlement {
   readonly result: LLM.ToolResultValue
@@ -53,6 +55,7 @@ export interface Settlement {
  * One provider turn's catalogue and its execution boundary.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Materialization {
   readonly definitions: ReadonlyArray<LLM.ToolDefinition>
@@ -63,6 +66,7 @@ export interface Materialization {
  * A rule as used for catalogue visibility (the shape of `PermissionV2.Rule`).
  *
  * @since 0.1.0
+ * @category models
  */
 export interface VisibilityRule {
   readonly action: string
@@ -74,6 +78,7 @@ export interface VisibilityRule {
  * The registry's public operations: nothing else executes or lists tools.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Interface {
   /** Captures this turn's catalogue, hiding wholly denied tools. */
@@ -96,6 +101,7 @@ export interface Interface {
  * The ToolRegistry service.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class Service extends Context.Tag("@toolgate/v2/ToolRegistry")<Service, Interface>() {}
 
@@ -104,6 +110,7 @@ export class Service extends Context.Tag("@toolgate/v2/ToolRegistry")<Service, I
  * The resource is compared literally: `"**"` does not hide.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const whollyDisabled = (action: string, rules: ReadonlyArray<VisibilityRule>): boolean => {
   for (let i = rules.length - 1; i >= 0; i--) {
@@ -186,6 +193,7 @@ const readInput = (input: ExecuteInput): Invocation => {
  * Builds one Location's registry.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make: Effect.Effect<Interface, never, ApplicationTools.Service | ToolOutputStore.Service> = Effect.gen(
   function* () {
@@ -360,6 +368,7 @@ export const make: Effect.Effect<Interface, never, ApplicationTools.Service | To
  * The Location layer: provides both `ToolRegistry.Service` and its registration-only view `Tools.Service`.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<Service | Tools.Service, never, ApplicationTools.Service | ToolOutputStore.Service> =
   Layer.effectContext(
@@ -376,6 +385,7 @@ export const layer: Layer.Layer<Service | Tools.Service, never, ApplicationTools
  * Location's `Config` (`Config.layer`, or `Config.layerEmpty` for the default limits).
  *
  * @since 0.1.0
+ * @category layers
  */
 export const defaultLayer: Layer.Layer<
   Service | Tools.Service | ApplicationTools.Service,

@@ -14,6 +14,7 @@ import type * as Tool from "./tool.js"
  * Narrow registration-only Location capability.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Interface {
   /** Registers tools in the Location until the caller's Scope closes. */
@@ -26,6 +27,7 @@ export interface Interface {
  * The Tools service.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class Service extends Context.Tag("@toolgate/v2/Tools")<Service, Interface>() {}
 
@@ -34,6 +36,7 @@ export class Service extends Context.Tag("@toolgate/v2/Tools")<Service, Interfac
  * Registration errors are programming errors and become defects.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = <R>(
   name: string,

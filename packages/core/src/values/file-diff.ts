@@ -11,12 +11,14 @@ import * as Schema from "effect/Schema"
  * How a file changed.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Status = Schema.Literal("added", "deleted", "modified")
 /**
  * @see Status
  *
  * @since 0.1.0
+ * @category models
  */
 export type Status = typeof Status.Type
 
@@ -24,6 +26,7 @@ export type Status = typeof Status.Type
  * One file's change summary.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Info = Schema.Struct({
   file: Schema.optional(Schema.String),
@@ -36,6 +39,7 @@ export const Info = Schema.Struct({
  * @see Info
  *
  * @since 0.1.0
+ * @category models
  */
 export type Info = typeof Info.Type
 
@@ -43,6 +47,7 @@ export type Info = typeof Info.Type
  * Added and removed line counts of a line diff of `before` against `after`.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const counts = (before: string, after: string): { readonly additions: number; readonly deletions: number } => {
   let additions = 0
@@ -58,6 +63,7 @@ export const counts = (before: string, after: string): { readonly additions: num
  * The unified patch of `before` → `after`, with `file` as both the old and the new file name.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const patch = (file: string, before: string, after: string): string =>
   createTwoFilesPatch(file, file, before, after)
@@ -66,6 +72,7 @@ export const patch = (file: string, before: string, after: string): string =>
  * Builds the full `Info` of one file: `file`, its patch, its status and its line counts.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (input: {
   readonly file: string

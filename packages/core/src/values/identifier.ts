@@ -33,6 +33,7 @@ const MILLIS_MODULUS = 2 ** 36
  * is taken of `millis mod 2^36`, so every intermediate value stays below 2^53.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const timePrefix = (millis: number, counter: number): string =>
   (((millis % MILLIS_MODULUS) * 0x1000 + counter) % TIME_MODULUS).toString(16).padStart(12, "0")
@@ -41,6 +42,7 @@ export const timePrefix = (millis: number, counter: number): string =>
  * Returns a 26-character ascending identifier; ids created later in the same process sort later.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const ascending = (): string => {
   const now = Date.now()
@@ -60,5 +62,6 @@ export const ascending = (): string => {
  * Returns `prefix + "_" + ascending()`.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const create = (prefix: string): string => `${prefix}_${ascending()}`

@@ -11,6 +11,7 @@ import * as Schema from "effect/Schema"
  * A JSON Schema document as produced by `JSONSchema.make`.
  *
  * @since 0.1.0
+ * @category models
  */
 export type JsonSchema = Record<string, unknown>
 
@@ -18,6 +19,7 @@ export type JsonSchema = Record<string, unknown>
  * A tool call streamed by the provider; `id` is the provider's call id.
  *
  * @since 0.1.0
+ * @category models
  */
 export const ToolCall = Schema.Struct({
   type: Schema.optional(Schema.Literal("tool-call")),
@@ -32,6 +34,7 @@ export const ToolCall = Schema.Struct({
  * @see ToolCall
  *
  * @since 0.1.0
+ * @category models
  */
 export type ToolCall = typeof ToolCall.Type
 
@@ -39,6 +42,7 @@ export type ToolCall = typeof ToolCall.Type
  * What the model is told about one tool.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ToolDefinition {
   readonly name: string
@@ -57,6 +61,7 @@ export interface ToolDefinition {
  * are advisory: toolgate's permission rules decide what runs.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface ToolAnnotations {
   /** A human-readable name for display. */
@@ -75,12 +80,14 @@ export interface ToolAnnotations {
  * A text part of tool content.
  *
  * @since 0.1.0
+ * @category models
  */
 export const ToolTextContent = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String })
 /**
  * A media part of tool content, carried as a `data:<mime>;base64,<data>` URI.
  *
  * @since 0.1.0
+ * @category models
  */
 export const ToolFileContent = Schema.Struct({
   type: Schema.Literal("file"),
@@ -92,18 +99,21 @@ export const ToolFileContent = Schema.Struct({
  * Tool content: a text or a file part, tagged on `type`.
  *
  * @since 0.1.0
+ * @category models
  */
 export const ToolContent = Schema.Union(ToolTextContent, ToolFileContent)
 /**
  * @see ToolTextContent
  *
  * @since 0.1.0
+ * @category models
  */
 export type ToolTextContent = { readonly type: "text"; readonly text: string }
 /**
  * @see ToolFileContent
  *
  * @since 0.1.0
+ * @category models
  */
 export type ToolFileContent = {
   readonly type: "file"
@@ -115,6 +125,7 @@ export type ToolFileContent = {
  * @see ToolContent
  *
  * @since 0.1.0
+ * @category models
  */
 export type ToolContent = ToolTextContent | ToolFileContent
 
@@ -122,6 +133,7 @@ export type ToolContent = ToolTextContent | ToolFileContent
  * A settled tool output: the structured value plus the content the model reads.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ToolOutput {
   readonly structured: unknown
@@ -132,6 +144,7 @@ export interface ToolOutput {
  * The schema of `ToolOutput` (for event payloads and journals).
  *
  * @since 0.2.0
+ * @category models
  */
 export const ToolOutput: Schema.Schema<ToolOutput> = Schema.Struct({
   structured: Schema.Unknown,
@@ -142,6 +155,7 @@ export const ToolOutput: Schema.Schema<ToolOutput> = Schema.Struct({
  * The value a provider receives as the tool result.
  *
  * @since 0.1.0
+ * @category models
  */
 export type ToolResultValue =
   | { readonly type: "json"; readonly value: unknown }
@@ -153,6 +167,7 @@ export type ToolResultValue =
  * The schema of `ToolResultValue`.
  *
  * @since 0.2.0
+ * @category models
  */
 export const ToolResultValue: Schema.Schema<ToolResultValue> = Schema.Union(
   Schema.Struct({ type: Schema.Literal("json", "text", "error"), value: Schema.Unknown }),
@@ -176,6 +191,7 @@ export const ToolResultValue: Schema.Schema<ToolResultValue> = Schema.Union(
  * ```
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const toResultValue = (output: ToolOutput): ToolResultValue => {
   if (output.content.length === 0) return { type: "json", value: output.structured }
@@ -189,6 +205,7 @@ export const toResultValue = (output: ToolOutput): ToolResultValue => {
  * The reverse of `toResultValue`; `error` results have no output.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const fromResultValue = (value: ToolResultValue): ToolOutput | undefined => {
   switch (value.type) {
@@ -218,6 +235,7 @@ const textOf = (value: unknown): string => {
  * An expected, model-visible tool failure. `error` keeps a cause for diagnostics and is never shown to the model.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class ToolFailure extends Schema.TaggedError<ToolFailure>()("LLM.ToolFailure", {
   message: Schema.String,
@@ -230,6 +248,7 @@ export class ToolFailure extends Schema.TaggedError<ToolFailure>()("LLM.ToolFail
  * tag string, so modules need not import each other.
  *
  * @since 0.1.0
+ * @category guards
  */
 export const hasDefectTag = (cause: Cause.Cause<unknown>, tag: string): boolean =>
   Chunk.some(

@@ -15,6 +15,7 @@ import * as EffectSchema from "effect/Schema"
  * A JSON Schema document.
  *
  * @since 0.2.0
+ * @category models
  */
 export type Schema = { readonly [key: string]: unknown }
 
@@ -39,6 +40,7 @@ const referenced = (ref: string, defs: Readonly<Record<string, unknown>>): Schem
  * reference is left as a bare `$ref` and its definition is kept under `$defs`.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const normalize = (schema: Schema): Schema => {
   const defs: Record<string, unknown> = {}
@@ -146,6 +148,7 @@ const isMixed = (node: Mutable): boolean =>
  * properties with other keys.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const toStrict = (schema: Schema): Schema => {
   const visit = (node: unknown, path: string): unknown => {
@@ -211,6 +214,7 @@ const acceptsNull = (schema: Schema): boolean =>
  * through objects and arrays. Everything else is returned as is, so the tool's own decoding still judges the input.
  *
  * @since 0.2.0
+ * @category constructors
  */
 export const fromStrictInput = (schema: Schema, input: unknown): unknown => {
   const visit = (node: Schema, value: unknown): unknown => {

@@ -13,6 +13,7 @@ import * as Scope from "effect/Scope"
  * A transform edits the draft; a returned Effect runs as part of the rebuild and its failures become defects.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Transform<D> = (draft: D) => void | Effect.Effect<void, unknown>
 
@@ -20,6 +21,7 @@ export type Transform<D> = (draft: D) => void | Effect.Effect<void, unknown>
  * Handle returned by `transform`; `dispose` is idempotent and uninterruptible.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Registration {
   readonly dispose: Effect.Effect<void>
@@ -29,6 +31,7 @@ export interface Registration {
  * A state container.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface State<A, D> {
   /** The last committed value. */
@@ -43,6 +46,7 @@ export interface State<A, D> {
  * Options of `create`.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Options<A, D> {
   readonly initial: () => A
@@ -56,6 +60,7 @@ const pending = FiberRef.unsafeMake<Set<Effect.Effect<void>> | undefined>(undefi
  * Defers every rebuild requested inside `effect` until the outermost batch ends; each affected state rebuilds once.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const batch = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.flatMap(FiberRef.get(pending), (outer) => {
@@ -70,6 +75,7 @@ export const batch = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A,
  * Creates a state container.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const create = <A, D>(options: Options<A, D>): Effect.Effect<State<A, D>> =>
   Effect.gen(function* () {

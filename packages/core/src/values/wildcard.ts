@@ -55,6 +55,7 @@ interface Compiled {
  * `Matcher.normalize`.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Pattern {
   readonly source: string
@@ -66,6 +67,7 @@ export interface Pattern {
  * A matcher for one platform's case rules, with its own compiled-pattern cache.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Matcher {
   readonly match: (input: string, pattern: string) => boolean
@@ -95,6 +97,7 @@ export interface Matcher {
  * never recompiles, and a larger one degrades gradually instead of all at once.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const CACHE_SIZE = 4096
 
@@ -103,6 +106,7 @@ export const CACHE_SIZE = 4096
  * `?` lose their wildcard meaning); a final lone U+0000 stands for itself. Build escaped text with `literal`.
  *
  * @since 0.2.0
+ * @category constants
  */
 export const ESCAPE = "\u0000"
 
@@ -112,6 +116,7 @@ export const ESCAPE = "\u0000"
  * pattern for `git commit` with any arguments (or none).
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const literal = (text: string): string => {
   let out = ""
@@ -126,6 +131,7 @@ export const literal = (text: string): string => {
  * True iff `pattern` has no wildcard left once its escapes are read (it matches exactly one text, `unescape`).
  *
  * @since 0.2.0
+ * @category guards
  */
 export const isLiteral = (pattern: string): boolean => {
   for (let i = 0; i < pattern.length; i++) {
@@ -141,6 +147,7 @@ export const isLiteral = (pattern: string): boolean => {
  * stay as written.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const unescape = (pattern: string): string => {
   if (!pattern.includes(ESCAPE)) return pattern
@@ -158,6 +165,7 @@ export const unescape = (pattern: string): string => {
  * `*`/`?` and escaped `*`/`?` are shown as `[*]`/`[?]` so the two cannot be confused.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const display = (pattern: string): string => {
   if (isLiteral(pattern)) return unescape(pattern)
@@ -359,6 +367,7 @@ const test = (input: string, compiled: Compiled): boolean =>
  * Builds a matcher; `caseInsensitive` selects the win32 rules.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (options: { readonly caseInsensitive: boolean }): Matcher => {
   const caseInsensitive = options.caseInsensitive
@@ -388,6 +397,7 @@ export const make = (options: { readonly caseInsensitive: boolean }): Matcher =>
  * The matcher with this platform's rules (the one `match` uses).
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const platform: Matcher = make({ caseInsensitive: process.platform === "win32" })
 
@@ -409,5 +419,6 @@ export const platform: Matcher = make({ caseInsensitive: process.platform === "w
  * ```
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const match = (input: string, pattern: string): boolean => platform.match(input, pattern)

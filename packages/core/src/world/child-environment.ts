@@ -13,6 +13,7 @@ import * as Wildcard from "../values/wildcard.js"
  * Name patterns of variables that `scrub` removes, matched case-insensitively as `Wildcard` patterns.
  *
  * @since 0.2.0
+ * @category constants
  */
 export const SECRET_PATTERNS: ReadonlyArray<string> = [
   "*KEY*",
@@ -79,6 +80,7 @@ export const looksSecret = (value: string): boolean => SECRET_VALUES.some((shape
  * Variables `scrub` keeps even when a pattern matches them.
  *
  * @since 0.2.0
+ * @category constants
  */
 export const DEFAULT_ALLOW: ReadonlyArray<string> = []
 
@@ -86,6 +88,7 @@ export const DEFAULT_ALLOW: ReadonlyArray<string> = []
  * The resolved settings.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Settings {
   readonly mode: "inherit" | "scrub"
@@ -99,6 +102,7 @@ export interface Settings {
  * Settings from the `bash.env` configuration value; `fallback` is the mode when nothing is configured.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const settings = (value: typeof Config.BashEnv.Type | undefined, fallback: Settings["mode"]): Settings => {
   if (value === undefined) return { mode: fallback, scrub: [], allow: [], set: {} }
@@ -114,6 +118,7 @@ const matches = (name: string, patterns: ReadonlyArray<string>): boolean =>
  * The overrides for `AppProcess.Command.env`: `undefined` removes a variable of `parent`, a string sets one.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const overrides = (
   resolved: Settings,

@@ -36,6 +36,7 @@ type PathChangedError = VerifiedFile.PathChangedError
  * `create` found the target already present.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class TargetExistsError extends Schema.TaggedError<TargetExistsError>()("FileMutation.TargetExistsError", {
   path: Schema.String,
@@ -45,6 +46,7 @@ export class TargetExistsError extends Schema.TaggedError<TargetExistsError>()("
  * `writeIfUnchanged` found different bytes than expected.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class StaleContentError extends Schema.TaggedError<StaleContentError>()("FileMutation.StaleContentError", {
   path: Schema.String,
@@ -54,6 +56,7 @@ export class StaleContentError extends Schema.TaggedError<StaleContentError>()("
  * The result of a write-like operation.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface WriteResult {
   readonly operation: "write"
@@ -66,6 +69,7 @@ export interface WriteResult {
  * The result of `remove`.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface RemoveResult {
   readonly operation: "remove"
@@ -80,6 +84,7 @@ type Target = Pick<LocationMutation.Target, "canonical" | "resource">
  * The FileMutation operations.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Interface {
   readonly write: (input: {
@@ -117,6 +122,7 @@ export interface Interface {
  * The FileMutation service.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class Service extends Context.Tag("@toolgate/v2/FileMutation")<Service, Interface>() {}
 
@@ -125,6 +131,7 @@ export class Service extends Context.Tag("@toolgate/v2/FileMutation")<Service, I
  * single operations to observe or pace them.
  *
  * @since 0.2.0
+ * @category models
  */
 export type Io = typeof VerifiedFile
 
@@ -132,6 +139,7 @@ export type Io = typeof VerifiedFile
  * The default descriptor-level operations.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const io: Io = VerifiedFile
 
@@ -142,6 +150,7 @@ const encoder = new TextEncoder()
  * True iff `bytes` start with a UTF-8 BOM.
  *
  * @since 0.1.0
+ * @category guards
  */
 export const hasBom = (bytes: Uint8Array): boolean => bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf
 
@@ -176,6 +185,7 @@ type Existing = { readonly handle: VerifiedFile.Handle; readonly links: number; 
  * Builds the service on `operations` (the node:fs implementation by default).
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const makeWith = (operations: Io): Effect.Effect<Interface> =>
   Effect.sync(() => {
@@ -435,6 +445,7 @@ export const makeWith = (operations: Io): Effect.Effect<Interface> =>
  * Builds the service on the node:fs operations.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make: Effect.Effect<Interface> = makeWith(io)
 
@@ -442,6 +453,7 @@ export const make: Effect.Effect<Interface> = makeWith(io)
  * The Location-scoped layer.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<Service> = Layer.effect(Service, make)
 
@@ -449,5 +461,6 @@ export const layer: Layer.Layer<Service> = Layer.effect(Service, make)
  * The layer on substituted descriptor operations (tests).
  *
  * @since 0.2.0
+ * @category layers
  */
 export const layerWith = (operations: Io): Layer.Layer<Service> => Layer.effect(Service, makeWith(operations))

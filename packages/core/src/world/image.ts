@@ -15,6 +15,7 @@ import * as Config from "../place/config.js"
  * No codec is available.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class ResizerUnavailableError extends Schema.TaggedError<ResizerUnavailableError>()(
   "Image.ResizerUnavailableError",
@@ -25,6 +26,7 @@ export class ResizerUnavailableError extends Schema.TaggedError<ResizerUnavailab
  * The bytes are not a decodable image.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class DecodeError extends Schema.TaggedError<DecodeError>()("Image.DecodeError", {
   resource: Schema.String,
@@ -38,6 +40,7 @@ export class DecodeError extends Schema.TaggedError<DecodeError>()("Image.Decode
  * The image exceeds the limits and could not (or may not) be shrunk to fit. Dimensions are the original ones.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class SizeError extends Schema.TaggedError<SizeError>()("Image.SizeError", {
   resource: Schema.String,
@@ -57,6 +60,7 @@ export class SizeError extends Schema.TaggedError<SizeError>()("Image.SizeError"
  * The failures of `normalize`.
  *
  * @since 0.1.0
+ * @category errors
  */
 export type Error = ResizerUnavailableError | DecodeError | SizeError
 
@@ -64,6 +68,7 @@ export type Error = ResizerUnavailableError | DecodeError | SizeError
  * A decoded image held by an adapter. `free` releases it; every method may be called until then.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Bitmap {
   readonly width: number
@@ -79,6 +84,7 @@ export interface Bitmap {
  * An image codec. `decode` throws when the bytes are not an image.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Adapter {
   readonly decode: (bytes: Uint8Array) => Bitmap
@@ -88,6 +94,7 @@ export interface Adapter {
  * Effective limits (from `attachments.image`, merged over every config document).
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Limits {
   readonly autoResize: boolean
@@ -100,6 +107,7 @@ export interface Limits {
  * Default limits.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const DEFAULT_LIMITS: Limits = {
   autoResize: true,
@@ -112,6 +120,7 @@ export const DEFAULT_LIMITS: Limits = {
  * JPEG qualities tried after PNG, in order.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const JPEG_QUALITIES = [80, 85, 70, 55, 40] as const
 
@@ -119,6 +128,7 @@ export const JPEG_QUALITIES = [80, 85, 70, 55, 40] as const
  * Base64 media: `content` is base64 and `mime` names its type.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Media {
   readonly content: string
@@ -129,6 +139,7 @@ export interface Media {
  * The Image operations.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Interface {
   /** Returns `media` unchanged when it fits, else a smaller re-encoding (new `content` and `mime`). */
@@ -139,6 +150,7 @@ export interface Interface {
  * The Image service (Location-scoped: limits come from the Location's config).
  *
  * @since 0.1.0
+ * @category tags
  */
 export class Service extends Context.Tag("@toolgate/Image")<Service, Interface>() {}
 
@@ -146,6 +158,7 @@ export class Service extends Context.Tag("@toolgate/Image")<Service, Interface>(
  * Merges `attachments.image` of every document, later keys winning, over the defaults.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const limits = (entries: ReadonlyArray<Config.Entry>): Limits => {
   const image: {
@@ -164,6 +177,7 @@ export const limits = (entries: ReadonlyArray<Config.Entry>): Limits => {
  * Up to 32 distinct candidate sizes: the scaled size, then repeatedly three quarters per side (minimum 1).
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const candidateSizes = (
   width: number,
@@ -189,6 +203,7 @@ const base64Bytes = (content: string): number => Buffer.byteLength(content, "utf
  * The normalisation algorithm on a given adapter and limits.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const normalizeWith = <A extends Media>(
   adapter: Adapter,
@@ -241,6 +256,7 @@ export const normalizeWith = <A extends Media>(
  * The default adapter on `@silvia-odwyer/photon-node`, loaded on first use; a load failure is `ResizerUnavailableError`.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const photonAdapter: Effect.Effect<Adapter, ResizerUnavailableError> = Effect.tryPromise({
   try: () => import("@silvia-odwyer/photon-node"),
@@ -265,6 +281,7 @@ export const photonAdapter: Effect.Effect<Adapter, ResizerUnavailableError> = Ef
  * Builds the service from an adapter (or an effect loading one, cached after its first success).
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const makeWith = (
   adapter: Adapter | Effect.Effect<Adapter, ResizerUnavailableError>,
@@ -290,6 +307,7 @@ export const makeWith = (
  * The service on the given adapter.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerWithAdapter = (
   adapter: Adapter | Effect.Effect<Adapter, ResizerUnavailableError>,
@@ -299,6 +317,7 @@ export const layerWithAdapter = (
  * The service on the default photon adapter.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<Service, never, Config.Service> = layerWithAdapter(photonAdapter)
 
@@ -306,6 +325,7 @@ export const layer: Layer.Layer<Service, never, Config.Service> = layerWithAdapt
  * A service with no codec: every `normalize` fails with `ResizerUnavailableError`.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerWithoutAdapter: Layer.Layer<Service> = Layer.succeed(
   Service,

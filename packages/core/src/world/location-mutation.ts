@@ -34,6 +34,7 @@ export {
  * What to resolve. Unknown fields (such as `reference`) are dropped on decode.
  *
  * @since 0.1.0
+ * @category models
  */
 export const ResolveInput = Schema.Struct({
   path: Schema.String,
@@ -43,6 +44,7 @@ export const ResolveInput = Schema.Struct({
  * @see ResolveInput
  *
  * @since 0.1.0
+ * @category models
  */
 export type ResolveInput = typeof ResolveInput.Type
 
@@ -59,6 +61,7 @@ const REASONS = {
  * name longer than `MAX_NAME_BYTES` or a path longer than `MAX_PATH_BYTES`; `detail` says which.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class PathError extends Schema.TaggedError<PathError>()("LocationMutation.PathError", {
   path: Schema.String,
@@ -74,12 +77,14 @@ export class PathError extends Schema.TaggedError<PathError>()("LocationMutation
  * Longest file name accepted, in UTF-8 bytes (the common NAME_MAX).
  *
  * @since 0.2.0
+ * @category constants
  */
 export const MAX_NAME_BYTES = 255
 /**
  * Longest path accepted, in UTF-8 bytes (below the common PATH_MAX of 4096).
  *
  * @since 0.2.0
+ * @category constants
  */
 export const MAX_PATH_BYTES = 4095
 
@@ -88,6 +93,7 @@ export const MAX_PATH_BYTES = 4095
  * long for the OS.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const invalidPath = (value: string): string | undefined => {
   if (value.includes("\0")) return "the path contains a NUL byte"
@@ -104,6 +110,7 @@ export const invalidPath = (value: string): string | undefined => {
  * The external-directory authority a caller must assert before its own action.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ExternalDirectoryAuthorization {
   readonly action: "external_directory"
@@ -116,6 +123,7 @@ export interface ExternalDirectoryAuthorization {
  * A resolved target: the canonical path, the permission resource, and external authority when needed.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Target {
   readonly canonical: string
@@ -127,6 +135,7 @@ export interface Target {
  * The fields to spread into `PermissionV2.assert` for an external directory.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const externalDirectoryPermission = (auth: ExternalDirectoryAuthorization) => ({
   action: auth.action,
@@ -138,6 +147,7 @@ export const externalDirectoryPermission = (auth: ExternalDirectoryAuthorization
  * The LocationMutation operations.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Interface {
   /** The realpath of the Location directory. */
@@ -158,6 +168,7 @@ export interface Interface {
  * The LocationMutation service.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class Service extends Context.Tag("@toolgate/v2/LocationMutation")<Service, Interface>() {}
 
@@ -167,6 +178,7 @@ const slashes = (value: string): string => value.replaceAll("\\", "/")
  * True iff `child` is `parent` or lexically below it: `Path.isWithin`, kept under this name for existing callers.
  *
  * @since 0.1.0
+ * @category guards
  */
 export const isWithin: (parent: string, child: string) => boolean = Path.isWithin
 
@@ -192,6 +204,7 @@ const isMissing = (error: PlatformError | PathError): boolean => {
  * Builds the service for the current Location.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make: Effect.Effect<Interface, never, Location.Service | FileSystem.FileSystem> = Effect.gen(function* () {
   const location = yield* Location.Service
@@ -302,5 +315,6 @@ export const make: Effect.Effect<Interface, never, Location.Service | FileSystem
  * The Location-scoped layer.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<Service, never, Location.Service | FileSystem.FileSystem> = Layer.effect(Service, make)

@@ -42,6 +42,7 @@ import * as Secrets from "./internal/sandbox-secrets.js"
  * when missing, impossible to create there.
  *
  * @since 0.2.0
+ * @category constants
  */
 export const READ_ONLY_IN_LOCATION: ReadonlyArray<string> = Protect.CHAIN_ENTRIES
 
@@ -81,6 +82,7 @@ export const UNPRIVILEGED_ID = 65534
  * What a bubblewrap sandbox may touch.
  *
  * @since 0.2.0
+ * @category models
  */
 export type Plan = Mounts.Plan
 
@@ -88,6 +90,7 @@ export type Plan = Mounts.Plan
  * The `bwrap` arguments for `plan`, followed by `argv` (the command to run); see docs/sandbox.md for the order.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const bubblewrapArgs: (plan: Plan, argv: ReadonlyArray<string>) => ReadonlyArray<string> = Mounts.bubblewrapArgs
 
@@ -95,6 +98,7 @@ export const bubblewrapArgs: (plan: Plan, argv: ReadonlyArray<string>) => Readon
  * The configured mode could not be used: `bwrap` is missing or cannot create namespaces here.
  *
  * @since 0.2.0
+ * @category errors
  */
 export class UnavailableError extends Schema.TaggedError<UnavailableError>()("Sandbox.UnavailableError", {
   mode: Schema.String,
@@ -123,6 +127,7 @@ export class PrepareError extends Schema.TaggedError<PrepareError>()("Sandbox.Pr
  * Published once when the configured sandbox is unavailable and the Location falls back to mode `none`.
  *
  * @since 0.2.0
+ * @category models
  */
 export const Unavailable = EventV2.define(
   "sandbox.unavailable",
@@ -133,6 +138,7 @@ export const Unavailable = EventV2.define(
  * One bash command to prepare.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Request {
   readonly command: string
@@ -170,6 +176,7 @@ export interface Prepared extends AppProcess.Command {
  * The Sandbox service shape.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Interface {
   /** The mode in force for this Location (`none` after a fallback). */
@@ -197,6 +204,7 @@ export interface Interface {
  * The Location-scoped Sandbox service.
  *
  * @since 0.2.0
+ * @category tags
  */
 export class Service extends Context.Tag("@toolgate/v2/Sandbox")<Service, Interface>() {}
 
@@ -204,6 +212,7 @@ export class Service extends Context.Tag("@toolgate/v2/Sandbox")<Service, Interf
  * The model-facing note for `output` under a sandbox with the given network setting.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const diagnose: (output: string, network: boolean | "rules") => string | undefined = Prepare.diagnose
 
@@ -211,6 +220,7 @@ export const diagnose: (output: string, network: boolean | "rules") => string | 
  * Options of `layerWith`.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Options {
   /** The bubblewrap executable (default `bwrap` on `PATH`). */
@@ -240,6 +250,7 @@ const lastSetting = <K extends "sandbox" | "env">(entries: ReadonlyArray<Config.
  * `Config.InvalidError`.
  *
  * @since 0.2.0
+ * @category layers
  */
 export const layerWith = (
   options: Options = {},
@@ -352,6 +363,7 @@ export const layerWith = (
  * The sandbox with `bwrap` from `PATH`.
  *
  * @since 0.2.0
+ * @category layers
  */
 export const layer = layerWith()
 
@@ -359,6 +371,7 @@ export const layer = layerWith()
  * A sandbox that never contains anything and passes the environment through (tests of other tools).
  *
  * @since 0.2.0
+ * @category layers
  */
 export const layerNone: Layer.Layer<Service> = Layer.succeed(
   Service,

@@ -37,6 +37,7 @@ export const Priority = Schema.Literal("high", "medium", "low").annotations({
  * sends `done` or `urgent` is told what is allowed instead of having it stored.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Todo = Schema.Struct({
   content: Schema.String.annotations({ description: "A short statement of the task" }),
@@ -47,6 +48,7 @@ export const Todo = Schema.Struct({
  * @see Todo
  *
  * @since 0.1.0
+ * @category models
  */
 export type Todo = typeof Todo.Type
 
@@ -54,6 +56,7 @@ export type Todo = typeof Todo.Type
  * Events (live only).
  *
  * @since 0.1.0
+ * @category models
  */
 export const Event = {
   Updated: EventV2.define("todo.updated", Schema.Struct({ sessionID: Schema.String, todos: Schema.Array(Todo) })),
@@ -63,6 +66,7 @@ export const Event = {
  * The input of `update`.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface UpdateInput {
   readonly sessionID: string
@@ -73,6 +77,7 @@ export interface UpdateInput {
  * The todo store, one per Location.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Interface {
   /** Replaces the session's list (positions follow array order), then publishes `todo.updated`. */
@@ -85,6 +90,7 @@ export interface Interface {
  * The SessionTodo service tag.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class Service extends Context.Tag("@toolgate/v2/SessionTodo")<Service, Interface>() {}
 
@@ -92,6 +98,7 @@ export class Service extends Context.Tag("@toolgate/v2/SessionTodo")<Service, In
  * Builds the store over the current SQL client and bus.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make: Effect.Effect<Interface, never, SqlClient.SqlClient | EventV2.Service> = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -132,5 +139,6 @@ export const make: Effect.Effect<Interface, never, SqlClient.SqlClient | EventV2
  * The Location-scoped layer.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<Service, never, SqlClient.SqlClient | EventV2.Service> = Layer.effect(Service, make)

@@ -27,6 +27,7 @@ import * as PermissionV2 from "../policy/permission.js"
  * A loaded skill. `location` is the absolute path of its file; `content` is the markdown body.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Info = Schema.Struct({
   name: Schema.String,
@@ -39,6 +40,7 @@ export const Info = Schema.Struct({
  * @see Info
  *
  * @since 0.1.0
+ * @category models
  */
 export type Info = typeof Info.Type
 
@@ -46,6 +48,7 @@ export type Info = typeof Info.Type
  * A directory scanned for `**\/SKILL.md`.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Source {
   readonly type: "directory"
@@ -56,6 +59,7 @@ export interface Source {
  * The skill service, one per Location.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Interface {
   /** Every skill, later sources winning on equal names. */
@@ -68,6 +72,7 @@ export interface Interface {
  * The SkillV2 service tag.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class Service extends Context.Tag("@toolgate/v2/Skill")<Service, Interface>() {}
 
@@ -75,6 +80,7 @@ export class Service extends Context.Tag("@toolgate/v2/Skill")<Service, Interfac
  * The skill file name inside a skill directory.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const SKILL_FILE = "SKILL.md"
 
@@ -82,6 +88,7 @@ export const SKILL_FILE = "SKILL.md"
  * The folders, in priority order, that hold a `skills` directory in each directory from the project root down.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const PROJECT_FOLDERS = [".claude", ".agents", ".toolgate"] as const
 
@@ -89,6 +96,7 @@ export const PROJECT_FOLDERS = [".claude", ".agents", ".toolgate"] as const
  * The skills an agent may see: those whose `skill` permission does not evaluate to deny.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const available = (
   skills: ReadonlyArray<Info>,
@@ -108,6 +116,7 @@ const decodeFrontmatter = Schema.decodeUnknownOption(Frontmatter)
  * block or invalid YAML gives `None`.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const splitFrontmatter = (text: string): Option.Option<{ readonly data: unknown; readonly content: string }> => {
   const fence = /^---[ \t]*(?:\r?\n|$)/gm
@@ -128,6 +137,7 @@ export const splitFrontmatter = (text: string): Option.Option<{ readonly data: u
  * but only when the file sits directly in `source`. Empty, unparsable or undecodable files give `None`.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const parse = (file: string, text: string, source: string): Option.Option<Info> => {
   if (text.trim() === "") return Option.none()
@@ -153,6 +163,7 @@ export const parse = (file: string, text: string, source: string): Option.Option
  * unless `lenient`; entries that vanish or cannot be stat'ed are skipped.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const walk = (
   directory: string,
@@ -205,6 +216,7 @@ const merge = (groups: ReadonlyArray<ReadonlyArray<Info>>): ReadonlyArray<Info> 
  * from the project root down to the Location (only the Location outside git; never above the project).
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const locations = (global: Global.Interface, location: Location.Interface): ReadonlyArray<Source> => [
   { type: "directory", path: path.join(global.config, "skills") },
@@ -218,6 +230,7 @@ export const locations = (global: Global.Interface, location: Location.Interface
  * source whose real path is not a protected path is skipped with a warning (our own locations use this).
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (
   sources: ReadonlyArray<Source>,
@@ -248,6 +261,7 @@ export const make = (
  * The Location-scoped layer over our skill locations.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<Service, never, FileSystem.FileSystem | Global.Service | Location.Service> =
   Layer.effect(
@@ -263,6 +277,7 @@ export const layer: Layer.Layer<Service, never, FileSystem.FileSystem | Global.S
  * A layer over explicit source directories, for embedders and tests.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerFromSources = (sources: ReadonlyArray<Source>): Layer.Layer<Service, never, FileSystem.FileSystem> =>
   Layer.effect(Service, make(sources))
@@ -271,6 +286,7 @@ export const layerFromSources = (sources: ReadonlyArray<Source>): Layer.Layer<Se
  * A fixed skill list, for embedders and tests.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerWith = (skills: ReadonlyArray<Info>): Layer.Layer<Service> =>
   Layer.succeed(Service, Service.of({ list: () => Effect.succeed(skills), sources: () => Effect.succeed([]) }))

@@ -25,6 +25,7 @@ import * as Schema from "effect/Schema"
  * in, or the file was moved. Nothing was read or written.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class PathChangedError extends Schema.TaggedError<PathChangedError>()("FileMutation.PathChangedError", {
   path: Schema.String,
@@ -39,6 +40,7 @@ const C = nfs.constants
  * Open flags, with the ones a platform lacks set to 0.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const flags = {
   read: C.O_RDONLY | (C.O_NOFOLLOW ?? 0) | (C.O_NONBLOCK ?? 0),
@@ -63,6 +65,7 @@ const REASONS: Record<string, SystemErrorReason> = {
  * The platform error for a failed node:fs call, shaped like the ones `NodeFileSystem` produces.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const systemError = (method: string, target: string | number, error: NodeJS.ErrnoException): PlatformError =>
   new SystemError({
@@ -82,6 +85,7 @@ const isSymlinkRefusal = (error: NodeJS.ErrnoException): boolean => error.code =
  * True iff the error is the platform's NotFound.
  *
  * @since 0.2.0
+ * @category guards
  */
 export const isNotFound = (error: { readonly _tag: string }): boolean =>
   error._tag === "SystemError" && (error as SystemError).reason === "NotFound"
@@ -90,6 +94,7 @@ export const isNotFound = (error: { readonly _tag: string }): boolean =>
  * True iff the error is the platform's AlreadyExists.
  *
  * @since 0.2.0
+ * @category guards
  */
 export const isAlreadyExists = (error: { readonly _tag: string }): boolean =>
   error._tag === "SystemError" && (error as SystemError).reason === "AlreadyExists"
@@ -108,6 +113,7 @@ let procChecked: boolean | undefined
  * True iff `/proc/self/fd/N` names the real path of descriptor N on this system (checked once).
  *
  * @since 0.2.0
+ * @category guards
  */
 export const hasProcFd = (): boolean => {
   if (procChecked !== undefined) return procChecked
@@ -129,6 +135,7 @@ export const hasProcFd = (): boolean => {
  * The path the kernel reports for `fd`, or undefined where it cannot tell.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const locate = (fd: number): string | undefined => {
   if (!hasProcFd()) return undefined
@@ -143,6 +150,7 @@ export const locate = (fd: number): string | undefined => {
  * True iff the descriptor `fd` is the file (or directory) at `expected`, which must be a canonical path.
  *
  * @since 0.2.0
+ * @category guards
  */
 export const isAt = (fd: number, expected: string): boolean => {
   const actual = locate(fd)
@@ -162,6 +170,7 @@ export const isAt = (fd: number, expected: string): boolean => {
  * An open, verified file descriptor.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Handle {
   readonly fd: number
@@ -173,6 +182,7 @@ export interface Handle {
  * An open, verified directory; `via` is the prefix to look names up in it without walking the path again.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Directory extends Handle {
   readonly via: string
@@ -182,6 +192,7 @@ export interface Directory extends Handle {
  * Closes a descriptor, ignoring errors (the descriptor is gone either way).
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const close = (handle: Handle): Effect.Effect<void> =>
   Effect.async<void>((resume) => nfs.close(handle.fd, () => resume(Effect.void)))
@@ -209,6 +220,7 @@ const verified = (fd: number, expected: string) =>
  * descriptor lies exactly there. The caller closes the handle.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const openFile = (canonical: string, flag: number): Effect.Effect<Handle, PlatformError | PathChangedError> =>
   openRaw("open", canonical, flag).pipe(
@@ -222,6 +234,7 @@ const viaOf = (fd: number, canonical: string): string => (hasProcFd() ? `/proc/s
  * Opens and verifies the directory at the canonical path `canonical`; `method` names it in errors.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const openDirectory = (
   canonical: string,
@@ -236,6 +249,7 @@ export const openDirectory = (
  * The path naming `name` inside `directory`, looked up from the verified descriptor.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const child = (directory: Directory, name: string): string => `${directory.via}/${name}`
 
@@ -244,6 +258,7 @@ export const child = (directory: Directory, name: string): string => `${director
  * `flags.createExclusive`, a file created somewhere else in a lost race is removed before the failure.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const openIn = (
   directory: Directory,
@@ -276,6 +291,7 @@ export const openIn = (
  * Opens the subdirectory `name` of `directory` without following a symlink, verified.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const openDirectoryIn = (
   directory: Directory,
@@ -293,6 +309,7 @@ export const openDirectoryIn = (
  * an already-verified parent, so none can land outside.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const ensureDirectory = (canonical: string): Effect.Effect<Directory, PlatformError | PathChangedError> =>
   openDirectory(canonical).pipe(
@@ -318,6 +335,7 @@ export const ensureDirectory = (canonical: string): Effect.Effect<Directory, Pla
  * fstat of a handle.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const stat = (handle: Handle): Effect.Effect<nfs.Stats, PlatformError> =>
   call("stat", handle.path, (done) => nfs.fstat(handle.fd, done))
@@ -326,6 +344,7 @@ export const stat = (handle: Handle): Effect.Effect<nfs.Stats, PlatformError> =>
  * lstat of `name` inside `directory`, or undefined when it does not exist.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const lstatIn = (directory: Directory, name: string): Effect.Effect<nfs.Stats | undefined, PlatformError> =>
   call<nfs.Stats | undefined>("stat", path.join(directory.path, name), (done) =>
@@ -336,6 +355,7 @@ export const lstatIn = (directory: Directory, name: string): Effect.Effect<nfs.S
  * Reads up to `length` bytes at `position` (the current offset when null); undefined at the end of the file.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const readAt = (
   handle: Handle,
@@ -353,6 +373,7 @@ export const readAt = (
  * Reads the whole file from the start.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const readAll = (handle: Handle): Effect.Effect<Uint8Array, PlatformError> =>
   Effect.gen(function* () {
@@ -371,6 +392,7 @@ export const readAll = (handle: Handle): Effect.Effect<Uint8Array, PlatformError
  * Writes all of `bytes` at the start of the file and cuts it to that length.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const replaceContent = (handle: Handle, bytes: Uint8Array): Effect.Effect<void, PlatformError> =>
   Effect.gen(function* () {
@@ -387,6 +409,7 @@ export const replaceContent = (handle: Handle, bytes: Uint8Array): Effect.Effect
  * Sets the permission bits of a handle.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const chmod = (handle: Handle, mode: number): Effect.Effect<void, PlatformError> =>
   call<void>("chmod", handle.path, (done) => nfs.fchmod(handle.fd, mode, (error) => done(error, undefined)))
@@ -395,6 +418,7 @@ export const chmod = (handle: Handle, mode: number): Effect.Effect<void, Platfor
  * Renames `from` to `to`, both inside `directory`.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const renameIn = (directory: Directory, from: string, to: string): Effect.Effect<void, PlatformError> =>
   call<void>("rename", path.join(directory.path, to), (done) =>
@@ -405,6 +429,7 @@ export const renameIn = (directory: Directory, from: string, to: string): Effect
  * Removes the name `name` inside `directory` (not a directory).
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const unlinkIn = (directory: Directory, name: string): Effect.Effect<void, PlatformError> =>
   call<void>("remove", path.join(directory.path, name), (done) =>
@@ -415,6 +440,7 @@ export const unlinkIn = (directory: Directory, name: string): Effect.Effect<void
  * Lists the names inside `directory`.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const readDirectory = (directory: Directory): Effect.Effect<Array<string>, PlatformError> =>
   call<Array<string>>("readDirectory", directory.path, (done) => nfs.readdir(directory.via, done))

@@ -20,12 +20,14 @@ import ipaddr from "ipaddr.js"
  * as `.` or `..` although the URL parser does not (an encoded slash or a `;` parameter next to dots).
  *
  * @since 0.2.0
+ * @category models
  */
 export const InvalidReason = Schema.Literal("syntax", "scheme", "credentials", "host", "dot_segment")
 /**
  * @see InvalidReason
  *
  * @since 0.2.0
+ * @category models
  */
 export type InvalidReason = typeof InvalidReason.Type
 
@@ -33,6 +35,7 @@ export type InvalidReason = typeof InvalidReason.Type
  * A URL that cannot be a webfetch target.
  *
  * @since 0.2.0
+ * @category errors
  */
 export class InvalidUrlError extends Schema.TaggedError<InvalidUrlError>()("WebAddress.InvalidUrlError", {
   url: Schema.String,
@@ -55,6 +58,7 @@ const reasonText: Record<InvalidReason, string> = {
  * A host name could not be resolved to any address.
  *
  * @since 0.2.0
+ * @category errors
  */
 export class ResolveError extends Schema.TaggedError<ResolveError>()("WebAddress.ResolveError", {
   hostname: Schema.String,
@@ -69,6 +73,7 @@ export class ResolveError extends Schema.TaggedError<ResolveError>()("WebAddress
  * A URL in canonical form.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Canonical {
   /** The canonical serialisation: the permission resource and the URL that is requested. */
@@ -108,6 +113,7 @@ const fail = (url: string, reason: InvalidReason) => Either.left(new InvalidUrlE
  * fragment dropped. Credentials, other schemes and hidden dot segments are refused.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const canonical = (raw: string, base?: string): Either.Either<Canonical, InvalidUrlError> => {
   let url: URL
@@ -143,6 +149,7 @@ export const canonical = (raw: string, base?: string): Either.Either<Canonical, 
  * they carry; an IPv4-mapped IPv6 address that of its IPv4 address. Text that is not an address is `invalid`.
  *
  * @since 0.2.0
+ * @category models
  */
 export type Range = string
 
@@ -150,6 +157,7 @@ export type Range = string
  * Instance-metadata endpoints of the large clouds, some of which sit in otherwise public or reserved space.
  *
  * @since 0.2.0
+ * @category constants
  */
 export const METADATA_ADDRESSES: ReadonlyArray<string> = [
   "169.254.169.254/32",
@@ -170,6 +178,7 @@ const NAT64 = ipaddr.parseCIDR("64:ff9b::/96")
  * The range of `address` (IPv4 or IPv6 text); text that is not an IP address is `invalid`, which counts as private.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const classify = (address: string): Range => {
   if (!ipaddr.isValid(address)) return "invalid"
@@ -187,6 +196,7 @@ export const classify = (address: string): Range => {
  * every other special range count as private.
  *
  * @since 0.2.0
+ * @category guards
  */
 export const isPrivate = (address: string): boolean => classify(address) !== "public"
 
@@ -194,6 +204,7 @@ export const isPrivate = (address: string): boolean => classify(address) !== "pu
  * One resolved address.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Resolved {
   readonly address: string
@@ -204,6 +215,7 @@ export interface Resolved {
  * Resolves a host name to every address it has (in the resolver's order).
  *
  * @since 0.2.0
+ * @category models
  */
 export interface ResolverInterface {
   readonly resolve: (hostname: string) => Effect.Effect<ReadonlyArray<Resolved>, ResolveError>
@@ -213,6 +225,7 @@ export interface ResolverInterface {
  * The operating system's resolver (`dns.lookup` with every address, in the system's order).
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const systemResolver: ResolverInterface = {
   resolve: (hostname) =>
@@ -230,6 +243,7 @@ export const systemResolver: ResolverInterface = {
  * Whatever it answers is classified and connected to as is.
  *
  * @since 0.2.0
+ * @category tags
  */
 export class Resolver extends Context.Reference<Resolver>()("@toolgate/WebAddress/Resolver", {
   defaultValue: (): ResolverInterface => systemResolver,
@@ -239,6 +253,7 @@ export class Resolver extends Context.Reference<Resolver>()("@toolgate/WebAddres
  * The addresses of `target`: the literal itself, or what `resolver` answers for its host name.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const addressesOf = (
   resolver: ResolverInterface,
@@ -253,6 +268,7 @@ export const addressesOf = (
  * connection goes to the addresses that were checked and a second DNS answer can never change it.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const pinnedLookup =
   (addresses: ReadonlyArray<Resolved>): net.LookupFunction =>

@@ -19,6 +19,7 @@ import * as Prompts from "../prompts.js"
  * Notes for the model, by call id, appended to the call's result.
  *
  * @since 0.3.0
+ * @category models
  */
 export type Notes = Map<string, Array<string>>
 
@@ -26,6 +27,7 @@ export type Notes = Map<string, Array<string>>
  * The model-visible note when "Always allow" could not be saved and the call was allowed once.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const unsavedNote = (action: string, cause: string): string =>
   `Note: the user chose "Always allow" for ${action}, but the approval could not be saved (${cause}); this call was allowed once only, and the next one will ask again.`
@@ -112,6 +114,7 @@ const deliver = (
  * answered through another channel or expired.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const answerPermission = (
   server: Server,
@@ -144,6 +147,7 @@ export const answerPermission = (
  * Answers one question through elicitation; a declined form (or a failed prompt) dismisses it.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const answerQuestion = (server: Server, request: QuestionV2.Request) =>
   Effect.gen(function* () {

@@ -38,6 +38,7 @@ import type * as Asks from "./asks.js"
  * The services a generation runs on: one Location as `Core.layerLocation` provides it.
  *
  * @since 0.3.0
+ * @category models
  */
 export type Requirements =
   | ToolRegistry.Service
@@ -52,6 +53,7 @@ export type Requirements =
  * One build of the Location the server answers from; `run` replaces it when configuration files change.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Generation {
   readonly context: Context.Context<Requirements>
@@ -79,6 +81,7 @@ const WITHOUT_QUESTIONS: ToolRegistry.VisibilityRule = { action: "question", res
  * The generation's catalogue as this client may see it: without `question` when it cannot elicit.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const materialize = (generation: Generation, server: Server) =>
   Effect.provide(
@@ -102,6 +105,7 @@ const failureText = (cause: Cause.Cause<unknown>): string => {
  * Ends a retired generation once its last call has settled.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const release = (generation: Generation): Effect.Effect<void> =>
   generation.retired && generation.inflight === 0 && generation.close !== undefined ? generation.close : Effect.void
@@ -110,6 +114,7 @@ export const release = (generation: Generation): Effect.Effect<void> =>
  * Runs an Effect for a request handler, interrupted when the request is cancelled.
  *
  * @since 0.3.0
+ * @category models
  */
 export type Run = <A>(effect: Effect.Effect<A>, signal?: AbortSignal) => Promise<A>
 
@@ -117,6 +122,7 @@ export type Run = <A>(effect: Effect.Effect<A>, signal?: AbortSignal) => Promise
  * Settles one `tools/call` in `generation`.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const call = (
   generation: Generation,

@@ -12,6 +12,7 @@ import * as Duration from "effect/Duration"
  * bundled bin alike, as `CorePackage` finds `@toolgate/core`'s files).
  *
  * @since 0.3.0
+ * @category constants
  */
 export const VERSION: string = (
   createRequire(import.meta.url)("@toolgate/mcp/package.json") as { readonly version: string }
@@ -21,5 +22,6 @@ export const VERSION: string = (
  * The default heartbeat of a call with a progress token.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const DEFAULT_HEARTBEAT: Duration.Duration = Duration.seconds(1)

@@ -32,6 +32,7 @@ const isConfigChange = (directory: string, file: string | null): boolean =>
  * Calls `onChange` for every change to a configuration file of the Location, until the scope closes.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const watchConfiguration = (onChange: () => void) =>
   Effect.gen(function* () {

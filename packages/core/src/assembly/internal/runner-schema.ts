@@ -14,6 +14,7 @@ import type * as Model from "../model.js"
  * Provider turns allowed per run.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const STEP_LIMIT = 25
 
@@ -21,6 +22,7 @@ export const STEP_LIMIT = 25
  * Failure text for calls cut off by interruption or a user stop.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const INTERRUPTED = "Tool execution interrupted"
 /**
@@ -55,6 +57,7 @@ export const RECOVERED =
  * Failure text for local calls on the turn where tools are disabled.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const TOOLS_DISABLED = "Tools are disabled after the maximum agent steps"
 
@@ -62,6 +65,7 @@ export const TOOLS_DISABLED = "Tools are disabled after the maximum agent steps"
  * The run needed more provider turns than allowed.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class StepLimitExceeded extends Schema.TaggedError<StepLimitExceeded>()("Runner.StepLimitExceeded", {
   steps: Schema.Number,
@@ -78,6 +82,7 @@ const Identity = {
  * Events published by the runner.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Event = {
   Called: EventV2.define(
@@ -120,6 +125,7 @@ export const Event = {
  * What `run` takes.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface RunInput {
   readonly sessionID: string
@@ -132,6 +138,7 @@ export interface RunInput {
  * What `run` returns. `stopped: "user"` means a declined permission or dismissed question ended the loop.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface RunResult {
   readonly steps: number

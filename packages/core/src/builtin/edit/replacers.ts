@@ -11,6 +11,7 @@
  * A candidate generator: `(content, find)` → candidate search strings, in preference order.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Replacer = (content: string, find: string) => Iterable<string>
 
@@ -36,6 +37,7 @@ function* windows(content: ReadonlyArray<string>, count: number): Generator<stri
  * Levenshtein edit distance (two-row dynamic programme).
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const levenshtein = (a: string, b: string): number => {
   if (a === b) return 0
@@ -239,6 +241,7 @@ export function* contextAware(content: string, find: string): Generator<string> 
  * The fuzzy replacers by name; the key order is the order they are tried in.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const replacers = {
   lineTrimmed,
@@ -254,6 +257,7 @@ export const replacers = {
  * The fuzzy replacers in the order they are tried.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const ordered: ReadonlyArray<Replacer> = Object.values(replacers)
 
@@ -261,6 +265,7 @@ export const ordered: ReadonlyArray<Replacer> = Object.values(replacers)
  * The non-overlapping occurrences of `search` in `content` (scanning with `indexOf`). `search` must be non-empty.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const countOccurrences = (content: string, search: string): number => {
   let count = 0
@@ -273,6 +278,7 @@ export const countOccurrences = (content: string, search: string): number => {
  * The outcome of `replace`.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Outcome =
   | { readonly _tag: "Replaced"; readonly text: string; readonly replacements: number; readonly fuzzy: boolean }
@@ -288,6 +294,7 @@ export type Outcome =
  * so `$&` and friends are interpreted), else the fuzzy replacers (a single replacement is plain concatenation).
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const replace = (content: string, find: string, replacement: string, replaceAll = false): Outcome => {
   const exact = countOccurrences(content, find)

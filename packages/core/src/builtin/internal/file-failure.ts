@@ -60,6 +60,7 @@ interface Tagged {
  * The cause of a typed failure of a file leaf, or `undefined` when it is not one this module knows.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const cause = (error: unknown): string | undefined => {
   if (error === null || typeof error !== "object" || typeof (error as Tagged)._tag !== "string") return undefined
@@ -99,6 +100,7 @@ export const cause = (error: unknown): string | undefined => {
  * `message` followed by the cause of `error` when there is one: `Unable to read src/a.ts: not found (ENOENT)`.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const describe = (message: string, error: unknown): string => {
   const found = cause(error)

@@ -24,6 +24,7 @@ const SOURCES = [
  * Something discovery left out, with the reason the user is told.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Skipped {
   readonly file: string
@@ -147,6 +148,7 @@ const markdownDocument = (
  * entry are in `invalid` (discovery fails on them; an embedder's directory entry only warns).
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const agentFiles = (
   directory: string,

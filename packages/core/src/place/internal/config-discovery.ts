@@ -21,12 +21,14 @@ import { type Entry, InvalidError, parseDocument, Service } from "./config-docum
  * The document file names, in priority order within one directory.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const FILE_NAMES = ProtectedPath.CONFIG_FILES
 /**
  * The per-directory configuration folder.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const DIRECTORY_NAME = ".toolgate"
 /**
@@ -35,6 +37,7 @@ export const DIRECTORY_NAME = ".toolgate"
  * nothing above the project can add rules (see docs/trust/protected-paths.md).
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const projectChain = (location: Location.Interface): ReadonlyArray<string> => {
   const here = path.resolve(location.directory)
@@ -57,6 +60,7 @@ export const projectChain = (location: Location.Interface): ReadonlyArray<string
  * resolve at all.
  *
  * @since 0.2.0
+ * @category models
  */
 export type Confinement =
   | { readonly _tag: "inside"; readonly real: string }
@@ -68,6 +72,7 @@ export type Confinement =
  * file or skill that resolves through a symlink outside its root is not used.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const confine = (target: string, root: string): Effect.Effect<Confinement, never, FileSystem.FileSystem> =>
   Effect.gen(function* () {
@@ -85,6 +90,7 @@ export const confine = (target: string, root: string): Effect.Effect<Confinement
  * of the skipped file reaches the model; the warning names it for the user.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const warnSkipped = (target: string, real: string, root: string): Effect.Effect<void> =>
   Effect.logWarning(`Skipped ${target}: it resolves to ${real}, outside ${root}`).pipe(
@@ -188,6 +194,7 @@ const discover = (mode: Mode) =>
  * outside its directory through a symlink is skipped with a warning.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<Service, InvalidError, FileSystem.FileSystem | Global.Service | Location.Service> =
   Layer.effect(
@@ -199,6 +206,7 @@ export const layer: Layer.Layer<Service, InvalidError, FileSystem.FileSystem | G
  * Like `layer`, but unreadable, unparsable or undecodable files are skipped silently, as the reference does.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerLenient: Layer.Layer<Service, never, FileSystem.FileSystem | Global.Service | Location.Service> =
   Layer.effect(

@@ -20,6 +20,7 @@ import { Info, PermissionRule } from "./config-schema.js"
  * A parsed configuration document.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Document {
   readonly type: "document"
@@ -50,6 +51,7 @@ export interface UnknownRuleKey {
  * A configuration directory (e.g. `.toolgate/`), for agent markdown files and skills.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Directory {
   readonly type: "directory"
@@ -60,6 +62,7 @@ export interface Directory {
  * One configuration entry.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Entry = Document | Directory
 
@@ -67,6 +70,7 @@ export type Entry = Document | Directory
  * The Config service: entries from lowest to highest priority.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Interface {
   readonly entries: () => Effect.Effect<ReadonlyArray<Entry>>
@@ -76,6 +80,7 @@ export interface Interface {
  * The Config service tag.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class Service extends Context.Tag("@toolgate/v2/Config")<Service, Interface>() {}
 
@@ -83,6 +88,7 @@ export class Service extends Context.Tag("@toolgate/v2/Config")<Service, Interfa
  * The documents among `entries`, in priority order.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const documents = (entries: ReadonlyArray<Entry>): ReadonlyArray<Document> =>
   entries.filter((entry): entry is Document => entry.type === "document")
@@ -91,6 +97,7 @@ export const documents = (entries: ReadonlyArray<Entry>): ReadonlyArray<Document
  * The value of `key` from the last document that defines it.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const latest = <K extends keyof Info>(entries: ReadonlyArray<Entry>, key: K): Info[K] | undefined => {
   let value: Info[K] | undefined
@@ -102,6 +109,7 @@ export const latest = <K extends keyof Info>(entries: ReadonlyArray<Entry>, key:
  * A fixed configuration, for tests and embedders.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerFromEntries = (entries: ReadonlyArray<Entry>): Layer.Layer<Service> =>
   Layer.succeed(Service, Service.of({ entries: () => Effect.succeed(entries) }))
@@ -110,6 +118,7 @@ export const layerFromEntries = (entries: ReadonlyArray<Entry>): Layer.Layer<Ser
  * A configuration with no entries.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerEmpty: Layer.Layer<Service> = layerFromEntries([])
 
@@ -117,6 +126,7 @@ export const layerEmpty: Layer.Layer<Service> = layerFromEntries([])
  * A configuration file that exists but cannot be read, parsed as JSONC, or decoded as `Info`.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class InvalidError extends Schema.TaggedError<InvalidError>()("Config.InvalidError", {
   path: Schema.String,
@@ -202,6 +212,7 @@ const KNOWN_KEYS: ReadonlySet<string> = new Set(Object.keys(Info.fields))
  * inside rules that the schema ignores are kept on the document (`unknownRuleKeys`), so nothing reads the text again.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const parseDocument = (file: string, text: string): Either.Either<Document, InvalidError> => {
   const errors: Array<jsonc.ParseError> = []

@@ -11,6 +11,7 @@ import * as ParseResult from "effect/ParseResult"
  * The 1-based line and column of `offset` in `text`.
  *
  * @internal
+ * @category utilities
  */
 export const lineAndColumn = (text: string, offset: number): { readonly line: number; readonly column: number } => {
   let line = 1
@@ -29,6 +30,7 @@ const fieldPath = (segments: ReadonlyArray<PropertyKey>): string =>
  * Every offending field path of a decode failure, `; `-separated.
  *
  * @internal
+ * @category utilities
  */
 export const describeIssues = (error: ParseResult.ParseError): string => {
   const all = ParseResult.ArrayFormatter.formatErrorSync(error)

@@ -12,6 +12,7 @@ import * as Schema from "effect/Schema"
  * Other keys inside a rule are ignored.
  *
  * @since 0.1.0
+ * @category models
  */
 export const PermissionRule = Schema.Struct({
   action: Schema.String,
@@ -26,6 +27,7 @@ const PositiveInt = Schema.Int.pipe(Schema.positive())
  * Tool output truncation thresholds.
  *
  * @since 0.1.0
+ * @category models
  */
 export const ToolOutput = Schema.Struct({
   max_lines: Schema.optional(PositiveInt),
@@ -36,6 +38,7 @@ export const ToolOutput = Schema.Struct({
  * Image attachment limits used by `read`.
  *
  * @since 0.1.0
+ * @category models
  */
 export const ImageAttachments = Schema.Struct({
   auto_resize: Schema.optional(Schema.Boolean),
@@ -48,6 +51,7 @@ export const ImageAttachments = Schema.Struct({
  * `bash.sandbox`: opt-in containment of the bash tool's child processes (see docs/sandbox.md).
  *
  * @since 0.1.0
+ * @category models
  */
 export const BashSandbox = Schema.Struct({
   mode: Schema.Literal("none", "bubblewrap"),
@@ -68,6 +72,7 @@ export const BashSandbox = Schema.Struct({
  * `bash.env`: which variables of the runner's environment a bash child sees (see docs/sandbox.md).
  *
  * @since 0.1.0
+ * @category models
  */
 export const BashEnv = Schema.Union(
   Schema.Literal("inherit", "scrub"),
@@ -83,6 +88,7 @@ export const BashEnv = Schema.Union(
  * The `bash` section: settings of the bash tool.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Bash = Schema.Struct({
   sandbox: Schema.optional(BashSandbox),
@@ -95,6 +101,7 @@ export const Bash = Schema.Struct({
  * One `agents.<id>` entry.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Agent = Schema.Struct({
   model: Schema.optional(Schema.String),
@@ -165,6 +172,7 @@ export const Journal = Schema.Struct({
  * ignored. `$schema` is accepted for editors.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Info = Schema.Struct({
   $schema: Schema.optional(Schema.String),
@@ -183,5 +191,6 @@ export const Info = Schema.Struct({
  * @see Info
  *
  * @since 0.1.0
+ * @category models
  */
 export type Info = typeof Info.Type

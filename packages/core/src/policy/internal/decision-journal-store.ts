@@ -17,6 +17,7 @@ import { type Draft, Entry, type Prune, type Query } from "./decision-journal-sc
  * A row of `decision`.
  *
  * @internal
+ * @category models
  */
 export interface Row {
   readonly id: string
@@ -38,6 +39,7 @@ const decode = Schema.decodeUnknownEither(Entry)
  * kind).
  *
  * @internal
+ * @category utilities
  */
 export const toRow = (id: string, time: number, draft: Draft): Either.Either<Row, string> =>
   Either.mapBoth(encode({ ...draft, id, time }), {
@@ -60,6 +62,7 @@ export const toRow = (id: string, time: number, draft: Draft): Either.Either<Row
  * The entry a row holds, or undefined when it does not read as one (a kind or detail this version does not know).
  *
  * @internal
+ * @category constructors
  */
 export const fromRow = (row: Row): Entry | undefined => {
   let resources: unknown
@@ -91,6 +94,7 @@ const ROWS_PER_STATEMENT = 500
  * Inserts `rows` (in statements of at most 500 rows), in whatever transaction is current.
  *
  * @internal
+ * @category utilities
  */
 export const insert = (sql: SqlClient.SqlClient, rows: ReadonlyArray<Row>): Effect.Effect<void, SqlError.SqlError> => {
   if (rows.length === 0) return Effect.void
@@ -122,6 +126,7 @@ const conditions = (sql: SqlClient.SqlClient, query: Query) => {
  * The rows `query` names, oldest first (by time, then id); with `limit`, the newest `limit` of them.
  *
  * @internal
+ * @category utilities
  */
 export const select = (
   sql: SqlClient.SqlClient,
@@ -148,6 +153,7 @@ const countWhere = (sql: SqlClient.SqlClient, where: ReturnType<SqlClient.SqlCli
  * `olderThan`, then all but the newest `keep` (of the project, or of the whole table).
  *
  * @internal
+ * @category utilities
  */
 export const prune = (sql: SqlClient.SqlClient, prune: Prune): Effect.Effect<number, SqlError.SqlError> =>
   Effect.gen(function* () {

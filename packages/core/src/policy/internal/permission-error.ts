@@ -11,6 +11,7 @@ import { Ruleset } from "./permission-schema.js"
  * The user rejected without a message (or a same-session cascade, or shutdown). Always delivered as a defect.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class DeclinedError extends Schema.TaggedError<DeclinedError>()("PermissionV2.DeclinedError", {}) {}
 
@@ -18,6 +19,7 @@ export class DeclinedError extends Schema.TaggedError<DeclinedError>()("Permissi
  * The user rejected with a message; the model sees the feedback.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class CorrectedError extends Schema.TaggedError<CorrectedError>()("PermissionV2.CorrectedError", {
   feedback: Schema.String,
@@ -27,6 +29,7 @@ export class CorrectedError extends Schema.TaggedError<CorrectedError>()("Permis
  * Configured rules deny the request; `resources` are the denied ones, in request order.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class BlockedError extends Schema.TaggedError<BlockedError>()("PermissionV2.BlockedError", {
   rules: Ruleset,
@@ -38,6 +41,7 @@ export class BlockedError extends Schema.TaggedError<BlockedError>()("Permission
  * A reply names no pending request.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class NotFoundError extends Schema.TaggedError<NotFoundError>()("PermissionV2.NotFoundError", {
   requestID: Schema.String,

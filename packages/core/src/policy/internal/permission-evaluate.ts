@@ -14,6 +14,7 @@ import type { Rule, Ruleset } from "./permission-schema.js"
  * for them. Denies and asks apply as usual. See docs/trust/protected-paths.md.
  *
  * @since 0.2.0
+ * @category constants
  */
 export const EXPLICIT_ACTIONS: ReadonlySet<string> = new Set([ProtectedPath.ACTION])
 
@@ -52,6 +53,7 @@ export const NET_PREFIX = "net:"
  * docs/trust/webfetch.md, docs/shell.md and docs/egress.md.
  *
  * @since 0.2.0
+ * @category constants
  */
 export const EXPLICIT_RESOURCE_PREFIXES: ReadonlyArray<string> = [PRIVATE_PREFIX, UNRESOLVED_PREFIX, NET_PREFIX]
 
@@ -157,6 +159,7 @@ const resourcePattern = (compiled: CompiledRuleset, i: number): Wildcard.Pattern
  * The resource is prepared once per call and each ruleset compiled once (see docs/performance.md).
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const evaluate = (action: string, resource: string, ...rulesets: ReadonlyArray<Ruleset>): Rule => {
   let normalizedAction: string | undefined
@@ -191,6 +194,7 @@ export const evaluate = (action: string, resource: string, ...rulesets: Readonly
  * Concatenates rulesets in argument order.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const merge = (...rulesets: ReadonlyArray<Ruleset>): Ruleset => rulesets.flat()
 
@@ -198,6 +202,7 @@ export const merge = (...rulesets: ReadonlyArray<Ruleset>): Ruleset => rulesets.
  * All rules, in order, whose action pattern matches `action` (the `rules` payload of `BlockedError`).
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const relevant = (action: string, rules: Ruleset): Ruleset =>
   rules.filter((rule) => Wildcard.match(action, rule.action))
@@ -206,5 +211,6 @@ export const relevant = (action: string, rules: Ruleset): Ruleset =>
  * The configured rules used when no agent resolves: everything is denied.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const denyAll: Ruleset = [{ action: "*", resource: "*", effect: "deny" }]

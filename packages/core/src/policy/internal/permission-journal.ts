@@ -15,6 +15,7 @@ import type { Request } from "./permission-schema.js"
  * The `SaveError` of `entry` for a database failure.
  *
  * @internal
+ * @category utilities
  */
 export const saveError = (
   entry: { readonly request: Request },
@@ -32,6 +33,7 @@ export const saveError = (
  * The draft builders of one Location's queue.
  *
  * @internal
+ * @category constructors
  */
 export const make = (scope: ProjectV2.ApprovalScope) => {
   const where = { projectID: scope.projectID, directory: scope.directory }

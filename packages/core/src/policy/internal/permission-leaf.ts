@@ -18,6 +18,7 @@ import type { Always, SaveEntry } from "./permission-schema.js"
  * The save entry of a Wildcard pattern (see `SaveEntry`).
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const saveEntry = (pattern: string): SaveEntry => ({
   pattern,
@@ -30,6 +31,7 @@ export const saveEntry = (pattern: string): SaveEntry => ({
  * value through `Printable` so no control or invisible character in it reaches the screen raw.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const describeAlways = (always: Always | undefined): ReadonlyArray<string> => {
   if (always === undefined || always.entries.length === 0) return ["always: saves nothing (same as once)"]
@@ -52,6 +54,7 @@ export const describeAlways = (always: Always | undefined): ReadonlyArray<string
  * Empty for asks without a command.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const describeCommand = (request: {
   readonly metadata?: { readonly [key: string]: unknown } | undefined
@@ -70,6 +73,7 @@ export const describeCommand = (request: {
  * `source`.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const fromToolCall = (context: {
   readonly sessionID: string
@@ -87,6 +91,7 @@ export const fromToolCall = (context: {
  * out: …", not a user's decline).
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const toToolFailure = (error: BlockedError | CorrectedError | TimedOutError): LLM.ToolFailure => {
   switch (error._tag) {
@@ -108,6 +113,7 @@ export const toToolFailure = (error: BlockedError | CorrectedError | TimedOutErr
  * `ToolFailure` passes through, and every other typed error becomes `otherwise(error)`.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const leafFailure =
   (otherwise: (error: unknown) => LLM.ToolFailure) =>
@@ -122,6 +128,7 @@ export const leafFailure =
  * True iff the cause carries a `DeclinedError` defect.
  *
  * @since 0.1.0
+ * @category guards
  */
 export const isDeclined = (cause: Cause.Cause<unknown>): boolean =>
   LLM.hasDefectTag(cause, "PermissionV2.DeclinedError")

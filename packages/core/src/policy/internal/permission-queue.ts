@@ -35,6 +35,7 @@ import type { View } from "./permission-view.js"
  * only its entry carries a Deferred. `prompt` is computed the first time a client reads it (never on the ask path).
  *
  * @internal
+ * @category models
  */
 export interface Pending {
   readonly request: Request
@@ -52,6 +53,7 @@ export interface Pending {
  * What `Approvals.layer` reads: the pending entries and the one answer path.
  *
  * @internal
+ * @category models
  */
 export interface Interface {
   /** The pending entries, oldest first. */
@@ -70,10 +72,9 @@ export interface Interface {
  * The pending queue's tag (provided by `PermissionV2.layer`).
  *
  * @internal
+ * @category tags
  */
 export class Queue extends Context.Tag("@toolgate/v2/PermissionQueue")<Queue, Interface>() {}
-
-export { PENDING_RECHECK_INTERVAL_MS } from "./permission-watch.js"
 
 /** How many settled request ids are remembered, so a late answer gets `AlreadyAnswered` rather than `NotFound`. */
 const RECENT = 4096
@@ -83,6 +84,7 @@ const RECENT = 4096
  * rules alone do not deny: allow when every resource evaluates to allow, else ask.
  *
  * @internal
+ * @category utilities
  */
 export const aggregate = (
   action: string,
@@ -117,6 +119,7 @@ interface Who {
  * What the queue needs from its service.
  *
  * @internal
+ * @category models
  */
 export interface Deps {
   readonly events: EventV2.Interface
@@ -137,6 +140,7 @@ export interface Deps {
  * Builds the queue.
  *
  * @internal
+ * @category constructors
  */
 export const make = (deps: Deps) => {
   const { events, saved, view, sessions, scope, timeout, now, journal } = deps
@@ -144,9 +148,7 @@ export const make = (deps: Deps) => {
 
   /** Appends `drafts` durably before the state change they record; a failed append is a `SaveError` (fail closed). */
   const journaled = (entry: Pending, drafts: () => ReadonlyArray<DecisionJournal.Draft>) =>
-    journal === undefined
-      ? Fx.void
-      : journal.append(drafts()).pipe(Fx.mapError((error) => saveError(entry, error)))
+    journal === undefined ? Fx.void : journal.append(drafts()).pipe(Fx.mapError((error) => saveError(entry, error)))
   const pending = new Map<ID, Pending>()
   const recent = new Set<string>()
   const fork = Runtime.runFork(deps.layerRuntime)
@@ -202,8 +204,18 @@ export const make = (deps: Deps) => {
         if (pending.has(request.id)) {
           return Fx.die(new globalThis.Error(`Duplicate pending permission ID: ${request.id}`))
         }
-        const deferred = waits ? Deferred.unsafeMake<void, CorrectedError | Approvals.TimedOutError>(FiberId.none) : undefined
-        const entry: Pending = { request, agent, deferred, askedAt: now(), timer: undefined, answering: false, prompt: undefined }
+        const deferred = waits
+          ? Deferred.unsafeMake<void, CorrectedError | Approvals.TimedOutError>(FiberId.none)
+          : undefined
+        const entry: Pending = {
+          request,
+          agent,
+          deferred,
+          askedAt: now(),
+          timer: undefined,
+          answering: false,
+          prompt: undefined,
+        }
         pending.set(request.id, entry)
         watcher.ensure()
         // One match instead of onError + orDie + as: this is on every queued ask's path.
@@ -362,15 +374,22 @@ export const make = (deps: Deps) => {
     })
 
   /** Saves what an `always` choice shows, with who answered and until when; a failure changes nothing. */
-  const persist = (entry: Pending, choice: Approvals.Choice, until: number | undefined, who: Who, ttl: number | undefined) =>
+  const persist = (
+    entry: Pending,
+    choice: Approvals.Choice,
+    until: number | undefined,
+    who: Who,
+    ttl: number | undefined,
+  ) =>
     journal === undefined
       ? save(entry, choice, until, who)
       : journal
           .transaction(
             Fx.zipRight(
               save(entry, choice, until, who),
-              Fx.mapError(journal.appendInTransaction([answeredEntry(entry, choice, who, until, undefined, ttl)]), (error) =>
-                saveError(entry, error),
+              Fx.mapError(
+                journal.appendInTransaction([answeredEntry(entry, choice, who, until, undefined, ttl)]),
+                (error) => saveError(entry, error),
               ),
             ),
           )
@@ -386,11 +405,7 @@ export const make = (deps: Deps) => {
         channel: who.channel,
         ...(until === undefined ? {} : { until }),
       })
-      .pipe(
-        Fx.mapError((error) => saveError(entry, error)),
-      )
-
-
+      .pipe(Fx.mapError((error) => saveError(entry, error)))
 
   /** `once`, `session` or an `always`: what the choice saves is in force before the entry is released. */
   const approve = (entry: Pending, choice: Approvals.Choice, ttl: number | undefined, who: Who, reply: Reply) =>
@@ -409,7 +424,9 @@ export const make = (deps: Deps) => {
       }
       if (choice.lifetime !== "always") {
         entry.answering = true
-        const logged = yield* Fx.exit(journaled(entry, () => [answeredEntry(entry, choice, who, until, undefined, ttl)]))
+        const logged = yield* Fx.exit(
+          journaled(entry, () => [answeredEntry(entry, choice, who, until, undefined, ttl)]),
+        )
         entry.answering = false
         if (Exit.isFailure(logged)) return yield* logged
       }

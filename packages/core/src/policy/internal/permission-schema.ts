@@ -14,12 +14,14 @@ import * as Identifier from "../../values/identifier.js"
  * A rule's effect.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Effect = Schema.Literal("allow", "deny", "ask")
 /**
  * @see Effect
  *
  * @since 0.1.0
+ * @category models
  */
 export type Effect = typeof Effect.Type
 
@@ -27,12 +29,14 @@ export type Effect = typeof Effect.Type
  * `{ action, resource, effect }`; both patterns are Wildcard patterns.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Rule = Config.PermissionRule
 /**
  * @see Rule
  *
  * @since 0.1.0
+ * @category models
  */
 export type Rule = typeof Rule.Type
 
@@ -40,12 +44,14 @@ export type Rule = typeof Rule.Type
  * An ordered list of rules; the last match wins.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Ruleset = Schema.Array(Rule)
 /**
  * @see Ruleset
  *
  * @since 0.1.0
+ * @category models
  */
 export type Ruleset = ReadonlyArray<Rule>
 
@@ -53,12 +59,14 @@ export type Ruleset = ReadonlyArray<Rule>
  * A permission request id (`per…`).
  *
  * @since 0.1.0
+ * @category constants
  */
 export const ID = Schema.String.pipe(Schema.startsWith("per"))
 /**
  * @see ID
  *
  * @since 0.1.0
+ * @category models
  */
 export type ID = typeof ID.Type
 
@@ -66,6 +74,7 @@ export type ID = typeof ID.Type
  * Returns `id` (validated) or a fresh `per_…` id.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const createID = (id?: string): ID => {
   if (id === undefined) return Identifier.create("per")
@@ -76,6 +85,7 @@ export const createID = (id?: string): ID => {
  * Where a request came from.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Source = Schema.Struct({
   type: Schema.Literal("tool"),
@@ -86,6 +96,7 @@ export const Source = Schema.Struct({
  * @see Source
  *
  * @since 0.1.0
+ * @category models
  */
 export type Source = typeof Source.Type
 
@@ -94,6 +105,7 @@ export type Source = typeof Source.Type
  * a literal (matches exactly `text`, `*`/`?` included) rather than a wildcard pattern.
  *
  * @since 0.2.0
+ * @category models
  */
 export const SaveEntry = Schema.Struct({
   pattern: Schema.String,
@@ -104,6 +116,7 @@ export const SaveEntry = Schema.Struct({
  * @see SaveEntry
  *
  * @since 0.1.0
+ * @category models
  */
 export type SaveEntry = typeof SaveEntry.Type
 
@@ -112,6 +125,7 @@ export type SaveEntry = typeof SaveEntry.Type
  * `directory`) or `directory` (the `global` project: only Locations in exactly `directory`).
  *
  * @since 0.2.0
+ * @category models
  */
 export const SaveScope = Schema.Struct({
   kind: Schema.Literal("project", "directory"),
@@ -122,6 +136,7 @@ export const SaveScope = Schema.Struct({
  * @see SaveScope
  *
  * @since 0.1.0
+ * @category models
  */
 export type SaveScope = typeof SaveScope.Type
 
@@ -130,6 +145,7 @@ export type SaveScope = typeof SaveScope.Type
  * (empty: `always` saves nothing and acts like `once`) and the scope.
  *
  * @since 0.2.0
+ * @category models
  */
 export const Always = Schema.Struct({
   action: Schema.String,
@@ -140,6 +156,7 @@ export const Always = Schema.Struct({
  * @see Always
  *
  * @since 0.1.0
+ * @category models
  */
 export type Always = typeof Always.Type
 
@@ -148,6 +165,7 @@ export type Always = typeof Always.Type
  * (build literal ones with `Wildcard.literal`); `always` describes them for display.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Request = Schema.Struct({
   id: ID,
@@ -163,6 +181,7 @@ export const Request = Schema.Struct({
  * @see Request
  *
  * @since 0.1.0
+ * @category models
  */
 export type Request = typeof Request.Type
 
@@ -171,6 +190,7 @@ export type Request = typeof Request.Type
  * from a literal path or command must be saved as `Wildcard.literal(resource)`) is persisted on an `always` reply.
  *
  * @since 0.1.0
+ * @category models
  */
 export const AssertInput = Schema.Struct({
   id: Schema.optional(ID),
@@ -186,6 +206,7 @@ export const AssertInput = Schema.Struct({
  * @see AssertInput
  *
  * @since 0.1.0
+ * @category models
  */
 export type AssertInput = typeof AssertInput.Type
 
@@ -193,12 +214,14 @@ export type AssertInput = typeof AssertInput.Type
  * A client's answer.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Reply = Schema.Literal("once", "always", "reject")
 /**
  * @see Reply
  *
  * @since 0.1.0
+ * @category models
  */
 export type Reply = typeof Reply.Type
 
@@ -206,6 +229,7 @@ export type Reply = typeof Reply.Type
  * The input of `reply`.
  *
  * @since 0.1.0
+ * @category models
  */
 export const ReplyInput = Schema.Struct({
   requestID: ID,
@@ -218,6 +242,7 @@ export const ReplyInput = Schema.Struct({
  * @see ReplyInput
  *
  * @since 0.1.0
+ * @category models
  */
 export type ReplyInput = typeof ReplyInput.Type
 
@@ -225,6 +250,7 @@ export type ReplyInput = typeof ReplyInput.Type
  * The input of `check`: the caller, an action and the resources to evaluate. Nothing is asked or saved.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface CheckInput {
   readonly sessionID: string
@@ -237,6 +263,7 @@ export interface CheckInput {
  * What `ask` returns.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface AskResult {
   readonly id: ID
@@ -271,6 +298,7 @@ const Expired = EventV2.define(
  * ask of its session did), and `Expired` an ask nobody answered before `permission.askTimeout`.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Event = {
   Asked,
@@ -284,5 +312,6 @@ export const Event = {
  * Every event this module publishes (the same list as `Event.Definitions`).
  *
  * @since 0.1.0
+ * @category models
  */
 export const Definitions = Event.Definitions

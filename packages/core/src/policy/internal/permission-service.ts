@@ -41,18 +41,22 @@ import {
   type SaveScope,
 } from "./permission-schema.js"
 
-/**
- * `PENDING_RECHECK_INTERVAL_MS`: how often a Location with pending asks re-reads the saved approvals' change stamp.
- *
- * @since 0.3.0
- */
-export { PENDING_RECHECK_INTERVAL_MS } from "./permission-queue.js"
+export {
+  /**
+   * How often a Location with pending asks re-reads the saved approvals' change stamp.
+   *
+   * @since 0.3.0
+   * @category constants
+   */
+  PENDING_RECHECK_INTERVAL_MS,
+} from "./permission-watch.js"
 
 /**
  * The typed failures of `assert`: a configured deny, a rejection with feedback, and an ask nobody answered before
  * `permission.askTimeout` (`Approvals.TimedOutError`).
  *
  * @since 0.1.0
+ * @category errors
  */
 export type Error = BlockedError | CorrectedError | Approvals.TimedOutError
 
@@ -60,6 +64,7 @@ export type Error = BlockedError | CorrectedError | Approvals.TimedOutError
  * The permission service, one per Location.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Interface {
   /** Evaluates and, on ask, queues a prompt without waiting. */
@@ -90,6 +95,7 @@ export interface Interface {
  * The PermissionV2 service tag.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class Service extends Context.Tag("@toolgate/v2/Permission")<Service, Interface>() {}
 
@@ -101,6 +107,7 @@ type Decision =
  * Builds the permission service of the current Location.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = Fx.gen(function* () {
   const events = yield* EventV2.Service
@@ -200,14 +207,17 @@ export const make = Fx.gen(function* () {
     const entry = queue.entry(input.requestID)
     if (entry === undefined || entry.answering) return yield* new NotFoundError({ requestID: input.requestID })
     yield* queue
-      .answer({
-        requestID: input.requestID,
-        ...(input.digest === undefined ? {} : { digest: input.digest }),
-        // An `always` that saves nothing is not offered: it acts like `once` (and is still announced as `always`).
-        choice: (replyChoice(queue.prompt(entry), input.reply) ?? replyChoice(queue.prompt(entry), "once")!).id,
-        ...(input.message === undefined ? {} : { message: input.message }),
-        channel: Approvals.IN_PROCESS,
-      }, input.reply)
+      .answer(
+        {
+          requestID: input.requestID,
+          ...(input.digest === undefined ? {} : { digest: input.digest }),
+          // An `always` that saves nothing is not offered: it acts like `once` (and is still announced as `always`).
+          choice: (replyChoice(queue.prompt(entry), input.reply) ?? replyChoice(queue.prompt(entry), "once")!).id,
+          ...(input.message === undefined ? {} : { message: input.message }),
+          channel: Approvals.IN_PROCESS,
+        },
+        input.reply,
+      )
       .pipe(
         Fx.catchTags({
           "Approvals.AlreadyAnsweredError": (error) => new NotFoundError({ requestID: error.requestID }),
@@ -265,6 +275,7 @@ const askTimeout: Fx.Effect<number | undefined> = Fx.flatMap(Fx.serviceOption(Co
  * declines every pending request (no events).
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<
   Service | Queue.Queue,

@@ -26,6 +26,7 @@ interface Combined {
  * The session approvals store.
  *
  * @internal
+ * @category models
  */
 export interface SessionApprovals {
   /** Grants `action` on each pattern to `sessionID` until `until` (epoch ms; undefined: while the session lasts). */
@@ -45,6 +46,7 @@ export interface SessionApprovals {
  * Builds an empty store reading the time from `now` (the service's Clock, so a TestClock drives TTLs).
  *
  * @internal
+ * @category constructors
  */
 export const make = (now: () => number): SessionApprovals => {
   const grants = new Map<string, { version: number; list: Array<Granted> }>()
@@ -75,7 +77,8 @@ export const make = (now: () => number): SessionApprovals => {
       return base
     }
     let nextExpiry = Infinity
-    for (const granted of live) if (granted.until !== undefined && granted.until < nextExpiry) nextExpiry = granted.until
+    for (const granted of live)
+      if (granted.until !== undefined && granted.until < nextExpiry) nextExpiry = granted.until
     const rules = [...base, ...live.map((granted) => granted.rule)]
     combined.set(sessionID, { base, version: own.version, rules, nextExpiry })
     return rules

@@ -22,6 +22,7 @@ const MAX_SESSION_VIEW = 4096
  * The views of one Location's permission service.
  *
  * @internal
+ * @category models
  */
 export interface View {
   /**
@@ -45,6 +46,7 @@ export interface View {
  * Builds the views over `saved` (rows of `scope`), `sessions` and `agents`.
  *
  * @internal
+ * @category constructors
  */
 export const make = (
   saved: PermissionSaved.Interface,

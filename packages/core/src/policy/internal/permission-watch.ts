@@ -23,6 +23,7 @@ export const PENDING_RECHECK_INTERVAL_MS = 100
  * Builds the watcher: `ensure` starts it (through `start`, in the Location's runtime and scope) unless it runs.
  *
  * @internal
+ * @category constructors
  */
 export const make = (deps: {
   readonly changeStamp: Fx.Effect<string>

@@ -117,6 +117,7 @@ const tarWords = (words: ReadonlyArray<Word>): ReadonlyArray<Word> => {
  * The effects of one `tar` command.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const tar = (input: ReadonlyArray<Word>): Effects => {
   const effects = noEffects()
@@ -163,6 +164,7 @@ export const tar = (input: ReadonlyArray<Word>): Effects => {
  * The effects of one `unzip` command.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const unzip = (words: ReadonlyArray<Word>): Effects => {
   const effects = noEffects()

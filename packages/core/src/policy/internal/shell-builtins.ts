@@ -16,6 +16,7 @@ import type { Word } from "./shell-words.js"
  * change how names are found (`alias`, `enable`, `hash -p`), or replay commands (`fc`, `history`).
  *
  * @since 0.3.0
+ * @category constants
  */
 export const UNRESOLVED_BUILTINS: ReadonlyMap<string, string> = new Map([
   ["source", "it runs the commands of a file in this shell"],
@@ -47,6 +48,7 @@ const variableReason = (names: ReadonlyArray<Word>): string | undefined => {
  * Why a builtin invocation is unresolved, or `undefined` when the gate models it (or `name` is no such builtin).
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const judgeBuiltin = (name: string, words: ReadonlyArray<Word>): string | undefined => {
   const fixed = UNRESOLVED_BUILTINS.get(name)
@@ -115,6 +117,7 @@ export const judgeBuiltin = (name: string, words: ReadonlyArray<Word>): string |
  * namerefs, `-i` arithmetic, `export -f`), or an assignment of a behaviour-changing variable.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const judgeDeclaration = (
   keyword: string,

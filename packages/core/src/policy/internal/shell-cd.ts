@@ -14,6 +14,7 @@ import { join, type Word } from "./shell-words.js"
  * `cd`, `pushd`, `popd`: the new directories, scoped and uncertain.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const changeDirectory = (
   ctx: Context,

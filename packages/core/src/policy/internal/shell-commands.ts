@@ -43,6 +43,7 @@ import { bareWord, childrenOf, dynamic, join, literal, word, type Word } from ".
  * How deep command strings (`bash -c`, `eval`, wrappers' strings) and function calls are followed.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const MAX_DEPTH = 8
 
@@ -50,6 +51,7 @@ export const MAX_DEPTH = 8
  * Words of an argument node: a word, or what a declaration argument holds.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const WORD_NODES = new Set([
   "word",
@@ -67,7 +69,11 @@ export const WORD_NODES = new Set([
   "brace_expression",
 ])
 
-/** @since 0.3.0 */
+/**
+ * @since 0.3.0
+ *
+ * @category utilities
+ */
 export const commandNode = (
   ctx: Context,
   node: Node,
@@ -136,6 +142,7 @@ export const commandNode = (
  * A `NAME=value` node: its substitutions, and whether it is dropped, kept or makes the segment unresolved.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const assignmentOf = (
   ctx: Context,
@@ -162,6 +169,7 @@ export const assignmentOf = (
  * Resolves one command's words: functions, builtins, wrappers, shells, `find`, file commands, readers.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const resolve = (
   ctx: Context,

@@ -18,6 +18,7 @@ import { join, literal, type Word } from "./shell-words.js"
  * How one file command's words become effects.
  *
  * @since 0.3.0
+ * @category models
  */
 export type Command = (words: ReadonlyArray<Word>) => Effects
 
@@ -317,6 +318,7 @@ const ln: Command = (words) => {
  * The commands that change files, by name, each reading its own options and operands.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const FILE_COMMANDS: ReadonlyMap<string, Command> = new Map<string, Command>([
   ["rm", remove],

@@ -96,6 +96,7 @@ const ONE_VALUE: ReadonlySet<string> = new Set([
  * What one `find` does.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Find {
   readonly starts: ReadonlyArray<Word>
@@ -110,6 +111,7 @@ export interface Find {
  * Reads a `find` command's words (`words[0]` is `find`).
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const find = (words: ReadonlyArray<Word>): Find => {
   const effects = noEffects()

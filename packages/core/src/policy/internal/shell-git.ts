@@ -37,6 +37,7 @@ const GLOBAL: Options.Spec = {
  * Where `git` is told to run its subcommand: the index of the subcommand, or why the invocation is unresolved.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const gitSubcommand = (
   words: ReadonlyArray<Word>,
@@ -108,6 +109,7 @@ const CONFIG: Options.Spec = {
  * The effects of one `git` command.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const git = (words: ReadonlyArray<Word>): Effects => {
   const effects = noEffects()

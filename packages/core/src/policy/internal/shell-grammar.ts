@@ -19,6 +19,7 @@ import { childrenOf } from "./shell-words.js"
  * Tokens that may appear between statements of each kind of node.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const TOKENS = {
   sequence: new Set([";", "&", ";;", "\n"]),
@@ -150,6 +151,7 @@ const testProblem = (node: Node): string | undefined => {
  * arithmetic or test context), or `undefined`.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const check = (node: Node, grammar: Grammar): string | undefined => {
   const posix = grammar !== "bash"
@@ -234,6 +236,7 @@ const gapText = (source: string, from: number, to: number): string | undefined =
  * bound on the number of nodes, the answer is a problem.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const gapProblem = (root: Node, source: string): string | undefined => {
   const offset = 0

@@ -13,6 +13,7 @@ import type { Word } from "./shell-words.js"
  * The options of one command.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Spec {
   /** Short options without a value, as one string of letters (`"fiv"`). */
@@ -39,6 +40,7 @@ export interface Spec {
  * One option given: its canonical name (`r`, `recursive`), its value when it takes one, and the word it came from.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Option {
   readonly name: string
@@ -51,6 +53,7 @@ export interface Option {
  * What the words say.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Parsed {
   readonly options: ReadonlyArray<Option>
@@ -80,6 +83,7 @@ const longName = (name: string, names: ReadonlyArray<string>): string | undefine
  * Reads the options of `words` from index `from` (the command name is before it).
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const parse = (words: ReadonlyArray<Word>, from: number, spec: Spec): Parsed => {
   const options: Array<Option> = []
@@ -172,6 +176,7 @@ export const parse = (words: ReadonlyArray<Word>, from: number, spec: Spec): Par
  * Whether an option (by any of its names) was given.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const has = (parsed: Parsed, ...names: ReadonlyArray<string>): boolean =>
   parsed.options.some((option) => names.includes(option.name))
@@ -180,6 +185,7 @@ export const has = (parsed: Parsed, ...names: ReadonlyArray<string>): boolean =>
  * The values of an option (by any of its names), in order.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const valuesOf = (parsed: Parsed, ...names: ReadonlyArray<string>): ReadonlyArray<Word> =>
   parsed.options.flatMap((option) => (names.includes(option.name) && option.value !== undefined ? [option.value] : []))

@@ -15,6 +15,7 @@ import type { CdStep, Directory } from "./shell-segment.js"
  * What is at a path, without following a final symbolic link.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Entry {
   readonly type: "missing" | "directory" | "file" | "symlink" | "other"
@@ -26,6 +27,7 @@ export interface Entry {
  * The file-system reads path resolution needs.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Disk {
   readonly inspect: (absolute: string) => Effect.Effect<Entry>
@@ -36,6 +38,7 @@ export interface Disk {
  * another canonical path (a hard link, a copy or a move seen from the new name), or unknown contents.
  *
  * @since 0.3.0
+ * @category models
  */
 export type Made =
   | { readonly kind: "symlink"; readonly target: string }
@@ -46,6 +49,7 @@ export type Made =
  * The links, copies and moves of a whole command, by canonical path.
  *
  * @since 0.3.0
+ * @category models
  */
 export type Overlay = ReadonlyMap<string, Made>
 
@@ -53,6 +57,7 @@ export type Overlay = ReadonlyMap<string, Made>
  * A resolved path, or why it is unknown.
  *
  * @since 0.3.0
+ * @category models
  */
 export type Resolved = { readonly path: string } | { readonly unknown: string }
 
@@ -65,6 +70,7 @@ const split = (relative: string): Array<string> => relative.split("/").filter((p
  * With an `overlay`, the command's own links and copies count as if they were already made.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const walk = (
   disk: Disk,
@@ -121,6 +127,7 @@ export const walk = (
  * A directory the shell may be in: its logical name (`$PWD`) and where it is on the disk.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Cwd {
   readonly logical: string
@@ -133,6 +140,7 @@ export interface Cwd {
  * reason) when one of them cannot be known.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const directory = (
   disk: Disk,

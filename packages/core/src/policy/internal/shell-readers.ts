@@ -365,6 +365,7 @@ const READERS: ReadonlyMap<string, Reader> = new Map(
  * The names of the commands whose file arguments are read through the `read` rules.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const READER_NAMES: ReadonlyArray<string> = [...READERS.keys(), "jq", "awk", "gawk", "mawk", "nawk", "tee"]
 
@@ -527,6 +528,7 @@ const tee = (words: ReadonlyArray<Word>): Effects => {
  * The files a reading command reads and writes, or `undefined` when `name` is not a reader.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const readerEffects = (name: string, words: ReadonlyArray<Word>): Effects | undefined => {
   if (name === "jq") return jq(words)

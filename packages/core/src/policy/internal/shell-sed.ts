@@ -15,6 +15,7 @@ import { join, type Word } from "./shell-words.js"
  * unsafe.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const safeSedScript = (script: string): boolean => {
   let i = 0
@@ -101,6 +102,7 @@ export const safeSedScript = (script: string): boolean => {
  * The effects of one `sed` command.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const sed = (words: ReadonlyArray<Word>): Effects => {
   const effects = noEffects()

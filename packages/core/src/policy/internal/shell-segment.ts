@@ -10,6 +10,7 @@ import type { Word } from "./shell-words.js"
  * One `cd` (or `pushd`) on the way from the starting directory.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface CdStep {
   /** The directory as written (quotes removed). */
@@ -26,6 +27,7 @@ export interface CdStep {
  * A directory the shell may be in: the `cd` steps from the directory the command starts in.
  *
  * @since 0.3.0
+ * @category models
  */
 export type Directory = ReadonlyArray<CdStep>
 
@@ -33,6 +35,7 @@ export type Directory = ReadonlyArray<CdStep>
  * Where a segment runs: every directory the shell may be in at that point, or why that cannot be known.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Place {
   readonly directories: ReadonlyArray<Directory>
@@ -47,6 +50,7 @@ export interface Place {
  * - `opaque`: anything may appear below it (`tar -x`, `unzip`): any name, a link, a protected file.
  *
  * @since 0.3.0
+ * @category models
  */
 export type PathMode = "file" | "tree" | "opaque"
 
@@ -54,6 +58,7 @@ export type PathMode = "file" | "tree" | "opaque"
  * A file a segment writes (creates, changes, removes) or reads.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface PathUse {
   /** The path as the command gives it. */
@@ -76,6 +81,7 @@ export interface PathUse {
  * link's own directory unless `relativeToCwd`).
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Link {
   readonly link: PathUse
@@ -88,6 +94,7 @@ export interface Link {
  * A copy or a move: after it, what is below `to` mirrors what was below `from` (links included).
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Mirror {
   readonly from: Word
@@ -98,6 +105,7 @@ export interface Mirror {
  * One simple command, as the permission gate evaluates it.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Segment {
   /** The command that runs: wrappers unwrapped, quotes and escapes removed. */
@@ -133,6 +141,7 @@ export interface Segment {
  * using it).
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Parsed {
   readonly segments: ReadonlyArray<Segment>
@@ -144,6 +153,7 @@ export interface Parsed {
  * What a modelled command does to files: filled in by the command tables, attached to its segment.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Effects {
   writes: Array<PathUse>
@@ -158,6 +168,7 @@ export interface Effects {
  * Empty effects.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const noEffects = (): Effects => ({ writes: [], reads: [], links: [], mirrors: [] })
 
@@ -166,6 +177,7 @@ export const noEffects = (): Effects => ({ writes: [], reads: [], links: [], mir
  * change what the other words mean (`cp $OPTS a b` may copy to `-t /elsewhere`).
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const uncertain = (effects: Effects, reason: string): Effects => ({
   ...effects,
@@ -180,6 +192,7 @@ export const uncertain = (effects: Effects, reason: string): Effects => ({
  * A path use from a word: unknown when the word is only known at run time or is a glob.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const use = (word: Word, raw: string, mode: PathMode = "file", follow = true): PathUse => ({
   word,
@@ -197,6 +210,7 @@ export const use = (word: Word, raw: string, mode: PathMode = "file", follow = t
  * Marks effects unresolved because of an option the gate does not model.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const unmodelled = (effects: Effects, name: string, option: string): Effects => {
   effects.unresolved = `${name} ${option} is an option the gate does not model`

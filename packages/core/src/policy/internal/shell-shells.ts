@@ -14,6 +14,7 @@ import type { Word } from "./shell-words.js"
  * meaning differs from bash's is unresolved.
  *
  * @since 0.3.0
+ * @category models
  */
 export type Grammar = "bash" | "posix"
 
@@ -21,6 +22,7 @@ export type Grammar = "bash" | "posix"
  * The shells whose command strings are parsed, and the grammar each one reads.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const SHELLS: ReadonlyMap<string, Grammar> = new Map<string, Grammar>([
   ["bash", "bash"],
@@ -33,6 +35,7 @@ export const SHELLS: ReadonlyMap<string, Grammar> = new Map<string, Grammar>([
  * `set -o` / `bash -o` option names the gate models: they only make the shell stricter or noisier.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const MODELLED_SET_OPTIONS: ReadonlySet<string> = new Set([
   "errexit",
@@ -49,6 +52,7 @@ export const MODELLED_SET_OPTIONS: ReadonlySet<string> = new Set([
  * How a shell is invoked.
  *
  * @since 0.3.0
+ * @category models
  */
 export type Invocation =
   | { readonly kind: "string"; readonly body: Word; readonly grammar: Grammar }
@@ -64,6 +68,7 @@ const STDIN_SCRIPTS: ReadonlySet<string> = new Set(["/dev/stdin", "/dev/fd/0", "
  * (`-l`, `--login`) are unresolved.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const invocation = (words: ReadonlyArray<Word>, grammar: Grammar): Invocation => {
   const name = words[0]!.text

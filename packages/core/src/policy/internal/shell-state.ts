@@ -12,6 +12,7 @@ import type { CdStep, Directory, Place } from "./shell-segment.js"
  * The most directories a segment is judged from before the directory counts as unknown.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const MAX_DIRECTORIES = 16
 
@@ -19,6 +20,7 @@ export const MAX_DIRECTORIES = 16
  * The shell's directory state.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface State {
   /** Every directory the shell may be in; `undefined` when unknown (`unknown` says why). */
@@ -34,6 +36,7 @@ export interface State {
  * The state after a command: when it succeeded (`ok`) and when it failed (`fail`).
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Outcome {
   readonly ok: State
@@ -44,6 +47,7 @@ export interface Outcome {
  * The state at the start of a command string: the starting directory.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const START: State = { dirs: [[]], oldpwd: undefined, stack: [] }
 
@@ -51,6 +55,7 @@ export const START: State = { dirs: [[]], oldpwd: undefined, stack: [] }
  * An unknown directory, and why.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const unknown = (reason: string): State => ({
   dirs: undefined,
@@ -63,6 +68,7 @@ export const unknown = (reason: string): State => ({
  * The same state whatever the command's exit status.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const same = (state: State): Outcome => ({ ok: state, fail: state })
 
@@ -82,6 +88,7 @@ const unionDirs = (
  * Either state may hold.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const union = (a: State, b: State): State => {
   if (a === b) return a
@@ -107,6 +114,7 @@ export const union = (a: State, b: State): State => {
  * Any of the outcomes' states may hold.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const either = (outcome: Outcome): State => union(outcome.ok, outcome.fail)
 
@@ -114,6 +122,7 @@ export const either = (outcome: Outcome): State => union(outcome.ok, outcome.fai
  * After `cd STEP` succeeded.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const enter = (state: State, step: CdStep): State => {
   if (state.dirs === undefined) return state
@@ -124,6 +133,7 @@ export const enter = (state: State, step: CdStep): State => {
  * Where a segment runs, for a state.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const placeOf = (state: State): Place =>
   state.dirs === undefined

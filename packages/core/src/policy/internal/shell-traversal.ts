@@ -50,6 +50,7 @@ export {
  * The longest command parsed; a longer one is unresolved as a whole.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const MAX_LENGTH = 262_144
 
@@ -403,6 +404,7 @@ const WALKER: Walker = { sequence: visitSequence, statement: visitStatement }
  * Parses `command` with `parser` read as `grammar`: never throws and never fails, for any input.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const parseWith = (parser: Parser, command: string, grammar: Grammar): Parsed => {
   const whole = (reason: string): Parsed => unresolvedWhole(command, reason, true)

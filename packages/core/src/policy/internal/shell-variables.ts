@@ -10,6 +10,7 @@
  * Variables whose assignment before a command is dropped from the resource: they change only how output looks.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const HARMLESS_VARIABLES: ReadonlyArray<string> = [
   "LANG",
@@ -32,6 +33,7 @@ export const HARMLESS_VARIABLES: ReadonlyArray<string> = [
  * unresolved.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const BEHAVIOUR_VARIABLES: ReadonlyArray<string> = [
   // The shell itself
@@ -119,6 +121,7 @@ const matches = (name: string, patterns: ReadonlyArray<string>): boolean =>
  * (part of the resource).
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const judge = (name: string): "drop" | "keep" | "unresolved" =>
   matches(name, BEHAVIOUR_VARIABLES) ? "unresolved" : matches(name, HARMLESS_VARIABLES) ? "drop" : "keep"
@@ -127,6 +130,7 @@ export const judge = (name: string): "drop" | "keep" | "unresolved" =>
  * A valid shell variable name.
  *
  * @since 0.3.0
+ * @category guards
  */
 export const isName = (text: string): boolean => /^[A-Za-z_][A-Za-z0-9_]*$/.test(text)
 
@@ -134,6 +138,7 @@ export const isName = (text: string): boolean => /^[A-Za-z_][A-Za-z0-9_]*$/.test
  * The name of a `NAME=value` (or `NAME+=value`) word, or `undefined`.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const assignedName = (text: string): string | undefined => {
   const match = /^([A-Za-z_][A-Za-z0-9_]*)\+?=/.exec(text)
@@ -144,6 +149,7 @@ export const assignedName = (text: string): string | undefined => {
  * Why an assignment of `name` makes the segment unresolved.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const behaviourReason = (name: string): string =>
   `it sets ${name}, which changes what commands run or where their files are`

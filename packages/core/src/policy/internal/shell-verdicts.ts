@@ -15,6 +15,7 @@ import type { Parsed, Segment } from "./shell-segment.js"
  * allow such a segment (`bash unresolved:* allow`); `*` or a pattern matching the raw text never does.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const UNRESOLVED_PREFIX = "unresolved:"
 
@@ -24,6 +25,7 @@ export const UNRESOLVED_PREFIX = "unresolved:"
  * (absent for unresolved segments, which are never saved).
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Verdict {
   readonly segment: Segment
@@ -50,6 +52,7 @@ const baseVariant = (form: string): string | undefined => {
  * (`/bin/rm x` → `rm x`). An unresolved segment adds its source text.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const forms = (segment: Segment): ReadonlyArray<string> => {
   const out = new Set<string>([segment.command, segment.bare])
@@ -82,6 +85,7 @@ export const forms = (segment: Segment): ReadonlyArray<string> => {
  * `savePattern` gives the `always` pattern of an argv.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const evaluate = (
   parsed: Parsed,

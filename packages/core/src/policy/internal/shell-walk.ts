@@ -17,6 +17,7 @@ import { childrenOf, dynamic, join, literal, word, type Word } from "./shell-wor
  * How many segments one command may produce before it is unresolved as a whole.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const MAX_SEGMENTS = 5000
 
@@ -24,6 +25,7 @@ export const MAX_SEGMENTS = 5000
  * How deep the syntax tree is walked before the whole command is unresolved.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const MAX_NESTING = 200
 
@@ -31,6 +33,7 @@ export const MAX_NESTING = 200
  * Thrown inside the walk when a bound is passed; caught where the command is parsed.
  *
  * @since 0.3.0
+ * @category models
  */
 export class Bound {
   constructor(readonly reason: string) {}
@@ -40,20 +43,33 @@ export class Bound {
  * Standard input of a command: a literal text (a here-document, a here-string), a pipe, or nothing known.
  *
  * @since 0.3.0
+ * @category models
  */
 export type Stdin =
   { readonly kind: "none" } | { readonly kind: "pipe" } | { readonly kind: "text"; readonly text: Word }
 
-/** @since 0.3.0 */
+/**
+ * @since 0.3.0
+ *
+ * @category constants
+ */
 export const NO_STDIN: Stdin = { kind: "none" }
 
-/** @since 0.3.0 */
+/**
+ * @since 0.3.0
+ *
+ * @category models
+ */
 export interface FunctionDefinition {
   readonly body: Node
   readonly redirects: ReadonlyArray<Node>
 }
 
-/** @since 0.3.0 */
+/**
+ * @since 0.3.0
+ *
+ * @category models
+ */
 export interface Context {
   readonly out: Array<Segment>
   readonly parser: Parser
@@ -73,6 +89,7 @@ export interface Context {
  * The statement walk, for the parts that recurse into it (substitutions, command strings, function bodies).
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Walker {
   readonly sequence: (ctx: Context, nodes: ReadonlyArray<Node>, state: State.State, level: number) => State.Outcome
@@ -90,6 +107,7 @@ export interface Walker {
  * What a command part contributes to the segment it belongs to.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Draft {
   readonly text: string
@@ -104,7 +122,11 @@ export interface Draft {
   readonly elsewhere?: string
 }
 
-/** @since 0.3.0 */
+/**
+ * @since 0.3.0
+ *
+ * @category utilities
+ */
 export const merge = (a: Effects, b: Effects | undefined): Effects =>
   b === undefined
     ? a
@@ -118,14 +140,22 @@ export const merge = (a: Effects, b: Effects | undefined): Effects =>
           : {}),
       }
 
-/** @since 0.3.0 */
+/**
+ * @since 0.3.0
+ *
+ * @category guards
+ */
 export const isEmpty = (effects: Effects) =>
   effects.writes.length === 0 &&
   effects.reads.length === 0 &&
   effects.links.length === 0 &&
   effects.mirrors.length === 0
 
-/** @since 0.3.0 */
+/**
+ * @since 0.3.0
+ *
+ * @category utilities
+ */
 export const guard = (level: number) => {
   if (level > MAX_NESTING) throw new Bound(`the command is nested deeper than ${MAX_NESTING} levels`)
 }
@@ -134,6 +164,7 @@ export const guard = (level: number) => {
  * Adds a segment.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const emit = (
   ctx: Context,
@@ -164,7 +195,11 @@ export const emit = (
   })
 }
 
-/** @since 0.3.0 */
+/**
+ * @since 0.3.0
+ *
+ * @category utilities
+ */
 export const plainDraft = (text: string, effects: Effects = noEffects()): Draft => ({
   text,
   wrappers: [],
@@ -178,6 +213,7 @@ export const plainDraft = (text: string, effects: Effects = noEffects()): Draft 
  * An unresolved segment for a node, showing its source text.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const unresolvedNode = (ctx: Context, state: State.State, node: Node, reason: string) =>
   emit(ctx, state, [dynamic(node.text)], { ...plainDraft(node.text), unresolved: reason })
@@ -185,7 +221,11 @@ export const unresolvedNode = (ctx: Context, state: State.State, node: Node, rea
 // ---------------------------------------------------------------------------------------------------------------
 // Words: the substitutions inside them run first; the expansions the gate does not model are unresolved.
 
-/** @since 0.3.0 */
+/**
+ * @since 0.3.0
+ *
+ * @category utilities
+ */
 export const scanWord = (ctx: Context, node: Node, state: State.State, level: number): void => {
   guard(level)
   const problem = checkGrammar(node, ctx.grammar)
@@ -218,7 +258,11 @@ export const scanWord = (ctx: Context, node: Node, state: State.State, level: nu
 
 const OUTPUT = new Set([">", ">>", ">|", "&>", "&>>"])
 
-/** @since 0.3.0 */
+/**
+ * @since 0.3.0
+ *
+ * @category models
+ */
 export interface Redirected {
   readonly effects: Effects
   stdin: Stdin
@@ -237,7 +281,11 @@ const heredocText = (start: Node | undefined, body: Node | undefined, strip: boo
   return literal(stripped.replace(/\\\n/g, "").replace(/\\([$`\\])/g, "$1"))
 }
 
-/** @since 0.3.0 */
+/**
+ * @since 0.3.0
+ *
+ * @category utilities
+ */
 export const redirection = (ctx: Context, node: Node, state: State.State, level: number, into: Redirected): void => {
   guard(level)
   const parts = childrenOf(node)
@@ -315,13 +363,18 @@ export const redirection = (ctx: Context, node: Node, state: State.State, level:
   unresolvedNode(ctx, state, node, `the redirection ${op} is not modelled`)
 }
 
-/** @since 0.3.0 */
+/**
+ * @since 0.3.0
+ *
+ * @category constants
+ */
 export const REDIRECTS = new Set(["file_redirect", "heredoc_redirect", "herestring_redirect"])
 
 /**
  * Every function defined anywhere in a tree, by name (a call may come before the definition in a loop).
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const definitions = (root: Node): ReadonlyMap<string, ReadonlyArray<FunctionDefinition>> => {
   const out = new Map<string, Array<FunctionDefinition>>()

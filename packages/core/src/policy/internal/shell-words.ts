@@ -15,6 +15,7 @@ import type { Node } from "web-tree-sitter"
  * word as written (it holds an expansion, a substitution or a brace expansion).
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Word {
   readonly text: string
@@ -35,6 +36,7 @@ interface Piece {
  * A literal word from text.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const literal = (text: string): Word => ({ text, literal: true, glob: false })
 
@@ -42,6 +44,7 @@ export const literal = (text: string): Word => ({ text, literal: true, glob: fal
  * A dynamic word: known only when the shell runs.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const dynamic = (raw: string): Word => ({ text: raw, literal: false, glob: false })
 
@@ -49,6 +52,7 @@ export const dynamic = (raw: string): Word => ({ text: raw, literal: false, glob
  * The named and unnamed children of a node.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const childrenOf = (node: Node): ReadonlyArray<Node> => {
   const out: Array<Node> = []
@@ -118,6 +122,7 @@ const SIMPLE_ESCAPES: Readonly<Record<string, string>> = {
  * a newline), which keeps the word dynamic.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const ansiC = (body: string): string | undefined => {
   let text = ""
@@ -244,6 +249,7 @@ const assignmentTilde = (pieces: ReadonlyArray<Piece>): boolean => {
  * Normalises one word node (a command name, an argument, a redirection target).
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const word = (node: Node): Word => {
   const pieces = piecesOf(node)
@@ -267,6 +273,7 @@ export const word = (node: Node): Word => {
  * the words of an assignment-looking argument.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const bareWord = (raw: string): Word => {
   const pieces = bare(raw)
@@ -281,5 +288,6 @@ export const bareWord = (raw: string): Word => {
  * Words joined by single spaces (a segment's resource).
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const join = (words: ReadonlyArray<Word>): string => words.map((w) => w.text).join(" ")

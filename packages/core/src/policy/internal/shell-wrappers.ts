@@ -15,6 +15,7 @@ import { join, literal, type Word } from "./shell-words.js"
  * What a wrapper does with its arguments.
  *
  * @since 0.3.0
+ * @category models
  */
 export type Unwrap =
   | {
@@ -363,6 +364,7 @@ const unshare = (words: ReadonlyArray<Word>): Unwrap => {
  * The wrappers the gate unwraps, by command name.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const WRAPPERS: ReadonlyMap<string, (words: ReadonlyArray<Word>) => Unwrap> = new Map<
   string,
@@ -413,6 +415,7 @@ export const WRAPPERS: ReadonlyMap<string, (words: ReadonlyArray<Word>) => Unwra
  * manager, a job runner, another user's shell, a debugger): their segments are unresolved.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const UNMODELLED_RUNNERS: ReadonlySet<string> = new Set([
   "chroot",
@@ -475,5 +478,6 @@ export const UNMODELLED_RUNNERS: ReadonlySet<string> = new Set([
  * True for the dynamic loader run as a program (`/lib64/ld-linux-x86-64.so.2 /bin/rm x`).
  *
  * @since 0.3.0
+ * @category guards
  */
 export const isLoader = (base: string): boolean => /^ld([-.].*)?\.so(\.\d+)*$/.test(base)

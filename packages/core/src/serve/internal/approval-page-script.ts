@@ -14,6 +14,7 @@ import * as Printable from "../../values/printable.js"
  * The script's source; `UNSAFE` is `Printable.UNSAFE`, so the page escapes exactly what every other prompt does.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const source = `"use strict";
 (() => {

@@ -90,6 +90,7 @@ const hash = (text: string): string => `'sha256-${crypto.createHash("sha256").up
  * The page.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -101,6 +102,7 @@ export const html = `<!doctype html>
  * The page's Content-Security-Policy: its own inline style and script by hash, `fetch` to its own origin only.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const contentSecurityPolicy = [
   "default-src 'none'",

@@ -18,11 +18,17 @@ const encodeEvent = Schema.encodeSync(Approvals.PromptEvent)
  * One SSE frame for `event`. JSON.stringify escapes every line break, so `data:` is one line.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const frame = (event: Approvals.PromptEvent): string =>
   `event: ${event._tag}\ndata: ${JSON.stringify(encodeEvent(event))}\n\n`
 
-/** How often an idle stream sends a comment line. */
+/**
+ * How often an idle stream sends a comment line.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
 export const HEARTBEAT = Duration.seconds(15)
 
 const encoder = new TextEncoder()
@@ -31,6 +37,7 @@ const encoder = new TextEncoder()
  * The event-stream response over `events`.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const response = (
   events: Stream.Stream<Approvals.PromptEvent>,

@@ -18,10 +18,16 @@ import * as Redacted from "effect/Redacted"
  * A fresh token: 32 bytes from the operating system's random source, base64url.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const generateToken = (): string => crypto.randomBytes(32).toString("base64url")
 
-/** Compares two secrets in time independent of where they differ (hashing first makes the lengths equal). */
+/**
+ * Compares two secrets in time independent of where they differ (hashing first makes the lengths equal).
+ *
+ * @since 0.3.0
+ * @category utilities
+ */
 export const sameSecret = (given: string, expected: string): boolean =>
   crypto.timingSafeEqual(
     crypto.createHash("sha256").update(given).digest(),
@@ -32,6 +38,7 @@ export const sameSecret = (given: string, expected: string): boolean =>
  * Whether `bearer` (the decoded `Authorization: Bearer …` value; empty when the header is missing) is the token.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const tokenMatches = (bearer: Redacted.Redacted<string>, token: Redacted.Redacted<string>): boolean => {
   const given = Redacted.value(bearer)
@@ -48,7 +55,12 @@ const hostName = (host: string): string => {
   return colon === -1 ? lower : lower.slice(0, colon)
 }
 
-/** The headers of every response: no framing (a page cannot overlay the approve buttons), no sniffing, no referrer. */
+/**
+ * The headers of every response: no framing (a page cannot overlay the approve buttons), no sniffing, no referrer.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "x-content-type-options": "nosniff",
   "x-frame-options": "DENY",
@@ -65,6 +77,7 @@ const refuse = (status: number, tag: string, message: string) =>
  * answers to besides the loopback names (the bound host when it is not loopback).
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const refusal = (
   headers: Readonly<Record<string, string | undefined>>,
@@ -96,6 +109,7 @@ export const refusal = (
  * security headers to every response.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const middleware =
   (hosts: ReadonlySet<string>) =>

@@ -19,13 +19,19 @@ import * as Events from "./approval-server-events.js"
 import * as Guard from "./approval-server-guard.js"
 import * as Page from "./approval-page.js"
 
-/** The channel every answer given through this server is recorded with. */
+/**
+ * The channel every answer given through this server is recorded with.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
 export const CHANNEL = "http"
 
 /**
  * The bearer-token middleware for `token`.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const authorization = (token: Redacted.Redacted<string>) =>
   Layer.succeed(
@@ -114,5 +120,6 @@ const page = HttpApiBuilder.group(ApprovalApi.api, "page", (handlers) =>
  * Every group's handlers.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const groups = Layer.mergeAll(asks, saved, journal, events, page)

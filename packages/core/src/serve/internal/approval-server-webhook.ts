@@ -24,19 +24,26 @@ import * as Approvals from "../../policy/approvals.js"
  * Where and with what secret asks are posted.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Options {
   readonly url: string
   readonly secret: Redacted.Redacted<string>
 }
 
-/** The signature header's name. */
+/**
+ * The signature header's name.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
 export const SIGNATURE_HEADER = "x-toolgate-signature"
 
 /**
  * The signature header value of `body` sent at `timestamp` (epoch ms).
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const sign = (secret: string, timestamp: number, body: string): string =>
   `t=${timestamp},v1=${crypto.createHmac("sha256", secret).update(`${timestamp}.${body}`).digest("hex")}`
@@ -47,6 +54,7 @@ const encodePrompt = Schema.encodeSync(Approvals.Prompt)
  * Posts every `Asked` of `events` until the stream ends (run it forked in the server's scope).
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const run = (
   options: Options,

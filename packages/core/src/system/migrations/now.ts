@@ -10,5 +10,6 @@ import * as SqlDialect from "../internal/sql-dialect.js"
  * The SQLite expression; see `SqlDialect.sqlite.nowMs`.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const NOW_MS = SqlDialect.sqlite.nowMs

@@ -21,18 +21,21 @@ import * as WebAddress from "../web-address.js"
  * The permission action of egress (the one webfetch asks with).
  *
  * @since 0.3.0
+ * @category constants
  */
 export const ACTION = "webfetch"
 /**
  * The prefix of an egress resource.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const NET_PREFIX = "net:"
 /**
  * The prefix a non-public destination needs on top (as webfetch's).
  *
  * @since 0.3.0
+ * @category constants
  */
 export const PRIVATE_PREFIX = "private:"
 
@@ -40,6 +43,7 @@ export const PRIVATE_PREFIX = "private:"
  * A destination: a canonical host (IPv6 without brackets) and a port.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Target {
   readonly host: string
@@ -52,6 +56,7 @@ export interface Target {
  * `host:port`, the IPv6 host in brackets.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const authorityOf = (target: Pick<Target, "host" | "port">): string =>
   `${net.isIPv6(target.host) ? `[${target.host}]` : target.host}:${target.port}`
@@ -60,6 +65,7 @@ export const authorityOf = (target: Pick<Target, "host" | "port">): string =>
  * The `Host` header for `target`: the authority without the default port 80.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const hostHeaderOf = (target: Pick<Target, "host" | "port">): string => {
   const host = net.isIPv6(target.host) ? `[${target.host}]` : target.host
@@ -70,6 +76,7 @@ export const hostHeaderOf = (target: Pick<Target, "host" | "port">): string => {
  * `net:<host>:<port>`.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const resourceOf = (target: Pick<Target, "host" | "port">): string => `${NET_PREFIX}${authorityOf(target)}`
 
@@ -81,6 +88,7 @@ const AUTHORITY = /^(?:\[([0-9A-Fa-f:.]+)\]|([^\s/?#@[\]:\\%]+))(?::([0-9]{1,5})
  * punycode). `defaultPort` applies when no port is written; `undefined` makes the port required.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const parseAuthority = (authority: string, defaultPort?: number): Either.Either<Target, string> => {
   const match = AUTHORITY.exec(authority)
@@ -104,6 +112,7 @@ export const parseAuthority = (authority: string, defaultPort?: number): Either.
  * An absolute-form `http://` request target: where it goes and the path (with query) to send, as written.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Absolute {
   readonly target: Target
@@ -114,6 +123,7 @@ export interface Absolute {
  * Parses the request target of a plain (non-CONNECT) proxy request; only `http://` absolute URLs are accepted.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const parseAbsolute = (url: string): Either.Either<Absolute, string> => {
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(url)
@@ -134,6 +144,7 @@ export const parseAbsolute = (url: string): Either.Either<Absolute, string> => {
  * Why a destination is refused.
  *
  * @since 0.3.0
+ * @category models
  */
 export type Refusal = "denied" | "rejected" | "declined" | "timed_out" | "unresolvable" | "no_session"
 
@@ -141,6 +152,7 @@ export type Refusal = "denied" | "rejected" | "declined" | "timed_out" | "unreso
  * The verdict on a destination.
  *
  * @since 0.3.0
+ * @category models
  */
 export type Verdict =
   | { readonly _tag: "allowed"; readonly addresses: ReadonlyArray<WebAddress.Resolved>; readonly private: boolean }
@@ -157,6 +169,7 @@ export type Verdict =
  * The caller fields of `PermissionV2.fromToolCall`: the asks go to this session and agent, about this call.
  *
  * @since 0.3.0
+ * @category models
  */
 export type Caller = Pick<PermissionV2.AssertInput, "sessionID" | "agent" | "source">
 
@@ -164,6 +177,7 @@ export type Caller = Pick<PermissionV2.AssertInput, "sessionID" | "agent" | "sou
  * What deciding needs: the permission service, the caller, the resolver, and metadata added to every ask.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Asker {
   readonly permission: Pick<PermissionV2.Interface, "assert">
@@ -184,6 +198,7 @@ const refused = (reason: Refusal, detail: string, status: 403 | 502 = 403): Verd
  * `net:` was allowed, so a refused name is never looked up.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const decide = (asker: Asker, target: Target, request: string): Effect.Effect<Verdict> => {
   const resource = resourceOf(target)
@@ -245,6 +260,7 @@ export const decide = (asker: Asker, target: Target, request: string): Effect.Ef
  * One destination decided during the call.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Decision {
   readonly resource: string
@@ -255,6 +271,7 @@ export interface Decision {
  * The verdicts of one call: each destination decided once, concurrent requests for it waiting on the same ask.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Memo {
   readonly verdict: (target: Target, request: string) => Effect.Effect<Verdict>
@@ -267,6 +284,7 @@ export interface Memo {
  * A fresh memo over `asker`.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const memo = (asker: Asker): Effect.Effect<Memo> =>
   Effect.gen(function* () {

@@ -59,6 +59,7 @@ const STATUS_TEXT: Record<number, string> = {
  * The body of every answer the proxy itself gives.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const answerText = (status: number, text: string): string => `toolgate egress proxy (${status}): ${text}\n`
 
@@ -99,6 +100,7 @@ const failureText = (target: Decision.Target, error: NodeJS.ErrnoException) =>
  * Options of `make`.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Options {
   readonly memo: Decision.Memo
@@ -111,6 +113,7 @@ export interface Options {
  * A running forwarder.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Forwarder {
   /** Serves the bridge at the other end of `channel`. */
@@ -123,6 +126,7 @@ export interface Forwarder {
  * Builds the forwarder.
  *
  * @since 0.3.0
+ * @category constructors
  */
 export const make = (options: Options): Forwarder => {
   const muxes = new Set<Mux>()

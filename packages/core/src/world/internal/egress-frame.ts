@@ -19,24 +19,28 @@ import { Buffer } from "node:buffer"
  * The bytes before each payload.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const HEADER_BYTES = 9
 /**
  * The largest data payload of one frame.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const MAX_PAYLOAD = 64 * 1024
 /**
  * The frame kinds.
  *
  * @since 0.3.0
+ * @category models
  */
 export const Kind = { open: 1, data: 2, end: 3, close: 4, credit: 5 } as const
 /**
  * @see Kind
  *
  * @since 0.3.0
+ * @category models
  */
 export type Kind = (typeof Kind)[keyof typeof Kind]
 
@@ -44,6 +48,7 @@ export type Kind = (typeof Kind)[keyof typeof Kind]
  * One frame.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Frame {
   readonly kind: Kind
@@ -55,6 +60,7 @@ export interface Frame {
  * A frame or a sequence of frames that breaks the format; the channel carrying it is closed.
  *
  * @since 0.3.0
+ * @category errors
  */
 export class ProtocolError extends Error {
   /** @since 0.3.0 */
@@ -68,6 +74,7 @@ const MAX_ID = 0xffffffff
  * Whether `frame` is well formed: a known kind, a stream id in 1..2^32-1, and the payload size its kind requires.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const validate = (frame: Frame): string | undefined => {
   if (!Number.isInteger(frame.stream) || frame.stream < 1 || frame.stream > MAX_ID) return "stream id out of range"
@@ -90,6 +97,7 @@ export const validate = (frame: Frame): string | undefined => {
  * The bytes of `frame`; throws `ProtocolError` for a malformed one.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const encode = (frame: Frame): Buffer => {
   const invalid = validate(frame)
@@ -104,6 +112,7 @@ export const encode = (frame: Frame): Buffer => {
  * A `credit` frame returning `bytes` to the sender of `stream`.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const credit = (stream: number, bytes: number): Frame => {
   const payload = Buffer.allocUnsafe(4)
@@ -115,6 +124,7 @@ export const credit = (stream: number, bytes: number): Frame => {
  * The 9-byte header of a frame of `kind` on `stream` with a `size`-byte payload.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const headerOf = (kind: Kind, stream: number, size: number): Buffer => {
   const bytes = Buffer.allocUnsafe(HEADER_BYTES)
@@ -129,6 +139,7 @@ export const headerOf = (kind: Kind, stream: number, size: number): Buffer => {
  * spans chunks; a payload inside one chunk is a view of it.
  *
  * @since 0.3.0
+ * @category models
  */
 export class Decoder {
   private readonly chunks: Array<Buffer> = []

@@ -34,18 +34,21 @@ import {
  * make toolgate buffer per connection.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const PROXY_WINDOW = 512 * 1024
 /**
  * The bytes the bridge side (inside the sandbox) takes per stream before the proxy must wait for credit.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const BRIDGE_WINDOW = 4 * 1024 * 1024
 /**
  * The streams the proxy side keeps open at once; later opens are closed at once.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const MAX_STREAMS = 128
 
@@ -55,6 +58,7 @@ const EMPTY = Buffer.alloc(0)
  * Options of a `Mux`.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface MuxOptions {
   /** `bridge` opens streams; `proxy` accepts them (at most `maxStreams` at once). */
@@ -69,6 +73,7 @@ export interface MuxOptions {
  * once the channel is gone (every stream is destroyed with it).
  *
  * @since 0.3.0
+ * @category models
  */
 export class Mux extends EventEmitter {
   /**
@@ -245,6 +250,7 @@ interface Blocked {
  * One connection on a `Mux`: a Duplex with half-close, flow-controlled by credit.
  *
  * @since 0.3.0
+ * @category models
  */
 export class MuxStream extends Duplex {
   /** Bytes this side may still send. */
@@ -388,6 +394,7 @@ export class MuxStream extends Duplex {
  * closes before both directions finished, the other is destroyed.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const link = (a: Duplex, b: Duplex): void => {
   a.pipe(b)

@@ -26,6 +26,7 @@ import * as path from "node:path"
  * What a bubblewrap sandbox may touch.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Plan {
   /** Absolute paths bound read-write (the Location first). */
@@ -63,6 +64,7 @@ const RANK: Readonly<Record<Kind, number>> = { writable: 0, socket: 1, readOnly:
  * The `bwrap` arguments for `plan`, followed by `argv` (the command to run).
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const bubblewrapArgs = (plan: Plan, argv: ReadonlyArray<string>): ReadonlyArray<string> => {
   const args: Array<string> = [

@@ -22,6 +22,7 @@ import * as Sockets from "./sandbox-sockets.js"
  * The request fields preparation reads (`Sandbox.Request`).
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Request {
   readonly command: string
@@ -38,6 +39,7 @@ export interface Request {
  * What `Sandbox.Prepared` adds to the command.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Extras {
   readonly declined: Effect.Effect<never>
@@ -48,6 +50,7 @@ export interface Extras {
  * The settings of one Location's sandbox, resolved to absolute paths.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Settings {
   readonly executable: string
@@ -84,6 +87,7 @@ const SOCKET_BLOCKED =
  * The model-facing note for `output` under a sandbox with the given network setting.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const diagnose = (output: string, network: boolean | "rules"): string | undefined => {
   const notes: Array<string> = []
@@ -116,6 +120,7 @@ const NOTHING: Extras = { declined: Effect.never, note: () => Effect.succeed(und
  * The command of mode `none`: the shell itself.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const unsandboxed = (
   request: Request,
@@ -146,6 +151,7 @@ const message = (cause: unknown): string => (cause instanceof Error ? cause.mess
  * The `bwrap` command of one call; fails with the reason the call cannot be contained as configured.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const sandboxed = (
   request: Request,

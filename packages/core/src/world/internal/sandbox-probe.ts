@@ -14,6 +14,7 @@ import * as Seccomp from "./sandbox-seccomp.js"
  * The seccomp program of this runner's architecture, or why there is none.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const seccompProgram = (
   policy: Seccomp.Policy,
@@ -27,6 +28,7 @@ export const seccompProgram = (
  * `undefined` when `executable` runs a sandbox here, else why not.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const probe = (
   executable: string,

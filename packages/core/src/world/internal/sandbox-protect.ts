@@ -24,6 +24,7 @@ import * as ProtectedPath from "../../place/protected-path.js"
  * The names protected in every directory of the Location's chain, in the order they are bound.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const CHAIN_ENTRIES: ReadonlyArray<string> = [
   ...ProtectedPath.CONFIG_FILES,
@@ -35,6 +36,7 @@ export const CHAIN_ENTRIES: ReadonlyArray<string> = [
  * True iff `child` is `root` or below it (both absolute and resolved).
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const within = (root: string, child: string): boolean => {
   const relative = path.relative(root, child)
@@ -45,6 +47,7 @@ export const within = (root: string, child: string): boolean => {
  * What the sandbox binds for the protected paths of one call.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Protection {
   /** Bound read-only (existing protected paths and placeholders). */
@@ -60,6 +63,7 @@ const exists = (entry: string): boolean => fs.lstatSync(entry, { throwIfNoEntry:
  * `chain`, and `roots`. Paths outside every writable bind stay read-only with the root filesystem.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const targets = (
   chain: ReadonlyArray<string>,
@@ -88,6 +92,7 @@ export const targets = (
  * removed after the last.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Registry {
   /**
@@ -145,6 +150,7 @@ const mountedElsewhere = (paths: ReadonlyArray<string>): ReadonlySet<string> => 
  * directory is never empty): a placeholder of one of these left by a toolgate process that died during a call.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const SWEPT: ReadonlyArray<string> = ["toolgate.json", "toolgate.jsonc", ".git"]
 
@@ -153,6 +159,7 @@ export const SWEPT: ReadonlyArray<string> = ["toolgate.json", "toolgate.jsonc", 
  * `SWEPT` that no sandbox has mounted); the other placeholders are empty folders that add nothing and are left.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const sweep = (chain: ReadonlyArray<string>): void => {
   const candidates = chain
@@ -180,6 +187,7 @@ export const sweep = (chain: ReadonlyArray<string>): void => {
  * A registry for one Location.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const registry = (): Registry => {
   /** Paths this process created, with the number of calls using each. */

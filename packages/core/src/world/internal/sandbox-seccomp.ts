@@ -31,6 +31,7 @@
  * The architectures a program can be built for.
  *
  * @since 0.3.0
+ * @category models
  */
 export type Arch = "x86_64" | "aarch64"
 
@@ -38,6 +39,7 @@ export type Arch = "x86_64" | "aarch64"
  * `AUDIT_ARCH_*` of each architecture (`linux/audit.h`).
  *
  * @since 0.3.0
+ * @category constants
  */
 export const AUDIT_ARCH: Readonly<Record<Arch, number>> = { x86_64: 0xc000003e, aarch64: 0xc00000b7 }
 
@@ -45,6 +47,7 @@ export const AUDIT_ARCH: Readonly<Record<Arch, number>> = { x86_64: 0xc000003e, 
  * The x32 ABI's bit in a system call number on x86_64.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const X32_SYSCALL_BIT = 0x40000000
 
@@ -52,6 +55,7 @@ export const X32_SYSCALL_BIT = 0x40000000
  * The system calls the program names.
  *
  * @since 0.3.0
+ * @category models
  */
 export type Syscall =
   | "socket"
@@ -82,6 +86,7 @@ export type Syscall =
  * Their numbers (`asm/unistd_64.h` for x86_64, `asm-generic/unistd.h` for aarch64).
  *
  * @since 0.3.0
+ * @category constants
  */
 export const SYSCALLS: Readonly<Record<Arch, Readonly<Record<Syscall, number>>>> = {
   x86_64: {
@@ -136,72 +141,141 @@ export const SYSCALLS: Readonly<Record<Arch, Readonly<Record<Syscall, number>>>>
   },
 }
 
-/** @since 0.3.0 */
+/**
+ * @since 0.3.0
+ *
+ * @category constants
+ */
 export const AF_UNIX = 1
-/** @since 0.3.0 */
+/**
+ * @since 0.3.0
+ *
+ * @category constants
+ */
 export const SOCK_STREAM = 1
-/** @since 0.3.0 */
+/**
+ * @since 0.3.0
+ *
+ * @category constants
+ */
 export const SOCK_SEQPACKET = 5
 /**
  * The type bits of a socket type argument (the rest are `SOCK_NONBLOCK`/`SOCK_CLOEXEC`).
  *
  * @since 0.3.0
+ * @category constants
  */
 export const SOCK_TYPE_MASK = 0xf
 /**
  * `CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET` (`clone`'s low byte is the exit signal).
  *
  * @since 0.3.0
+ * @category constants
  */
 export const CLONE_NAMESPACES = 0x7e020000
 /**
  * `CLONE_NAMESPACES | CLONE_NEWTIME`, for `unshare`.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const UNSHARE_NAMESPACES = CLONE_NAMESPACES | 0x80
 
-/** @since 0.3.0 */
+/**
+ * @since 0.3.0
+ *
+ * @category constants
+ */
 export const EPERM = 1
-/** @since 0.3.0 */
+/**
+ * @since 0.3.0
+ *
+ * @category constants
+ */
 export const ENOSYS = 38
 
-/** @since 0.3.0 */
+/**
+ * @since 0.3.0
+ *
+ * @category constants
+ */
 export const RET_KILL_PROCESS = 0x80000000
-/** @since 0.3.0 */
+/**
+ * @since 0.3.0
+ *
+ * @category constants
+ */
 export const RET_ERRNO = 0x00050000
-/** @since 0.3.0 */
+/**
+ * @since 0.3.0
+ *
+ * @category constants
+ */
 export const RET_ALLOW = 0x7fff0000
 
 // Classic BPF opcodes.
-/** @since 0.3.0 */
+/**
+ * @since 0.3.0
+ *
+ * @category constants
+ */
 export const LD_W_ABS = 0x20
-/** @since 0.3.0 */
+/**
+ * @since 0.3.0
+ *
+ * @category constants
+ */
 export const ALU_AND_K = 0x54
-/** @since 0.3.0 */
+/**
+ * @since 0.3.0
+ *
+ * @category constants
+ */
 export const JEQ_K = 0x15
-/** @since 0.3.0 */
+/**
+ * @since 0.3.0
+ *
+ * @category constants
+ */
 export const JGE_K = 0x35
-/** @since 0.3.0 */
+/**
+ * @since 0.3.0
+ *
+ * @category constants
+ */
 export const JSET_K = 0x45
-/** @since 0.3.0 */
+/**
+ * @since 0.3.0
+ *
+ * @category constants
+ */
 export const RET_K = 0x06
 
 /**
  * `struct seccomp_data` offsets: the number, the architecture, the low 32 bits of argument `n` (little endian).
  *
  * @since 0.3.0
+ * @category constants
  */
 export const OFFSET_NR = 0
-/** @since 0.3.0 */
+/**
+ * @since 0.3.0
+ *
+ * @category constants
+ */
 export const OFFSET_ARCH = 4
-/** @since 0.3.0 */
+/**
+ * @since 0.3.0
+ *
+ * @category utilities
+ */
 export const argOffset = (n: number): number => 16 + 8 * n
 
 /**
  * One `struct sock_filter`.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Instruction {
   readonly code: number
@@ -214,6 +288,7 @@ export interface Instruction {
  * What the program blocks beyond the fixed rules.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Policy {
   /** Refuse `socket(AF_UNIX, …)` and datagram socket pairs (off only when named sockets are allowed). */
@@ -224,6 +299,7 @@ export interface Policy {
  * The architecture of a Node `process.arch`, or `undefined` for one we build no program for.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const archOf = (nodeArch: string): Arch | undefined =>
   nodeArch === "x64" ? "x86_64" : nodeArch === "arm64" ? "aarch64" : undefined
@@ -283,6 +359,7 @@ const assemble = (drafts: ReadonlyArray<Draft>): ReadonlyArray<Instruction> => {
  * The program's instructions for `arch` under `policy`.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const instructions = (arch: Arch, policy: Policy): ReadonlyArray<Instruction> => {
   const nr = SYSCALLS[arch]
@@ -345,6 +422,7 @@ export const instructions = (arch: Arch, policy: Policy): ReadonlyArray<Instruct
  * The program as the bytes `bwrap --seccomp` reads: `struct sock_filter` entries in little-endian order.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const encode = (program: ReadonlyArray<Instruction>): Uint8Array => {
   const bytes = new Uint8Array(program.length * 8)
@@ -362,5 +440,6 @@ export const encode = (program: ReadonlyArray<Instruction>): Uint8Array => {
  * The encoded program for `arch` under `policy`.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const program = (arch: Arch, policy: Policy): Uint8Array => encode(instructions(arch, policy))

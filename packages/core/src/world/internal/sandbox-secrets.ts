@@ -16,6 +16,7 @@ import * as PermissionV2 from "../../policy/permission.js"
  * Credential stores below the home directory. Each is hidden when it exists.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const CREDENTIAL_STORES: ReadonlyArray<string> = [
   // Keys and agents.
@@ -64,6 +65,7 @@ export const CREDENTIAL_STORES: ReadonlyArray<string> = [
  * the host-side uid root. Each is hidden when it exists, whoever runs toolgate.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const SYSTEM_SECRETS: ReadonlyArray<string> = [
   "/etc/shadow",
@@ -85,6 +87,7 @@ const SSH_HOST_KEY = /^ssh_host_.*_key$/
  * since the hidden file reads as empty and its mount cannot be renamed). See docs/sandbox.md for the measured cost.
  *
  * @since 0.3.0
+ * @category constants
  */
 export const SEARCH_SKIPS: ReadonlyArray<string> = [".git", "node_modules"]
 
@@ -101,6 +104,7 @@ const mayBeSecret = (name: string): boolean => name.toLowerCase().includes(".env
  * True iff `absolute` is in the secret family the default `read` rules ask for (templates excluded).
  *
  * @since 0.3.0
+ * @category guards
  */
 export const isSecretFile = (absolute: string): boolean =>
   mayBeSecret(path.basename(absolute)) &&
@@ -110,6 +114,7 @@ export const isSecretFile = (absolute: string): boolean =>
  * What to hide: existing paths, split by what replaces them.
  *
  * @since 0.3.0
+ * @category models
  */
 export interface Hidden {
   readonly files: ReadonlyArray<string>
@@ -121,6 +126,7 @@ export interface Hidden {
  * it did not look for).
  *
  * @since 0.3.0
+ * @category constants
  */
 export const SEARCH_LIMIT = 200_000
 
@@ -145,6 +151,7 @@ interface Listing {
  * index.
  *
  * @since 0.3.0
+ * @category models
  */
 export type SearchCache = Map<string, Listing>
 
@@ -199,6 +206,7 @@ const read = (
  * are not read again; `settle` (nanoseconds) is how long after its last change a listing is trusted.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const findSecretFiles = (
   root: string,
@@ -248,6 +256,7 @@ export const findSecretFiles = (
  * Sorts existing `paths` (resolved through symbolic links) into files and directories; missing ones are dropped.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const classify = (paths: Iterable<string>): Hidden => {
   const files = new Set<string>()
@@ -271,6 +280,7 @@ export const classify = (paths: Iterable<string>): Hidden => {
  * The system secrets that exist now, SSH host keys included.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const systemSecrets = (): ReadonlyArray<string> => {
   const out = [...SYSTEM_SECRETS]
@@ -288,6 +298,7 @@ export const systemSecrets = (): ReadonlyArray<string> => {
  * The credential stores of `home`.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const credentialStores = (home: string): ReadonlyArray<string> =>
   CREDENTIAL_STORES.map((entry) => path.join(home, entry))
@@ -309,6 +320,7 @@ const isEmptyFile = (file: string): boolean => {
  * exits.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const emptyFile = (): string => {
   if (empty !== undefined && isEmptyFile(empty)) return empty

@@ -19,6 +19,7 @@ const unescapeMountPoint = (text: string): string =>
  * The pathname sockets listed in `/proc/net/unix` text (bound sockets; abstract and unnamed ones left out).
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const parseNetUnix = (text: string): ReadonlyArray<string> => {
   const out = new Set<string>()
@@ -35,6 +36,7 @@ export const parseNetUnix = (text: string): ReadonlyArray<string> => {
  * The mount points listed in `/proc/self/mountinfo` text.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const parseMountPoints = (text: string): ReadonlyArray<string> =>
   text
@@ -63,6 +65,7 @@ const read = (file: string): string => {
  * Every socket file found now (see the module doc), as paths of the runner's file system.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const findSockets = (): ReadonlyArray<string> => {
   const candidates = new Set([
@@ -76,6 +79,7 @@ export const findSockets = (): ReadonlyArray<string> => {
  * The allowed sockets that exist now, by real path.
  *
  * @since 0.3.0
+ * @category utilities
  */
 export const allowedSockets = (paths: ReadonlyArray<string>): ReadonlyArray<string> => {
   const out = new Set<string>()

@@ -24,6 +24,7 @@ import { invalidInput, type InvalidInputError, type Match } from "./schema.js"
  * @deprecated No longer raised: `confineRoot` re-resolves through `LocationMutation.recheck`, the one re-resolution
  * after an ask, and fails with `LocationMutation.PathChangedError` like every other path.
  * @since 0.2.0
+ * @category errors
  */
 export class RootChangedError extends Schema.TaggedError<RootChangedError>()("Search.RootChangedError", {
   path: Schema.String,
@@ -36,6 +37,7 @@ export class RootChangedError extends Schema.TaggedError<RootChangedError>()("Se
  * `changed` — the file no longer was what the search read (replaced, moved or turned into a symlink meanwhile).
  *
  * @since 0.2.0
+ * @category models
  */
 export const Withheld = Schema.Struct({
   files: Schema.Int.pipe(Schema.positive()),
@@ -45,6 +47,7 @@ export const Withheld = Schema.Struct({
  * @see Withheld
  *
  * @since 0.2.0
+ * @category models
  */
 export type Withheld = typeof Withheld.Type
 
@@ -52,6 +55,7 @@ export type Withheld = typeof Withheld.Type
  * The caller fields of a permission request (`PermissionV2.fromToolCall`).
  *
  * @since 0.2.0
+ * @category models
  */
 export type Caller = ReturnType<typeof PermissionV2.fromToolCall>
 
@@ -59,6 +63,7 @@ export type Caller = ReturnType<typeof PermissionV2.fromToolCall>
  * The failures of `confineRoot`.
  *
  * @since 0.2.0
+ * @category errors
  */
 export type RootError =
   | InvalidInputError
@@ -74,6 +79,7 @@ export type RootError =
  * again; `LocationMutation.PathChangedError` when it no longer gives the same place, resource and authority).
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const confineRoot = <E>(options: {
   readonly mutation: LocationMutation.Interface
@@ -110,6 +116,7 @@ const ROOT_FAILURES: ReadonlySet<string> = new Set([
  * ones `rootFailureMessage` explains.
  *
  * @since 0.2.0
+ * @category guards
  */
 export const isRootFailure = (
   error: unknown,
@@ -126,6 +133,7 @@ const visible = (value: string): string =>
  * then why.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const rootFailureMessage = (path: string, error: { readonly _tag: string }): string => {
   const head = `Unable to search ${visible(path)}`
@@ -155,6 +163,7 @@ export const rootFailureMessage = (path: string, error: { readonly _tag: string 
  * The `read` resource of an absolute file path: relative to the Location root inside it, else absolute.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const readResource = (root: string, absolute: string): string => {
   const inside = Path.isWithin(root, absolute)
@@ -192,6 +201,7 @@ const isItself = (absolute: string, directories: Map<string, boolean>): boolean 
  * What `readable` returns: the matches that may be shown, and the files left out.
  *
  * @since 0.2.0
+ * @category models
  */
 export interface Readable {
   readonly matches: ReadonlyArray<Match>
@@ -212,6 +222,7 @@ const enum Verdict {
  * ask listing them all (saved as read saves) is approved. A rejection fails or stops the call as any ask does.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const readable = (input: {
   readonly permission: PermissionV2.Interface
@@ -280,6 +291,7 @@ export const readable = (input: {
  * The sentence the model reads about withheld files, or `undefined` when none were.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const withheldText = (withheld: ReadonlyArray<Withheld>): string | undefined => {
   if (withheld.length === 0) return undefined

@@ -10,6 +10,7 @@ import picomatch from "picomatch"
  * A glob ripgrep would refuse; `message` has ripgrep's wording.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class GlobSyntaxError extends globalThis.Error {
   constructor(
@@ -24,6 +25,7 @@ export class GlobSyntaxError extends globalThis.Error {
  * Throws `GlobSyntaxError` for the glob syntax errors ripgrep's glob parser reports.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const validate = (glob: string): void => {
   let inAlternates = false
@@ -70,6 +72,7 @@ const classEnd = (glob: string, open: number): number => {
  * One parsed gitignore-style line.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Line {
   /** The line started with `!`. */
@@ -86,6 +89,7 @@ export interface Line {
  * matches the basename at any depth, and a trailing `/**` matches the contents but not the directory itself.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const parseLine = (raw: string): Line | undefined => {
   if (raw.startsWith("#")) return undefined
@@ -120,6 +124,7 @@ const compile = (glob: string): ((path: string) => boolean) =>
  * The decision of the override list for one entry.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Decision = "include" | "exclude" | undefined
 
@@ -127,6 +132,7 @@ export type Decision = "include" | "exclude" | undefined
  * Compiled override globs, in command-line order.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Overrides {
   /** `include`: whitelisted (skip every later check); `exclude`; `undefined`: fall through. */
@@ -137,6 +143,7 @@ export interface Overrides {
  * Compiles override globs (throws `GlobSyntaxError`). An empty list decides nothing.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const overrides = (globs: ReadonlyArray<string>): Overrides => {
   const compiled: Array<{ readonly line: Line; readonly test: (path: string) => boolean }> = []

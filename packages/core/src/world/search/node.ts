@@ -213,6 +213,7 @@ const grepRun = async (input: GrepInput, signal: AbortSignal): Promise<ReadonlyA
  * The Node engine.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (): Interface => ({
   glob: (input) =>

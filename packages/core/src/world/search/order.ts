@@ -8,6 +8,7 @@
  * Strips leading `./` (repeatedly) and leading slashes, then turns `\` into `/`.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const normalizePath = (text: string): string =>
   text
@@ -20,6 +21,7 @@ export const normalizePath = (text: string): string =>
  * JavaScript's UTF-16 order only when a surrogate pair meets a code unit at or above U+E000.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const compareNames = (a: string, b: string): number => {
   const length = Math.min(a.length, b.length)
@@ -39,6 +41,7 @@ export const compareNames = (a: string, b: string): number => {
  * Path order: component by component, each by UTF-8 byte order; a prefix sorts first.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const comparePaths = (a: string, b: string): number => {
   const left = a.split("/")

@@ -31,6 +31,7 @@ const STDERR_BYTES = 8 * 1024
  * The arguments of a glob search.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const globArgs = (pattern: string): ReadonlyArray<string> => [
   "--no-config",
@@ -45,6 +46,7 @@ export const globArgs = (pattern: string): ReadonlyArray<string> => [
  * The arguments of a grep search.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const grepArgs = (
   pattern: string,
@@ -173,6 +175,7 @@ const parseGrep: Parse<Match> = (line) => {
  * The ripgrep engine for the binary at `rgPath`.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (rgPath: string): Interface => ({
   glob: (input: GlobInput) =>
@@ -204,6 +207,7 @@ export const make = (rgPath: string): Interface => ({
  * Resolves when `rgPath --version` exits 0.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const available = (rgPath: string): Effect.Effect<boolean> =>
   ProcessGroup.run({ command: rgPath, args: ["--version"] }, { maxOutputBytes: 0, maxErrorBytes: 0 }).pipe(

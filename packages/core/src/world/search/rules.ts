@@ -11,6 +11,7 @@ import ignore from "ignore"
  * The outcome of one matcher for one path.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const enum Verdict {
   None = 0,
@@ -22,6 +23,7 @@ export const enum Verdict {
  * Tests a path relative to the ignore file's directory; directories end with `/`.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Matcher = (path: string) => Verdict
 
@@ -41,6 +43,7 @@ const verdict = (result: TestResult): Verdict =>
  * Compiles the text of one ignore file; `undefined` when it holds no rule.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const compile = (content: string): Matcher | undefined => {
   const instance = ignore({ ignorecase: false, allowRelativePaths: true }).add(content)

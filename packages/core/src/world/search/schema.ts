@@ -10,6 +10,7 @@ import * as Schema from "effect/Schema"
  * A listed file: `path` is relative to the search `cwd`, with `/` separators.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Entry = Schema.Struct({
   path: Schema.String,
@@ -19,6 +20,7 @@ export const Entry = Schema.Struct({
  * @see Entry
  *
  * @since 0.1.0
+ * @category models
  */
 export type Entry = typeof Entry.Type
 
@@ -26,6 +28,7 @@ export type Entry = typeof Entry.Type
  * One matched span inside a line; `start` and `end` are UTF-8 byte offsets within the line.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Submatch = Schema.Struct({
   text: Schema.String,
@@ -36,6 +39,7 @@ export const Submatch = Schema.Struct({
  * @see Submatch
  *
  * @since 0.1.0
+ * @category models
  */
 export type Submatch = typeof Submatch.Type
 
@@ -44,6 +48,7 @@ export type Submatch = typeof Submatch.Type
  * `text` is the line including its terminator (bounded to 2000 code units plus `...`).
  *
  * @since 0.1.0
+ * @category models
  */
 export const Match = Schema.Struct({
   entry: Entry,
@@ -56,6 +61,7 @@ export const Match = Schema.Struct({
  * @see Match
  *
  * @since 0.1.0
+ * @category models
  */
 export type Match = typeof Match.Type
 
@@ -63,6 +69,7 @@ export type Match = typeof Match.Type
  * A search could not run, or its engine produced unusable output.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class SearchError extends Schema.TaggedError<SearchError>()("Search.Error", {
   message: Schema.String,
@@ -73,6 +80,7 @@ export class SearchError extends Schema.TaggedError<SearchError>()("Search.Error
  * The grep pattern is not a valid regular expression for the engine.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class InvalidPatternError extends Schema.TaggedError<InvalidPatternError>()("Search.InvalidPatternError", {
   pattern: Schema.String,
@@ -84,6 +92,7 @@ export class InvalidPatternError extends Schema.TaggedError<InvalidPatternError>
  * surrogate), in the glob `pattern`, the grep `pattern`, the `include` glob, or a path.
  *
  * @since 0.2.0
+ * @category errors
  */
 export class InvalidInputError extends Schema.TaggedError<InvalidInputError>()("Search.InvalidInputError", {
   field: Schema.Literal("pattern", "include", "path"),
@@ -101,6 +110,7 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  * Checks one search input; `undefined` when it can be passed to either engine. Cheap enough for every call.
  *
  * @since 0.2.0
+ * @category utilities
  */
 export const invalidInput = (field: InvalidInputError["field"], value: string): InvalidInputError | undefined =>
   value.includes("\0")
@@ -113,6 +123,7 @@ export const invalidInput = (field: InvalidInputError["field"], value: string): 
  * The input of `glob`. `limit` bounds the rows returned; the search stops once `limit + 1` rows were seen.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface GlobInput {
   readonly cwd: string
@@ -124,6 +135,7 @@ export interface GlobInput {
  * The input of `grep`. `file` names one path (relative to `cwd`) to search instead of `.`.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface GrepInput {
   readonly cwd: string
@@ -137,6 +149,7 @@ export interface GrepInput {
  * What an engine (and the service) offers.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Interface {
   readonly glob: (input: GlobInput) => Effect.Effect<ReadonlyArray<Entry>, SearchError | InvalidInputError>
@@ -149,24 +162,28 @@ export interface Interface {
  * Longest `Match.text`, in UTF-16 code units, before it is cut and `...` appended.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const MAX_LINE_TEXT = 2000
 /**
  * Longest JSON record (UTF-8 bytes) a grep match may produce.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const MAX_RECORD_BYTES = 65536
 /**
  * Submatches kept per line.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const MAX_SUBMATCHES = 100
 /**
  * The message when a match record is too large.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const RECORD_LIMIT_MESSAGE = `Ripgrep JSON record exceeded ${MAX_RECORD_BYTES} bytes`
 
@@ -174,6 +191,7 @@ export const RECORD_LIMIT_MESSAGE = `Ripgrep JSON record exceeded ${MAX_RECORD_B
  * Bounds a line text as both engines do.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const boundText = (text: string): string =>
   text.length > MAX_LINE_TEXT ? `${text.slice(0, MAX_LINE_TEXT)}...` : text

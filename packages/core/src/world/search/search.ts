@@ -201,6 +201,7 @@ export {
  * The Search service (process-wide).
  *
  * @since 0.1.0
+ * @category tags
  */
 export class Service extends Context.Tag("@toolgate/v2/Search")<Service, Schema.Interface>() {}
 
@@ -208,6 +209,7 @@ export class Service extends Context.Tag("@toolgate/v2/Search")<Service, Schema.
  * Which engine a layer chose.
  *
  * @since 0.1.0
+ * @category models
  */
 export type EngineKind = { readonly _tag: "ripgrep"; readonly rgPath: string } | { readonly _tag: "node" }
 
@@ -248,6 +250,7 @@ const wrap = (engine: Schema.Interface): Schema.Interface =>
  * Builds the service for one engine.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (kind: EngineKind): Schema.Interface =>
   wrap(kind._tag === "ripgrep" ? Ripgrep.make(kind.rgPath) : Node.make())
@@ -256,6 +259,7 @@ export const make = (kind: EngineKind): Schema.Interface =>
  * The engine a layer picks: the configured `rgPath`, else `rg` on PATH when `rg --version` exits 0, else Node.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const detect = (options: { readonly rgPath?: string | undefined } = {}): Effect.Effect<EngineKind> =>
   Effect.gen(function* () {
@@ -268,6 +272,7 @@ export const detect = (options: { readonly rgPath?: string | undefined } = {}): 
  * Detection runs `rg --version`, so it waits for the first call rather than slow down every start.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerWith = (options: { readonly rgPath?: string | undefined }): Layer.Layer<Service> =>
   Layer.effect(
@@ -284,6 +289,7 @@ export const layerWith = (options: { readonly rgPath?: string | undefined }): La
  * `rg` on PATH when it runs, else the Node engine.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<Service> = layerWith({})
 
@@ -291,6 +297,7 @@ export const layer: Layer.Layer<Service> = layerWith({})
  * Forces the ripgrep engine with the binary at `path`.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerRipgrep = (path: string): Layer.Layer<Service> =>
   Layer.sync(Service, () => make({ _tag: "ripgrep", rgPath: path }))
@@ -299,5 +306,6 @@ export const layerRipgrep = (path: string): Layer.Layer<Service> =>
  * Forces the built-in Node engine.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerNode: Layer.Layer<Service> = Layer.sync(Service, () => make({ _tag: "node" }))

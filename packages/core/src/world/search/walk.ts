@@ -34,6 +34,7 @@ const emptyScope: Scope = { custom: [], ignore: [], git: [], exclude: [], anyGit
  * What a walk needs; `stopped` ends it at the next entry.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Walk {
   /** Directory the printed paths are relative to. */
@@ -51,6 +52,7 @@ export interface Walk {
  * Receives each accepted regular file: its printed path (normalized) and absolute path.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Visit = (path: string, absolute: string) => void | Promise<void>
 
@@ -186,6 +188,7 @@ const kindOf = async (entry: fs.Dirent, absolute: string): Promise<"file" | "dir
  * awaiting it before going on. Fails only when the root itself cannot be read.
  *
  * @since 0.1.0
+ * @category utilities
  */
 export const run = async (walk: Walk, visit: Visit): Promise<void> => {
   const rootAbsolute = nodePath.resolve(walk.cwd, walk.root)
