@@ -416,6 +416,9 @@ export const run = (options: RunOptions): Effect.Effect<void, RunError> =>
       })
 
     const connection = yield* open(build, options)
+    // The serving generation's Location closes with the server (its finalizers flush the journal and stop its
+    // fibers); earlier generations were closed when a reload retired them.
+    yield* Effect.addFinalizer(() => Effect.suspend(() => connection.current.close ?? Effect.void))
     yield* Effect.forkScoped(
       Effect.forever(
         Effect.gen(function* () {
