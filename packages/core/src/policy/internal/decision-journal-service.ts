@@ -187,6 +187,13 @@ export const make = Effect.gen(function* () {
   ): Effect.Effect<A, E | Database.QueryError, Exclude<R, SqlClient.TransactionConnection>> =>
     Effect.flatMap(inTransaction, (inside) => (inside ? sql.withTransaction(effect) : outermost(effect))).pipe(
       Effect.mapError((error) => (error instanceof SqlError.SqlError ? Database.queryError(sql, error) : (error as E))),
+      // `withTransaction` dies when its ROLLBACK fails too (an unwritable WAL, a full disk): that is the same
+      // database failure, so it is a `QueryError` the caller handles (a `SaveError` for an `always`), not a defect.
+      Effect.catchSomeDefect((defect) =>
+        defect instanceof SqlError.SqlError
+          ? Option.some(Effect.fail(Database.queryError(sql, defect)))
+          : Option.none(),
+      ),
     ) as Effect.Effect<A, E | Database.QueryError, Exclude<R, SqlClient.TransactionConnection>>
 
   const appendInTransaction = (

@@ -146,9 +146,27 @@ export const make = (deps: Deps) => {
   const { events, saved, view, sessions, scope, timeout, now, journal } = deps
   const { about, answeredEntry } = Drafts.make(scope)
 
-  /** Appends `drafts` durably before the state change they record; a failed append is a `SaveError` (fail closed). */
-  const journaled = (entry: Pending, drafts: () => ReadonlyArray<DecisionJournal.Draft>) =>
-    journal === undefined ? Fx.void : journal.append(drafts()).pipe(Fx.mapError((error) => saveError(entry, error)))
+  /**
+   * Appends `drafts` durably before the state change they record. When the database cannot take them (a full disk,
+   * an unwritable WAL) the answer still proceeds — `once` and `reject` must keep working on a broken database — and
+   * the drafts stay in the journal's buffer, written with its next successful write; a warning names the request.
+   * (An `always` is different: its entry commits with its save, and a failure is a `SaveError`.)
+   */
+  const journaled = (entry: Pending, drafts: () => ReadonlyArray<DecisionJournal.Draft>) => {
+    if (journal === undefined) return Fx.void
+    const built = drafts()
+    return journal.append(built).pipe(
+      Fx.catchAll((error) =>
+        Fx.zipRight(
+          Fx.forEach(built, (draft) => journal.record(draft), { discard: true }),
+          Fx.logWarning(
+            `DecisionJournal: could not write the decision on permission request ${entry.request.id} now; it stays buffered`,
+            saveError(entry, error),
+          ),
+        ),
+      ),
+    )
+  }
   const pending = new Map<ID, Pending>()
   const recent = new Set<string>()
   const fork = Runtime.runFork(deps.layerRuntime)
