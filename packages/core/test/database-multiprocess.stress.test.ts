@@ -70,7 +70,16 @@ describe("several processes on one new database", () => {
             workers.forEach((worker, i) =>
               worker.send(JSON.stringify({ data, projectID: "proj", count: APPROVALS, prefix: `w${i}` })),
             )
-            const replies = yield* Effect.forEach(workers, (worker) => Children.nextLine(worker), {
+            // A worker's log lines (a warning of the journal's retention prune racing the other starts) share its
+            // stdout with the reply; the reply is its next JSON line.
+            const replyOf = (worker: (typeof workers)[number]) =>
+              Effect.gen(function* () {
+                for (;;) {
+                  const line = yield* Children.nextLine(worker)
+                  if (line.startsWith("{")) return line
+                }
+              })
+            const replies = yield* Effect.forEach(workers, replyOf, {
               concurrency: "unbounded",
             })
             replies.forEach((reply, i) => {
