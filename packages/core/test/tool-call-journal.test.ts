@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { expect, it } from "@effect/vitest"
-import { Duration, Effect, Exit, Layer, Scope, TestClock } from "effect"
+import { Clock, Duration, Effect, Exit, Layer, Schedule, Scope, TestClock } from "effect"
 import { ToolCallJournal } from "../src/index.js"
 import * as Engines from "./support/engines.js"
 
@@ -24,6 +24,16 @@ const owners = Effect.flatMap(
     sql<{ id: string; lease_expires: number; instance: string | null }>`
       SELECT id, lease_expires, instance FROM runner_owner ORDER BY id`,
 )
+
+/** Waits on the live clock until `ownerID`'s lease was renewed at `since` or later (fails after 30 s instead of hanging). */
+const renewedSince = (ownerID: string, since: number) =>
+  owners.pipe(
+    Effect.map((all) => (all.find((owner) => owner.id === ownerID)?.lease_expires ?? 0) >= since + Duration.toMillis(LEASE)),
+    Effect.repeat({ until: (renewed) => renewed, schedule: Schedule.spaced(Duration.millis(5)) }),
+    Effect.timeoutFail({ duration: Duration.seconds(30), onTimeout: () => new Error(`${ownerID} was not renewed since ${since}`) }),
+    Effect.withClock(Clock.make()),
+    Effect.asVoid,
+  )
 
 const seedSession = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   Effect.zipRight(
@@ -114,8 +124,15 @@ Engines.describeEach("ToolCallJournal", (engine) => {
       yield* seedSession
       const first = yield* ToolCallJournal.make({ lease: LEASE })
       yield* first.record(call("live"))
-      // Many leases later: the first owner's heartbeat has kept renewing.
-      yield* TestClock.adjust(Duration.minutes(5))
+      // Many leases later: the first owner's heartbeat has kept renewing. The clock moves one beat at a time, and each
+      // step waits (on the live clock) until that beat's renewal is on disk: on Postgres the write is real I/O, and a
+      // single five-minute jump would outrun the heartbeat fiber (it registers its next sleep only after the write).
+      const beat = Math.floor(Duration.toMillis(LEASE) / 3)
+      for (let step = 0; step < Duration.toMillis(Duration.minutes(5)) / beat; step++) {
+        yield* TestClock.adjust(Duration.millis(beat))
+        const now = yield* Clock.currentTimeMillis
+        yield* renewedSince(first.ownerID, now - beat)
+      }
       const second = yield* ToolCallJournal.make({ lease: LEASE })
       expect(yield* second.recover("interrupted")).toBe(0)
       expect(yield* rows).toEqual([{ call_id: "live", status: "running", owner_id: first.ownerID, error: null }])
