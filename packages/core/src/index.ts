@@ -172,7 +172,7 @@ export * as Location from "./place/location.js"
  * @since 0.1.0
  * @category modules
  */
-export * as LocationMutation from "./world/location-mutation.js"
+export * as LocationPath from "./world/location-path.js"
 /**
  * The model interface the runner drives: one request streams text, tool calls and results.
  *

@@ -16,7 +16,7 @@ import {
   Global,
   Image,
   ProtectedPath,
-  LocationMutation,
+  LocationPath,
   QuestionV2,
   Search,
   SessionTodo,
@@ -49,7 +49,7 @@ const expected = [
 type Supplied =
   | Tools.Service
   | PermissionV2.Service
-  | LocationMutation.Service
+  | LocationPath.Service
   | FileMutation.Service
   | ProtectedPath.Service
   | Config.Service
@@ -82,7 +82,7 @@ const services = (root: string) => {
   return Layer.mergeAll(
     registry,
     Permission.layer,
-    LocationMutation.layer,
+    LocationPath.layer,
     FileMutation.layer,
     ProtectedPath.layer,
     Config.layerEmpty,

@@ -20,7 +20,7 @@ import * as FileMutation from "../world/file-mutation.js"
 import * as Global from "../system/global.js"
 import * as Image from "../world/image.js"
 import * as Location from "../place/location.js"
-import * as LocationMutation from "../world/location-mutation.js"
+import * as LocationPath from "../world/location-path.js"
 import * as PermissionSaved from "../policy/permission-saved.js"
 import * as PermissionLint from "../policy/permission-lint.js"
 import * as PermissionV2 from "../policy/permission.js"
@@ -122,7 +122,7 @@ export const layerLocation = (options: LocationOptions) => {
   const services = Layer.mergeAll(
     Approvals.layer.pipe(Layer.provideMerge(PermissionV2.layer)),
     ToolRegistry.layer,
-    LocationMutation.layer,
+    LocationPath.layer,
     ProtectedPath.layer,
     FileMutation.layer,
     QuestionV2.layer,

@@ -15,7 +15,7 @@ import * as FileDiff from "../values/file-diff.js"
 import * as FileFailure from "./internal/file-failure.js"
 import * as FileMutation from "../world/file-mutation.js"
 import * as LLM from "../values/llm.js"
-import * as LocationMutation from "../world/location-mutation.js"
+import * as LocationPath from "../world/location-path.js"
 import * as MutationGate from "./mutation-gate.js"
 import * as PermissionV2 from "../policy/permission.js"
 import * as ProtectedPath from "../place/protected-path.js"
@@ -111,17 +111,17 @@ export const toModelText = (output: Output): string =>
   ].join("\n")
 
 type Prepared =
-  | { readonly type: "add"; readonly path: string; readonly target: LocationMutation.Target; readonly after: string }
+  | { readonly type: "add"; readonly path: string; readonly target: LocationPath.Target; readonly after: string }
   | {
       readonly type: "delete"
       readonly path: string
-      readonly target: LocationMutation.Target
+      readonly target: LocationPath.Target
       readonly before: string
     }
   | {
       readonly type: "update"
       readonly path: string
-      readonly target: LocationMutation.Target
+      readonly target: LocationPath.Target
       readonly source: Uint8Array
       readonly before: string
       readonly after: string
@@ -175,13 +175,13 @@ const diffOf = (change: Prepared): FileDiff.Info => {
  * @category utilities
  */
 export const tool = Effect.gen(function* () {
-  const mutation = yield* LocationMutation.Service
+  const mutation = yield* LocationPath.Service
   const files = yield* FileMutation.Service
   const permission = yield* PermissionV2.Service
   const fs = yield* FileSystem.FileSystem
   const gate = { permission, protection: yield* ProtectedPath.Service }
 
-  const prepare = (hunk: Patch.Hunk, target: LocationMutation.Target) =>
+  const prepare = (hunk: Patch.Hunk, target: LocationPath.Target) =>
     Effect.gen(function* () {
       if (hunk.type === "add") {
         const after = hunk.contents === "" || hunk.contents.endsWith("\n") ? hunk.contents : `${hunk.contents}\n`
@@ -246,7 +246,7 @@ export const tool = Effect.gen(function* () {
       }
 
       const targets = yield* Effect.gen(function* () {
-        const resolved: Array<LocationMutation.Target> = []
+        const resolved: Array<LocationPath.Target> = []
         for (const hunk of hunks) {
           resolved.push(
             yield* mutation

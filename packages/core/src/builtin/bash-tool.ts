@@ -34,7 +34,7 @@ import * as ProtectedPath from "../place/protected-path.js"
 import * as ShellCommand from "../policy/shell-command.js"
 import * as ShellPlan from "../policy/shell-plan.js"
 import * as LLM from "../values/llm.js"
-import * as LocationMutation from "../world/location-mutation.js"
+import * as LocationPath from "../world/location-path.js"
 import * as PermissionV2 from "../policy/permission.js"
 import * as AppProcess from "../world/app-process.js"
 import * as Sandbox from "../world/sandbox.js"
@@ -232,7 +232,7 @@ export const externalDirectories = (
     const directories = new Set<string>()
     for (const argument of absoluteArguments(command)) {
       const resolved = yield* real(argument)
-      if (LocationMutation.isWithin(workdir, resolved)) continue
+      if (LocationPath.isWithin(workdir, resolved)) continue
       directories.add(yield* real(path.dirname(resolved)))
     }
     return Array.from(directories)
@@ -380,7 +380,7 @@ const described = (context: Tool.Context, description: string | undefined): Tool
  */
 export interface Services {
   readonly permission: PermissionV2.Interface
-  readonly mutation: LocationMutation.Interface
+  readonly mutation: LocationPath.Interface
   readonly process: AppProcess.Interface
   readonly config: Config.Interface
   readonly fs: FileSystem.FileSystem
@@ -412,13 +412,13 @@ export const READERS: ReadonlySet<string> = new Set(ShellCommand.READING_COMMAND
 
 /**
  * The disk and the Location as `ShellPlan` sees them: links read without following them, canonical paths located
- * with `LocationMutation`, protected paths classified with `ProtectedPath`.
+ * with `LocationPath`, protected paths classified with `ProtectedPath`.
  *
  * @since 0.3.0
  * @category utilities
  */
 export const places = (
-  mutation: LocationMutation.Interface,
+  mutation: LocationPath.Interface,
   fs: FileSystem.FileSystem,
   protectedPaths: ProtectedPath.Interface,
   cdpath: string | undefined,
@@ -453,7 +453,7 @@ export const places = (
       })),
       Effect.catchAll((error) =>
         Effect.succeed<ShellPlan.Located>(
-          error._tag === "LocationMutation.PathError" && error.reason === "non_directory_ancestor"
+          error._tag === "LocationPath.PathError" && error.reason === "non_directory_ancestor"
             ? { _tag: "impossible" }
             : { _tag: "invalid", reason: error.message },
         ),
@@ -479,7 +479,7 @@ const missingOrOther = (error: { readonly cause?: unknown }): ShellPlan.Entry["t
  * @category utilities
  */
 export const setting = (
-  mutation: LocationMutation.Interface,
+  mutation: LocationPath.Interface,
   fs: FileSystem.FileSystem,
   protectedPaths: ProtectedPath.Interface,
   sandbox: Pick<Sandbox.Interface, "mode" | "autoAllow">,
@@ -507,7 +507,7 @@ export const setting = (
 export const layerPlan: Layer.Layer<
   ShellPlan.Service,
   never,
-  LocationMutation.Service | FileSystem.FileSystem | Config.Service
+  LocationPath.Service | FileSystem.FileSystem | Config.Service
 > = Layer.effect(
   ShellPlan.Service,
   Effect.gen(function* () {
@@ -520,7 +520,7 @@ export const layerPlan: Layer.Layer<
       autoAllow: configured?.mode === "bubblewrap" && configured.autoAllow === true,
     }
     return setting(
-      yield* LocationMutation.Service,
+      yield* LocationPath.Service,
       yield* FileSystem.FileSystem,
       Option.getOrElse(protectedPaths, () => ProtectedPath.make([])),
       Option.getOrElse(sandbox, () => assumed),
@@ -640,7 +640,7 @@ export const make = (services: Services) => {
         if (target.externalDirectory !== undefined) {
           yield* services.permission.assert({
             ...base,
-            ...LocationMutation.externalDirectoryPermission(target.externalDirectory),
+            ...LocationPath.externalDirectoryPermission(target.externalDirectory),
           })
         }
         const warnings = (yield* externalDirectories(input.command, target.canonical).pipe(
@@ -736,7 +736,7 @@ export const layer: Layer.Layer<
   never,
   | Tools.Service
   | PermissionV2.Service
-  | LocationMutation.Service
+  | LocationPath.Service
   | AppProcess.Service
   | Config.Service
   | FileSystem.FileSystem
@@ -748,7 +748,7 @@ export const layer: Layer.Layer<
     const found = yield* Effect.serviceOption(ProtectedPath.Service)
     // Without the Location's service, the name-based protected paths still apply.
     const protectedPaths = Option.getOrElse(found, () => ProtectedPath.make([]))
-    const mutation = yield* LocationMutation.Service
+    const mutation = yield* LocationPath.Service
     const fs = yield* FileSystem.FileSystem
     const config = yield* Config.Service
     const sandbox = yield* Sandbox.Service

@@ -274,7 +274,7 @@ export interface Interface {
  * @since 0.1.0
  * @category tags
  */
-export class Service extends Context.Tag("@toolgate/ReadToolFileSystem")<Service, Interface>() {}
+export class Service extends Context.Tag("@toolgate/v2/ReadToolFileSystem")<Service, Interface>() {}
 
 const CHUNK = 64 * 1024
 

@@ -12,7 +12,7 @@ import * as Schema from "effect/Schema"
 import * as FileFailure from "./internal/file-failure.js"
 import * as Image from "../world/image.js"
 import * as LLM from "../values/llm.js"
-import * as LocationMutation from "../world/location-mutation.js"
+import * as LocationPath from "../world/location-path.js"
 import * as PermissionV2 from "../policy/permission.js"
 import type * as SessionV2 from "../place/session.js"
 import * as ReadToolFileSystem from "./read-tool-file-system.js"
@@ -142,8 +142,8 @@ type Failure =
   | ReadToolFileSystem.InspectError
   | Image.DecodeError
   | Image.SizeError
-  | LocationMutation.PathError
-  | LocationMutation.PathChangedError
+  | LocationPath.PathError
+  | LocationPath.PathChangedError
   | PermissionV2.Error
   | SessionV2.NotFoundError
 
@@ -181,7 +181,7 @@ const toFailure = (input: Input, error: Failure): LLM.ToolFailure => {
  * @category utilities
  */
 export const tool = Effect.gen(function* () {
-  const mutation = yield* LocationMutation.Service
+  const mutation = yield* LocationPath.Service
   const files = yield* ReadToolFileSystem.Service
   const permission = yield* PermissionV2.Service
   const image = yield* Image.Service
@@ -204,7 +204,7 @@ export const tool = Effect.gen(function* () {
       const target = yield* mutation.resolve({ path: input.path, kind: "directory" })
       if (target.externalDirectory !== undefined) {
         yield* permission.assert({
-          ...LocationMutation.externalDirectoryPermission(target.externalDirectory),
+          ...LocationPath.externalDirectoryPermission(target.externalDirectory),
           ...identity,
         })
       }

@@ -42,7 +42,7 @@ export interface Interface {
  * @since 0.1.0
  * @category tags
  */
-export class Service extends Context.Tag("@toolgate/Location")<Service, Interface>() {}
+export class Service extends Context.Tag("@toolgate/v2/Location")<Service, Interface>() {}
 
 /**
  * A Location given as is (no project resolution, no database row); for tests of services that only read it.

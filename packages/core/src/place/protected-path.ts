@@ -187,7 +187,7 @@ export interface Interface {
  * @since 0.2.0
  * @category tags
  */
-export class Service extends Context.Tag("@toolgate/ProtectedPath")<Service, Interface>() {}
+export class Service extends Context.Tag("@toolgate/v2/ProtectedPath")<Service, Interface>() {}
 
 /**
  * A service over explicit roots (embedders with their own skill sources add them here).

@@ -257,7 +257,7 @@ export interface Interface {
  * @since 0.2.0
  * @category tags
  */
-export class Service extends Context.Tag("@toolgate/PermissionExplain")<Service, Interface>() {}
+export class Service extends Context.Tag("@toolgate/v2/PermissionExplain")<Service, Interface>() {}
 
 /**
  * The Location-scoped layer.

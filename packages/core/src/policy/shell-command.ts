@@ -151,7 +151,7 @@ export interface Interface {
  * @since 0.2.0
  * @category tags
  */
-export class Service extends Context.Tag("@toolgate/ShellCommand")<Service, Interface>() {}
+export class Service extends Context.Tag("@toolgate/v2/ShellCommand")<Service, Interface>() {}
 
 /**
  * How deep command strings of shells, `eval` and wrappers are followed; deeper strings are unresolved.

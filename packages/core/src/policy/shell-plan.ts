@@ -109,7 +109,7 @@ export interface Setting {
  * @since 0.3.0
  * @category tags
  */
-export class Service extends Context.Tag("@toolgate/ShellPlan")<Service, Setting>() {}
+export class Service extends Context.Tag("@toolgate/v2/ShellPlan")<Service, Setting>() {}
 
 /**
  * One permission group: an action, its resources, what `always` saves, the effect of each resource under the

@@ -70,7 +70,7 @@ export interface Interface {
  * @since 0.3.0
  * @category tags
  */
-export class Service extends Context.Tag("@toolgate/ApprovalServer")<Service, Interface>() {}
+export class Service extends Context.Tag("@toolgate/v2/ApprovalServer")<Service, Interface>() {}
 
 /**
  * The server could not start: the address is in use or cannot be bound, or the options are unusable.

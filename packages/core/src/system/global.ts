@@ -32,7 +32,7 @@ export interface Interface {
  * @since 0.1.0
  * @category tags
  */
-export class Service extends Context.Tag("@toolgate/Global")<Service, Interface>() {}
+export class Service extends Context.Tag("@toolgate/v2/Global")<Service, Interface>() {}
 
 /**
  * The managed tool-output directory name under the data directory.

@@ -56,7 +56,7 @@ export interface Interface {
  * @since 0.1.0
  * @category tags
  */
-export class Service extends Context.Tag("@toolgate/ApplicationTools")<Service, Interface>() {}
+export class Service extends Context.Tag("@toolgate/v2/ApplicationTools")<Service, Interface>() {}
 
 /**
  * Builds a fresh registration set.

@@ -152,7 +152,7 @@ export interface Interface {
  * @since 0.1.0
  * @category tags
  */
-export class Service extends Context.Tag("@toolgate/Image")<Service, Interface>() {}
+export class Service extends Context.Tag("@toolgate/v2/Image")<Service, Interface>() {}
 
 /**
  * Merges `attachments.image` of every document, later keys winning, over the defaults.

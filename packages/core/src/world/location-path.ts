@@ -63,7 +63,7 @@ const REASONS = {
  * @since 0.1.0
  * @category errors
  */
-export class PathError extends Schema.TaggedError<PathError>()("LocationMutation.PathError", {
+export class PathError extends Schema.TaggedError<PathError>()("LocationPath.PathError", {
   path: Schema.String,
   reason: Schema.Literal("relative_escape", "location_escape", "non_directory_ancestor", "invalid_path"),
   detail: Schema.optional(Schema.String),
@@ -144,7 +144,7 @@ export const externalDirectoryPermission = (auth: ExternalDirectoryAuthorization
 })
 
 /**
- * The LocationMutation operations.
+ * The LocationPath operations.
  *
  * @since 0.1.0
  * @category models
@@ -165,12 +165,12 @@ export interface Interface {
 }
 
 /**
- * The LocationMutation service.
+ * The LocationPath service.
  *
  * @since 0.1.0
  * @category tags
  */
-export class Service extends Context.Tag("@toolgate/v2/LocationMutation")<Service, Interface>() {}
+export class Service extends Context.Tag("@toolgate/v2/LocationPath")<Service, Interface>() {}
 
 const slashes = (value: string): string => value.replaceAll("\\", "/")
 
@@ -194,7 +194,7 @@ const boundarySave = (directory: string): string => {
 }
 
 const isMissing = (error: PlatformError | PathError): boolean => {
-  if (error._tag === "LocationMutation.PathError") return false
+  if (error._tag === "LocationPath.PathError") return false
   if (error._tag === "SystemError" && error.reason === "NotFound") return true
   const code = (error as { readonly cause?: { readonly code?: unknown } }).cause?.code
   return code === "ENOTDIR" || code === "ENOENT"
@@ -273,7 +273,7 @@ export const make: Effect.Effect<Interface, never, Location.Service | FileSystem
     } satisfies Target
   })
 
-  const resolve = Effect.fn("LocationMutation.resolve")(resolveNow)
+  const resolve = Effect.fn("LocationPath.resolve")(resolveNow)
 
   const recheck = (input: ResolveInput, target: Target) =>
     Effect.suspend(() => {
@@ -298,7 +298,7 @@ export const make: Effect.Effect<Interface, never, Location.Service | FileSystem
   const fullRecheck = (input: ResolveInput, target: Target) =>
     resolveNow(input).pipe(
       // A path that resolved before and is refused now (say, it leads outside through a new link) has changed.
-      Effect.catchTag("LocationMutation.PathError", () => Effect.fail(new PathChangedError({ path: input.path }))),
+      Effect.catchTag("LocationPath.PathError", () => Effect.fail(new PathChangedError({ path: input.path }))),
       Effect.flatMap((again) =>
         again.canonical === target.canonical &&
         again.resource === target.resource &&
