@@ -19,20 +19,6 @@ import type * as SessionV2 from "../../place/session.js"
 import { invalidInput, type InvalidInputError, type Match } from "./schema.js"
 
 /**
- * The search root resolved to another place after a permission was asked than before it; nothing was searched.
- *
- * @deprecated No longer raised: `confineRoot` re-resolves through `LocationPath.recheck`, the one re-resolution
- * after an ask, and fails with `LocationPath.PathChangedError` like every other path.
- * @since 0.2.0
- * @category errors
- */
-export class RootChangedError extends Schema.TaggedError<RootChangedError>()("Search.RootChangedError", {
-  path: Schema.String,
-  before: Schema.String,
-  after: Schema.String,
-}) {}
-
-/**
  * Files whose grep matches were left out of a result, and why: `denied` — the `read` rules deny reading them;
  * `changed` — the file no longer was what the search read (replaced, moved or turned into a symlink meanwhile).
  *

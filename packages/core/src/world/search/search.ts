@@ -132,12 +132,6 @@ export {
    */
   readResource,
   /**
-   * The search root resolved to another place after a permission was asked than before it.
-   *
-   * @since 0.2.0
-   */
-  RootChangedError,
-  /**
    * The failures of `confineRoot`.
    *
    * @since 0.2.0
