@@ -19,16 +19,12 @@
  *
  * @since 0.1.0
  */
-import * as nodeFs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as BashArity from "../policy/bash-arity.js"
 import * as Config from "../place/config.js"
 import * as ProtectedPath from "../place/protected-path.js"
 import * as ShellCommand from "../policy/shell-command.js"
@@ -42,6 +38,89 @@ import * as ToolOutputStore from "../tool/tool-output-store.js"
 import * as FileFailure from "./internal/file-failure.js"
 import * as Tool from "../tool/tool.js"
 import * as Tools from "../tool/tools.js"
+import { completeNotice, MAX_CAPTURE_BYTES, streamOutput } from "./internal/bash-output.js"
+import { planCall, setting } from "./internal/bash-plan.js"
+import { externalDirectories, externalWarning } from "./internal/bash-scan.js"
+
+export {
+  /**
+   * The in-memory capture limit of the combined output (1 MiB).
+   *
+   * @since 0.1.0
+   */
+  MAX_CAPTURE_BYTES,
+  /**
+   * The note that opens the output text when the output outgrew the in-memory capture but was kept complete in a
+   * managed file.
+   *
+   * @since 0.1.0
+   */
+  completeNotice,
+} from "./internal/bash-output.js"
+export {
+  /**
+   * The command's absolute arguments, unquoted and without trailing `;`, `,`, `|` or `&`.
+   *
+   * @since 0.1.0
+   */
+  absoluteArguments,
+  /**
+   * The insertion-ordered external directories that absolute arguments point into (advisory only).
+   *
+   * @since 0.1.0
+   */
+  externalDirectories,
+  /**
+   * The advisory warning for an external directory referenced by a command argument.
+   *
+   * @since 0.1.0
+   */
+  externalWarning,
+} from "./internal/bash-scan.js"
+export {
+  /**
+   * The arity table: the built-in one extended by every configuration document's `bash.arity`.
+   *
+   * @since 0.1.0
+   */
+  arityTable,
+  /**
+   * The `ShellPlan.Service` of a Location, for `permissions explain`.
+   *
+   * @since 0.3.0
+   */
+  layerPlan,
+  /**
+   * The disk and the Location as `ShellPlan` sees them.
+   *
+   * @since 0.3.0
+   */
+  places,
+  /**
+   * The plan of one call: the command parsed with the grammar of the shell that will run it, then `ShellPlan.plan`.
+   *
+   * @since 0.3.0
+   */
+  planCall,
+  /**
+   * The commands whose file arguments go through the `read` rules when bash is not allowed wholesale.
+   *
+   * @since 0.1.0
+   */
+  READERS,
+  /**
+   * The shell commands run with: the configured `shell`, else bash when installed, else `/bin/sh`.
+   *
+   * @since 0.3.0
+   */
+  selectShell,
+  /**
+   * The planner's setting for a Location: its places, the sandbox's state and the shell.
+   *
+   * @since 0.3.0
+   */
+  setting,
+} from "./internal/bash-plan.js"
 
 // TODO: Port PowerShell parser-based approval reduction (bash is parsed with tree-sitter; see docs/shell.md).
 // TODO: Replace token-based command-argument external-directory advisories with parser-based detection.
@@ -75,13 +154,6 @@ export const DEFAULT_TIMEOUT_MS = 120_000
  * @category constants
  */
 export const MAX_TIMEOUT_MS = 600_000
-/**
- * The in-memory capture limit of the combined output (1 MiB).
- *
- * @since 0.1.0
- * @category constants
- */
-export const MAX_CAPTURE_BYTES = 1_048_576
 
 /**
  * The notice appended when the capture limit was hit.
@@ -194,162 +266,6 @@ export const statusText = (output: Output): string => {
 }
 
 /**
- * The advisory warning for an external directory referenced by a command argument.
- *
- * @since 0.1.0
- * @category utilities
- */
-export const externalWarning = (directory: string): string =>
-  `Command argument references external directory ${path.join(directory, "*").replaceAll("\\", "/")}. Bash runs with host-user filesystem, process, and network authority; this scan is advisory only.`
-
-const TOKEN = /(?:[^\s"']+|"[^"]*"|'[^']*')+/g
-
-/**
- * The command's absolute arguments, unquoted and without trailing `;`, `,`, `|` or `&`.
- *
- * @since 0.1.0
- * @category utilities
- */
-export const absoluteArguments = (command: string): ReadonlyArray<string> =>
-  (command.match(TOKEN) ?? [])
-    .map((token) => token.replace(/^(['"])(.*)\1$/, "$2").replace(/[;,|&]+$/, ""))
-    .filter((value) => value !== "" && path.isAbsolute(value))
-
-/**
- * The insertion-ordered external directories that absolute arguments point into (realpaths where they exist).
- * Advisory only: this never asks and never blocks.
- *
- * @since 0.1.0
- * @category utilities
- */
-export const externalDirectories = (
-  command: string,
-  workdir: string,
-): Effect.Effect<ReadonlyArray<string>, never, FileSystem.FileSystem> =>
-  Effect.gen(function* () {
-    const fs = yield* FileSystem.FileSystem
-    const real = (target: string) => fs.realPath(target).pipe(Effect.orElseSucceed(() => path.resolve(target)))
-    const directories = new Set<string>()
-    for (const argument of absoluteArguments(command)) {
-      const resolved = yield* real(argument)
-      if (LocationPath.isWithin(workdir, resolved)) continue
-      directories.add(yield* real(path.dirname(resolved)))
-    }
-    return Array.from(directories)
-  })
-
-/**
- * The note that opens the output text when the output outgrew the in-memory capture but was kept complete in a
- * managed file (the capture-loss notice is used when it could not be kept).
- *
- * @since 0.1.0
- * @category utilities
- */
-export const completeNotice = (bytes: number, file: string): string =>
-  `[the command printed ${bytes} bytes; the complete output is saved to ${file}; below are the first ${MAX_CAPTURE_BYTES} bytes, as far as the in-memory capture goes]`
-
-/** Progress reports are at most this frequent; output in between is sent with the next one. */
-const PROGRESS_INTERVAL_MS = 250
-
-/**
- * Watches the command's output: reports it (and the elapsed time) as progress, and once it outgrows the in-memory
- * capture streams all of it — the part already seen included — into a managed file, so nothing is lost and memory
- * stays bounded (the file is written synchronously, chunk by chunk).
- */
-const streamOutput = (store: ToolOutputStore.Interface, context: Tool.Context) =>
-  Effect.gen(function* () {
-    const capture = yield* store.capture({ sessionID: context.sessionID, toolCallID: context.toolCallID })
-    const started = Date.now()
-    const decoder = new TextDecoder()
-    let head: Array<Uint8Array> = []
-    let total = 0
-    let spilled = false
-    let failed = false
-    let pending = ""
-    let reported = 0
-    const report = (force: boolean) => {
-      const progress = context.progress
-      if (progress === undefined || (pending === "" && !force)) return
-      const now = Date.now()
-      if (!force && now - reported < PROGRESS_INTERVAL_MS) return
-      reported = now
-      const output = pending
-      pending = ""
-      progress({
-        message: `running (${Math.round((now - started) / 1000)}s, ${total} bytes of output)`,
-        progress: total,
-        ...(output === "" ? {} : { output }),
-      })
-    }
-    const keep = (chunk: Uint8Array) => {
-      if (failed || capture.path === undefined) return
-      try {
-        if (!spilled && total > MAX_CAPTURE_BYTES) {
-          spilled = true
-          for (const part of head) capture.write(part)
-          head = []
-        }
-        if (spilled) capture.write(chunk)
-        else head.push(chunk)
-      } catch {
-        // The capture notice then reports the loss honestly.
-        failed = true
-        head = []
-      }
-    }
-    return {
-      onOutput: (chunk: Uint8Array) => {
-        total += chunk.byteLength
-        keep(chunk)
-        if (context.progress !== undefined) {
-          pending += decoder.decode(chunk, { stream: true })
-          report(false)
-        }
-      },
-      flush: () => report(false),
-      total: () => total,
-      /**
-       * The complete-output file, when all of the output is in it; it is then marked complete, so the store's
-       * bounding names it instead of writing a second copy.
-       */
-      keep: (): string | undefined => {
-        if (!spilled || failed || !capture.written()) return undefined
-        capture.complete()
-        return capture.path
-      },
-    }
-  })
-
-/** Where bash is looked for before `PATH`. */
-const BASH_PATHS = ["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash", "/opt/homebrew/bin/bash"]
-
-/**
- * The shell commands run with: the configured `shell` when set; otherwise bash when it is installed — the grammar
- * the gate reads — else `/bin/sh` (read as a POSIX shell, see docs/shell.md); `COMSPEC` or `cmd.exe` on Windows.
- *
- * @since 0.3.0
- * @category utilities
- */
-export const selectShell = (entries: ReadonlyArray<Config.Entry>): string => {
-  const configured = Config.latest(entries, "shell")
-  if (configured !== undefined) return configured
-  if (process.platform === "win32") return process.env.COMSPEC ?? "cmd.exe"
-  const onPath = (process.env.PATH ?? "").split(path.delimiter).map((directory) => path.join(directory, "bash"))
-  return (
-    [...BASH_PATHS, ...onPath].find((candidate) => path.isAbsolute(candidate) && executable(candidate)) ?? "/bin/sh"
-  )
-}
-
-const executable = (file: string): boolean => {
-  try {
-    nodeFs.accessSync(file, nodeFs.constants.X_OK)
-    return nodeFs.statSync(file).isFile()
-  } catch {
-    return false
-  }
-}
-
-/**
  * Why the command could not run, in one line: what the file leaves say for path and file-system errors and a
  * missing session, a spawn failure's own cause, else the typed error's message.
  */
@@ -391,198 +307,6 @@ export interface Services {
   /** The planner's setting: the places it resolves paths against, the sandbox, the shell. */
   readonly plan: ShellPlan.Setting
 }
-
-/**
- * The arity table: the built-in one extended by every configuration document's `bash.arity`, in priority order.
- *
- * @since 0.1.0
- * @category utilities
- */
-export const arityTable = (entries: ReadonlyArray<Config.Entry>): BashArity.Table =>
-  BashArity.extend(BashArity.DEFAULT, ...Config.documents(entries).map((document) => document.info.bash?.arity))
-
-/**
- * The commands whose file arguments go through the `read` rules when bash is not allowed wholesale (see
- * `ShellCommand.READING_COMMAND_NAMES`).
- *
- * @since 0.1.0
- * @category constants
- */
-export const READERS: ReadonlySet<string> = new Set(ShellCommand.READING_COMMAND_NAMES)
-
-/**
- * The disk and the Location as `ShellPlan` sees them: links read without following them, canonical paths located
- * with `LocationPath`, protected paths classified with `ProtectedPath`.
- *
- * @since 0.3.0
- * @category utilities
- */
-export const places = (
-  mutation: LocationPath.Interface,
-  fs: FileSystem.FileSystem,
-  protectedPaths: ProtectedPath.Interface,
-  cdpath: string | undefined,
-): ShellPlan.Places => ({
-  home: os.homedir(),
-  cdpath: cdpath === undefined || cdpath === "" ? [] : cdpath.split(":"),
-  inspect: (absolute) =>
-    fs.readLink(absolute).pipe(
-      Effect.map((target): ShellPlan.Entry => ({ type: "symlink", target })),
-      Effect.catchAll(() =>
-        fs.stat(absolute).pipe(
-          Effect.map((info): ShellPlan.Entry => ({
-            type: info.type === "Directory" ? "directory" : info.type === "File" ? "file" : "other",
-          })),
-          Effect.catchAll((error) =>
-            Effect.succeed<ShellPlan.Entry>({
-              type: error._tag === "SystemError" && error.reason === "NotFound" ? "missing" : missingOrOther(error),
-            }),
-          ),
-        ),
-      ),
-    ),
-  locate: (canonical, kind) =>
-    mutation.resolve({ path: canonical, kind }).pipe(
-      Effect.map((target): ShellPlan.Located => ({
-        _tag: "located",
-        canonical: target.canonical,
-        resource: target.resource,
-        ...(target.externalDirectory === undefined
-          ? {}
-          : { external: { resource: target.externalDirectory.resource, save: target.externalDirectory.save } }),
-      })),
-      Effect.catchAll((error) =>
-        Effect.succeed<ShellPlan.Located>(
-          error._tag === "LocationPath.PathError" && error.reason === "non_directory_ancestor"
-            ? { _tag: "impossible" }
-            : { _tag: "invalid", reason: error.message },
-        ),
-      ),
-    ),
-  isProtected: (canonical) => protectedPaths.classify(canonical) !== undefined,
-  list: (canonical) =>
-    fs.readDirectory(canonical).pipe(
-      Effect.map((names): ReadonlyArray<string> | undefined => names),
-      Effect.orElseSucceed(() => undefined),
-    ),
-})
-
-const missingOrOther = (error: { readonly cause?: unknown }): ShellPlan.Entry["type"] => {
-  const code = (error.cause as { readonly code?: unknown } | undefined)?.code
-  return code === "ENOENT" || code === "ENOTDIR" ? "missing" : "other"
-}
-
-/**
- * The planner's setting for a Location: its places, the sandbox's state and the shell (see `selectShell`).
- *
- * @since 0.3.0
- * @category utilities
- */
-export const setting = (
-  mutation: LocationPath.Interface,
-  fs: FileSystem.FileSystem,
-  protectedPaths: ProtectedPath.Interface,
-  sandbox: Pick<Sandbox.Interface, "mode" | "autoAllow">,
-  entries: ReadonlyArray<Config.Entry>,
-): ShellPlan.Setting => {
-  const env = Config.latest(entries, "bash")?.env
-  const set = typeof env === "object" ? env.set?.CDPATH : undefined
-  return {
-    root: mutation.root,
-    places: places(mutation, fs, protectedPaths, set ?? process.env.CDPATH),
-    sandboxed: sandbox.mode !== "none",
-    autoAllow: sandbox.autoAllow,
-    shell: selectShell(entries),
-  }
-}
-
-/**
- * The `ShellPlan.Service` of a Location, for `permissions explain` (the bash tool builds the same setting itself).
- * Without a `Sandbox` service, the configured `bash.sandbox` is taken as it would be in force when bubblewrap is
- * available.
- *
- * @since 0.3.0
- * @category layers
- */
-export const layerPlan: Layer.Layer<
-  ShellPlan.Service,
-  never,
-  LocationPath.Service | FileSystem.FileSystem | Config.Service
-> = Layer.effect(
-  ShellPlan.Service,
-  Effect.gen(function* () {
-    const protectedPaths = yield* Effect.serviceOption(ProtectedPath.Service)
-    const sandbox = yield* Effect.serviceOption(Sandbox.Service)
-    const entries = yield* (yield* Config.Service).entries()
-    const configured = Config.latest(entries, "bash")?.sandbox
-    const assumed = {
-      mode: configured?.mode ?? "none",
-      autoAllow: configured?.mode === "bubblewrap" && configured.autoAllow === true,
-    }
-    return setting(
-      yield* LocationPath.Service,
-      yield* FileSystem.FileSystem,
-      Option.getOrElse(protectedPaths, () => ProtectedPath.make([])),
-      Option.getOrElse(sandbox, () => assumed),
-      entries,
-    )
-  }),
-)
-
-/**
- * The plan of one call: the command parsed with the grammar of the shell that will run it (a shell the gate does
- * not model makes the whole command unresolved), then `ShellPlan.plan` over the caller's rules.
- *
- * @since 0.3.0
- * @category utilities
- */
-export const planCall = (
-  services: Pick<Services, "permission" | "config" | "shell" | "plan">,
-  call: {
-    readonly command: string
-    readonly description?: string
-    readonly workdir: string
-    readonly approved?: string
-    readonly sessionID: string
-    readonly agent?: string
-  },
-) =>
-  Effect.gen(function* () {
-    const grammar = ShellCommand.grammarOf(services.plan.shell)
-    const parsed =
-      grammar === undefined
-        ? ShellCommand.unresolvedCommand(
-            call.command,
-            `commands run with ${services.plan.shell}, a shell the gate does not read`,
-          )
-        : yield* services.shell.parse(call.command, grammar)
-    const table = arityTable(yield* services.config.entries())
-    return yield* ShellPlan.plan(
-      {
-        command: call.command,
-        workdir: call.workdir,
-        parsed,
-        ...(call.approved === undefined ? {} : { approved: call.approved }),
-        ...(call.description === undefined ? {} : { description: call.description }),
-      },
-      {
-        places: services.plan.places,
-        table,
-        sandboxed: services.plan.sandboxed,
-        autoAllow: services.plan.autoAllow,
-        check: (action, resources) =>
-          Effect.map(
-            services.permission.check({
-              sessionID: call.sessionID,
-              ...(call.agent === undefined ? {} : { agent: call.agent }),
-              action,
-              resources,
-            }),
-            (effects) => new Map(resources.map((resource, i) => [resource, effects[i] ?? "ask"] as const)),
-          ),
-      },
-    )
-  })
 
 /**
  * Builds the tool over the given services.

@@ -14,8 +14,6 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
-import * as mime from "mime-types"
 import * as Path from "../values/path.js"
 import * as VerifiedFile from "../world/verified-file.js"
 import {

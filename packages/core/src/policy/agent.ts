@@ -10,9 +10,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import type * as Types from "effect/Types"
 import * as Config from "../place/config.js"
 import * as Global from "../system/global.js"
 import * as Location from "../place/location.js"
@@ -64,7 +62,7 @@ export {
    */
   guardedRules,
 } from "./agent-builtins.js"
-import { type Data, type Draft, ID, type Info, type MutableInfo, defaultID, empty } from "./agent-info.js"
+import { type Data, type Draft, ID, type Info, defaultID, empty } from "./agent-info.js"
 
 /**
  * An agent id with the agent it names, if any.

@@ -6,7 +6,6 @@
 import type { PlatformError } from "@effect/platform/Error"
 import * as Schema from "effect/Schema"
 import type * as VerifiedFile from "../../world/verified-file.js"
-import { MAX_MEDIA_INGEST_BYTES } from "./read-page.js"
 
 /**
  * The file is binary (or a PDF, or an unsupported media type).

@@ -67,7 +67,6 @@ export class ProtocolError extends Error {
   override readonly name = "EgressFrame.ProtocolError"
 }
 
-const EMPTY = Buffer.alloc(0)
 const MAX_ID = 0xffffffff
 
 /**
