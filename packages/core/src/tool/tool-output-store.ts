@@ -10,7 +10,6 @@
  *
  * @since 0.1.0
  */
-import * as nodeFs from "node:fs"
 import * as path from "node:path"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Clock from "effect/Clock"
@@ -29,6 +28,7 @@ import * as ProjectV2 from "../place/project.js"
 import * as Global from "../system/global.js"
 import * as Identifier from "../values/identifier.js"
 import type * as LLM from "../values/llm.js"
+import * as Captures from "./internal/output-capture.js"
 import { writeChunked } from "./internal/output-spill.js"
 import { boundedPreview, marker, withinLimits } from "./internal/output-text.js"
 
@@ -388,84 +388,12 @@ export const make = (
       yield* sweep(root, cutoff, true)
     })
 
-    // Captured files per call, until `bound` lists them; bounded so calls that never reach `bound` cannot pile up.
-    // `complete` names the file its producer declared complete.
-    const captured = new Map<string, { readonly files: Array<string>; complete?: string }>()
-    const callKey = (sessionID: string, toolCallID: string) => `${sessionID}\u0000${toolCallID}`
-
-    const capture = Effect.fn("ToolOutputStore.capture")(function* (input: {
-      readonly sessionID: string
-      readonly toolCallID: string
-    }) {
-      const file = path.join(directory, `tool_${Identifier.ascending()}`)
-      const key = callKey(input.sessionID, input.toolCallID)
-      let fd: number | undefined
-      let broken: unknown
-      let created = false
-      /** Closes the file, and removes it (and forgets it) unless it is to be kept. */
-      const close = (remove: boolean) => {
-        if (fd !== undefined) {
-          const open = fd
-          fd = undefined
-          try {
-            nodeFs.closeSync(open)
-          } catch {
-            // Closing cannot fail in a way that matters here; the file is removed below if it must be.
-          }
-        }
-        if (!remove || !created) return
-        created = false
-        try {
-          nodeFs.unlinkSync(file)
-        } catch {
-          // Already gone.
-        }
-        const entry = captured.get(key)
-        if (entry === undefined) return
-        const at = entry.files.indexOf(file)
-        if (at !== -1) entry.files.splice(at, 1)
-        if (entry.complete === file) delete entry.complete
-        if (entry.files.length === 0) captured.delete(key)
-      }
-      yield* Effect.addFinalizer((exit) => Effect.sync(() => close(Exit.isFailure(exit))))
-      return {
-        path: file,
-        written: () => created,
-        complete: () => {
-          const entry = captured.get(key)
-          if (created && entry !== undefined) entry.complete = file
-        },
-        write: (chunk: Uint8Array) => {
-          if (broken !== undefined) throw broken
-          try {
-            if (fd === undefined) {
-              nodeFs.mkdirSync(directory, { recursive: true })
-              fd = nodeFs.openSync(file, "wx", 0o600)
-              created = true
-              const entry = captured.get(key)
-              if (entry === undefined) captured.set(key, { files: [file] })
-              else entry.files.push(file)
-              if (captured.size > 1024) captured.delete(captured.keys().next().value!)
-            }
-            for (let offset = 0; offset < chunk.byteLength;)
-              offset += nodeFs.writeSync(fd, chunk, offset, chunk.byteLength - offset)
-          } catch (error) {
-            // A partial file would keep a full disk full and name output it does not hold: it goes.
-            broken = error
-            close(true)
-            throw error
-          }
-        },
-      } satisfies Capture
-    })
+    const { capture, take } = Captures.make(directory)
 
     // Within limits and with nothing captured, the very result of `bound` is returned (the hot path is untouched).
     const boundWithCaptures = (input: BoundInput): Effect.Effect<BoundResult, StorageError> => {
-      if (captured.size === 0) return boundUntraced(input)
-      const key = callKey(input.sessionID, input.toolCallID)
-      const entry = captured.get(key)
+      const entry = take(input.sessionID, input.toolCallID)
       if (entry === undefined) return boundUntraced(input)
-      captured.delete(key)
       const files = entry.files
       return Effect.map(boundUntraced(input, entry.complete), (result) =>
         files.length === 0 ? result : { ...result, outputPaths: [...files, ...result.outputPaths] },
