@@ -35,11 +35,10 @@ import * as PermissionV2 from "../policy/permission.js"
 import * as AppProcess from "../world/app-process.js"
 import * as Sandbox from "../world/sandbox.js"
 import * as ToolOutputStore from "../tool/tool-output-store.js"
-import * as FileFailure from "./internal/file-failure.js"
 import * as Tool from "../tool/tool.js"
 import * as Tools from "../tool/tools.js"
-import { completeNotice, MAX_CAPTURE_BYTES, streamOutput } from "./internal/bash-output.js"
-import { planCall, setting } from "./internal/bash-plan.js"
+import { completeNotice, described, failureReason, MAX_CAPTURE_BYTES, streamOutput } from "./internal/bash-output.js"
+import { review, setting } from "./internal/bash-plan.js"
 import { externalDirectories, externalWarning } from "./internal/bash-scan.js"
 
 export {
@@ -266,29 +265,6 @@ export const statusText = (output: Output): string => {
 }
 
 /**
- * Why the command could not run, in one line: what the file leaves say for path and file-system errors and a
- * missing session, a spawn failure's own cause, else the typed error's message.
- */
-const failureReason = (error: unknown): string => {
-  const known = FileFailure.cause(error)
-  if (known !== undefined) return known
-  if (error instanceof AppProcess.AppProcessError) {
-    const cause = error.cause
-    if (cause instanceof Error && cause.message !== "") return cause.message
-  }
-  if (error instanceof Error && error.message !== "") return error.message
-  if (typeof error === "object" && error !== null && "_tag" in error) return String(error._tag)
-  return String(error)
-}
-
-/** The call's context with the description in front of every progress message. */
-const described = (context: Tool.Context, description: string | undefined): Tool.Context => {
-  const progress = context.progress
-  if (description === undefined || progress === undefined) return context
-  return { ...context, progress: (update) => progress({ ...update, message: `${description}: ${update.message}` }) }
-}
-
-/**
  * The services the tool captures when its layer is built.
  *
  * @since 0.1.0
@@ -315,26 +291,6 @@ export interface Services {
  * @category constructors
  */
 export const make = (services: Services) => {
-  /** Plans the call and makes its asserts in order, denies first (see `ShellPlan`). */
-  const review = (
-    input: { readonly command: string; readonly description?: string | undefined },
-    workdir: string,
-    base: ReturnType<typeof PermissionV2.fromToolCall>,
-    approved: string | undefined,
-  ) =>
-    Effect.gen(function* () {
-      const plan = yield* planCall(services, {
-        command: input.command,
-        workdir,
-        sessionID: base.sessionID,
-        ...(base.agent === undefined ? {} : { agent: base.agent }),
-        ...(approved === undefined ? {} : { approved }),
-        ...(input.description === undefined ? {} : { description: input.description }),
-      })
-      for (const assert of plan.asserts) yield* services.permission.assert({ ...base, ...assert })
-      return plan
-    })
-
   return Tool.make({
     description,
     annotations: {
@@ -370,7 +326,7 @@ export const make = (services: Services) => {
         const warnings = (yield* externalDirectories(input.command, target.canonical).pipe(
           Effect.provideService(FileSystem.FileSystem, services.fs),
         )).map(externalWarning)
-        yield* review(input, target.canonical, base, target.externalDirectory?.resource)
+        yield* review(services, input, target.canonical, base, target.externalDirectory?.resource)
 
         // The directory may have changed while the user was deciding.
         const info = yield* services.fs.stat(target.canonical)

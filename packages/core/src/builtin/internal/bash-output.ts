@@ -7,6 +7,8 @@
 import * as Effect from "effect/Effect"
 import type * as ToolOutputStore from "../../tool/tool-output-store.js"
 import type * as Tool from "../../tool/tool.js"
+import * as AppProcess from "../../world/app-process.js"
+import * as FileFailure from "./file-failure.js"
 
 /**
  * The in-memory capture limit of the combined output (1 MiB).
@@ -99,3 +101,34 @@ export const streamOutput = (store: ToolOutputStore.Interface, context: Tool.Con
       },
     }
   })
+
+/**
+ * Why the command could not run, in one line: what the file leaves say for path and file-system errors and a
+ * missing session, a spawn failure's own cause, else the typed error's message.
+ *
+ * @since 0.3.0
+ * @internal
+ */
+export const failureReason = (error: unknown): string => {
+  const known = FileFailure.cause(error)
+  if (known !== undefined) return known
+  if (error instanceof AppProcess.AppProcessError) {
+    const cause = error.cause
+    if (cause instanceof Error && cause.message !== "") return cause.message
+  }
+  if (error instanceof Error && error.message !== "") return error.message
+  if (typeof error === "object" && error !== null && "_tag" in error) return String(error._tag)
+  return String(error)
+}
+
+/**
+ * The call's context with the description in front of every progress message.
+ *
+ * @since 0.3.0
+ * @internal
+ */
+export const described = (context: Tool.Context, description: string | undefined): Tool.Context => {
+  const progress = context.progress
+  if (description === undefined || progress === undefined) return context
+  return { ...context, progress: (update) => progress({ ...update, message: `${description}: ${update.message}` }) }
+}

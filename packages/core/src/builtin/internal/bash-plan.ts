@@ -246,3 +246,29 @@ export const planCall = (
       },
     )
   })
+
+/**
+ * Plans the call and makes its asserts in order, denies first (see `ShellPlan`).
+ *
+ * @since 0.3.0
+ * @internal
+ */
+export const review = (
+  services: Parameters<typeof planCall>[0],
+  input: { readonly command: string; readonly description?: string | undefined },
+  workdir: string,
+  base: ReturnType<typeof PermissionV2.fromToolCall>,
+  approved: string | undefined,
+) =>
+  Effect.gen(function* () {
+    const plan = yield* planCall(services, {
+      command: input.command,
+      workdir,
+      sessionID: base.sessionID,
+      ...(base.agent === undefined ? {} : { agent: base.agent }),
+      ...(approved === undefined ? {} : { approved }),
+      ...(input.description === undefined ? {} : { description: input.description }),
+    })
+    for (const assert of plan.asserts) yield* services.permission.assert({ ...base, ...assert })
+    return plan
+  })
