@@ -20,6 +20,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type * as LocationPath from "./location-path.js"
+import { withLock } from "./internal/path-lock.js"
 import * as VerifiedFile from "./verified-file.js"
 
 export {
@@ -158,26 +159,6 @@ const bytesOf = (content: string | Uint8Array): Uint8Array =>
   typeof content === "string" ? encoder.encode(content) : content
 
 const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && Buffer.compare(a, b) === 0
-
-const locks = new Map<string, { readonly semaphore: Effect.Semaphore; users: number }>()
-
-/** Runs `effect` uninterruptibly while holding the process-local lock of `key`. */
-const withLock = <A, E, R>(key: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.uninterruptible(
-    Effect.acquireUseRelease(
-      Effect.sync(() => {
-        let lock = locks.get(key)
-        if (lock === undefined) locks.set(key, (lock = { semaphore: Effect.unsafeMakeSemaphore(1), users: 0 }))
-        lock.users++
-        return lock
-      }),
-      (lock) => lock.semaphore.withPermits(1)(effect),
-      (lock) =>
-        Effect.sync(() => {
-          if (--lock.users === 0) locks.delete(key)
-        }),
-    ),
-  )
 
 type Existing = { readonly handle: VerifiedFile.Handle; readonly links: number; readonly mode: number }
 
