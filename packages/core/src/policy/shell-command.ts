@@ -30,6 +30,7 @@ import * as Traversal from "./internal/shell-traversal.js"
 import * as Variables from "./internal/shell-variables.js"
 import * as Verdicts from "./internal/shell-verdicts.js"
 import * as Shells from "./internal/shell-shells.js"
+import * as Runners from "./internal/shell-runners.js"
 import * as Wrappers from "./internal/shell-wrappers.js"
 import type * as Words from "./internal/shell-words.js"
 
@@ -215,7 +216,7 @@ export const WRAPPER_NAMES: ReadonlyArray<string> = [...Wrappers.WRAPPERS.keys()
  * @since 0.3.0
  * @category constants
  */
-export const UNMODELLED_RUNNERS: ReadonlySet<string> = Wrappers.UNMODELLED_RUNNERS
+export const UNMODELLED_RUNNERS: ReadonlySet<string> = Runners.UNMODELLED_RUNNERS
 
 /**
  * The commands whose file arguments are writes (`rm`, `mv`, `cp`, `ln`, `touch`, `mkdir`, `chmod`, `tar`, …).

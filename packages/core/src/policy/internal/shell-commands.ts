@@ -36,7 +36,8 @@ import {
   unresolvedNode,
 } from "./shell-walk.js"
 import { type Grammar, invocation, SHELLS } from "./shell-shells.js"
-import { isLoader, UNMODELLED_RUNNERS, WRAPPERS } from "./shell-wrappers.js"
+import { isLoader, UNMODELLED_RUNNERS } from "./shell-runners.js"
+import { WRAPPERS } from "./shell-wrappers.js"
 import { bareWord, childrenOf, dynamic, join, literal, word, type Word } from "./shell-words.js"
 
 /**
