@@ -26,11 +26,9 @@ import * as EventV2 from "../place/event.js"
 import * as Location from "../place/location.js"
 import * as Project from "../place/project.js"
 import * as ProtectedPath from "../place/protected-path.js"
-import type * as PermissionV2 from "../policy/permission.js"
 import * as Global from "../system/global.js"
 import * as AppProcess from "./app-process.js"
 import * as ChildEnvironment from "./child-environment.js"
-import type * as EgressProxy from "./egress-proxy.js"
 import * as Mounts from "./internal/sandbox-mounts.js"
 import * as Prepare from "./internal/sandbox-prepare.js"
 import * as Probe from "./internal/sandbox-probe.js"
@@ -135,26 +133,13 @@ export const Unavailable = EventV2.define(
 )
 
 /**
- * One bash command to prepare.
+ * One bash command to prepare: the command, its cwd and shell, extra writable directories (an approved external
+ * working directory) and who asks for its egress destinations under `network: "rules"`.
  *
  * @since 0.2.0
  * @category models
  */
-export interface Request {
-  readonly command: string
-  readonly cwd: string
-  readonly shell: string
-  /** Extra writable directories for this call (an approved external working directory). */
-  readonly writable?: ReadonlyArray<string>
-  /**
-   * Who asks for the call's egress destinations (`network: "rules"`): the Location's permission service and the
-   * call's identity (`PermissionV2.fromToolCall`). Without it a `"rules"` sandbox does not run the command.
-   */
-  readonly egress?: {
-    readonly permission: Pick<PermissionV2.Interface, "assert">
-    readonly caller: EgressProxy.Caller
-  }
-}
+export type Request = Prepare.Request
 
 /**
  * A prepared command: what to spawn, and what belongs to the call while it runs.

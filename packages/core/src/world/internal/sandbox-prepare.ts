@@ -19,7 +19,7 @@ import * as Secrets from "./sandbox-secrets.js"
 import * as Sockets from "./sandbox-sockets.js"
 
 /**
- * The request fields preparation reads (`Sandbox.Request`).
+ * One bash command to prepare (`Sandbox.Request`).
  *
  * @since 0.3.0
  * @category models
@@ -28,7 +28,12 @@ export interface Request {
   readonly command: string
   readonly cwd: string
   readonly shell: string
+  /** Extra writable directories for this call (an approved external working directory). */
   readonly writable?: ReadonlyArray<string>
+  /**
+   * Who asks for the call's egress destinations (`network: "rules"`): the Location's permission service and the
+   * call's identity (`PermissionV2.fromToolCall`). Without it a `"rules"` sandbox does not run the command.
+   */
   readonly egress?: {
     readonly permission: Pick<PermissionV2.Interface, "assert">
     readonly caller: EgressProxy.Caller
