@@ -50,6 +50,8 @@ const origin = (value: DecisionJournal.Origin): string => {
       return `agent ${value.agent} ${value.path ?? ""}#${value.index}`.replace("  ", " ")
     case "saved":
       return `saved ${value.id}`
+    case "session":
+      return "session approval"
     case "unknown":
       return "unknown"
     case "default":

@@ -3,11 +3,12 @@
  *
  * @since 0.1.0
  */
+import * as os from "node:os"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { Database, Global, PermissionSaved, Printable, Wildcard } from "@toolgate/core"
+import { Database, DecisionJournal, Global, PermissionSaved, Printable, Wildcard } from "@toolgate/core"
 import { dataDirectory } from "./paths.js"
 import { CliError } from "./errors.js"
 import * as Table from "./table.js"
@@ -16,8 +17,20 @@ const saved = (data: Option.Option<string>) =>
   Effect.map(
     dataDirectory(data, () => Global.fromEnvironment().data),
     (directory) =>
-      PermissionSaved.layer.pipe(Layer.provide(Database.layer), Layer.provide(Global.layerWith({ data: directory }))),
+      Layer.mergeAll(PermissionSaved.layer, DecisionJournal.layer).pipe(
+        Layer.provide(Database.layer),
+        Layer.provide(Global.layerWith({ data: directory })),
+      ),
   )
+
+/** Who revokes, for the journal: the user running the command, when the system names one. */
+const revokedBy = (): string | undefined => {
+  try {
+    return os.userInfo().username
+  } catch {
+    return undefined
+  }
+}
 
 /** An epoch-milliseconds time as the table shows it (UTC, to the second). */
 const time = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z")
@@ -73,7 +86,8 @@ export const list = (options: { readonly project: Option.Option<string>; readonl
   })
 
 /**
- * Removes one saved approval; fails with a clear message when no approval has that id.
+ * Removes one saved approval and journals the revoke (channel `cli`, by the user running it) in the same
+ * transaction; fails with a clear message when no approval has that id.
  *
  * @since 0.1.0
  * @category utilities
@@ -89,7 +103,8 @@ export const revoke = (options: { readonly id: string; readonly data: Option.Opt
           message: `No saved approval with id ${options.id} (see \`toolgate permissions list\`)`,
         })
       }
-      yield* store.remove(row.id)
+      // The `revoked` journal entry commits with the delete.
+      yield* store.remove(row.id, { channel: "cli", by: revokedBy() })
       const where = row.directory === "" ? `project ${row.projectID}` : `project ${row.projectID}, ${row.directory}`
       yield* Console.log(
         `Revoked ${row.id}: ${row.action} ${Table.clip(Printable.show(Wildcard.display(row.resource)), 100)} (${where})`,

@@ -28,15 +28,23 @@ import { tempDir } from "./support/location.js"
 const TOKEN = "test-token-0123456789abcdef"
 const auth = { authorization: `Bearer ${TOKEN}` }
 
-/** A journal that answers queries from `entries` (as the real one filters) and records each query. */
-const fakeJournal = (entries: ReadonlyArray<DecisionJournal.Entry>, queries: Array<DecisionJournal.Query>) =>
+/**
+ * A journal that answers queries from `entries` (as the real one filters) and records each query, and keeps what is
+ * appended inside a transaction (a revoke's entry) in `appended`.
+ */
+const fakeJournal = (
+  entries: ReadonlyArray<DecisionJournal.Entry>,
+  queries: Array<DecisionJournal.Query>,
+  appended: Array<DecisionJournal.Draft>,
+) =>
   Layer.succeed(
     DecisionJournal.Service,
     DecisionJournal.Service.of({
       record: () => Effect.void,
       append: () => Effect.die("not used"),
-      appendInTransaction: () => Effect.die("not used"),
-      transaction: () => Effect.die("not used"),
+      appendInTransaction: (drafts) => Effect.sync(() => void appended.push(...drafts)),
+      // Only ever called inside the revoke's own SQL transaction here.
+      transaction: (effect) => effect as never,
       flush: Effect.void,
       prune: () => Effect.die("not used"),
       query: (query = {}) =>
@@ -70,12 +78,13 @@ const harness = (options: Partial<ApprovalServer.Options> = {}, entries: Readonl
     const directory = yield* tempDir("toolgate-serve-")
     const fake = yield* Fake.make
     const queries: Array<DecisionJournal.Query> = []
+    const appended: Array<DecisionJournal.Draft> = []
     const location = Location.layerWith({ directory, project: { id: "global", directory } })
     const saved = PermissionSaved.layer.pipe(Layer.provideMerge(Database.layerMemory))
     const deps = Layer.mergeAll(
       Layer.succeed(Approvals.Service, fake.service),
       saved,
-      fakeJournal(entries, queries),
+      fakeJournal(entries, queries, appended),
       location,
       NodeHttpClient.layer,
     )
@@ -86,7 +95,7 @@ const harness = (options: Partial<ApprovalServer.Options> = {}, entries: Readonl
     const info = yield* Effect.provide(ApprovalServer.Service, server)
     const store = yield* Effect.provide(PermissionSaved.Service, server)
     const sql = yield* Effect.provide(SqlClient.SqlClient, server)
-    return { fake, info, store, sql, queries, directory, url: info.url }
+    return { fake, info, store, sql, queries, appended, directory, url: info.url }
   })
 
 describe("ApprovalServer", () => {
@@ -232,7 +241,7 @@ describe("ApprovalServer", () => {
 
   it.scoped("saved approvals: the Location's own are listed and revoked; another project's are not found", () =>
     Effect.gen(function* () {
-      const { url, store, sql, directory } = yield* harness()
+      const { url, store, sql, directory, appended } = yield* harness()
       yield* sql`INSERT INTO project (id, worktree) VALUES ('global', '/'), ('other', '/') ON CONFLICT DO NOTHING`
       yield* store.add({ projectID: "global", directory, action: "edit", resources: ["src/*"] })
       yield* store.add({ projectID: "other", action: "bash", resources: ["rm *"] })
@@ -250,6 +259,16 @@ describe("ApprovalServer", () => {
 
       expect((yield* request(`${url}/api/saved/${own.id}`, { method: "DELETE", headers: auth })).status).toBe(204)
       expect((yield* store.list()).map((row) => row.id)).toEqual([foreign.id])
+      // The revoke is journaled, through the channel `http`, in the transaction of the delete.
+      expect(appended).toEqual([
+        {
+          kind: "revoked",
+          projectID: "global",
+          action: "edit",
+          resources: ["src/*"],
+          detail: { savedID: own.id, directory, channel: "http" },
+        },
+      ])
       expect((yield* request(`${url}/api/saved/${own.id}`, { method: "DELETE", headers: auth })).status).toBe(404)
     }),
   )

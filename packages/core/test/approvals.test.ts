@@ -427,7 +427,9 @@ describe("Approvals", () => {
       const entries = yield* journal.query({ projectID: "global" })
       const summary = entries.map((entry) => `${entry.kind} ${entry.requestID}`)
       expect(summary.filter((line) => line.startsWith("asked")).sort()).toEqual(["asked per_1", "asked per_2", "asked per_3", "asked per_4"])
-      expect(summary.filter((line) => !line.startsWith("asked"))).toEqual([
+      // Each ask's evaluation is journaled too (decision-journal-permission.test.ts checks their content).
+      expect(summary.filter((line) => line.startsWith("evaluated")).sort()).toEqual(["evaluated per_1", "evaluated per_2", "evaluated per_3", "evaluated per_4"])
+      expect(summary.filter((line) => !line.startsWith("asked") && !line.startsWith("evaluated"))).toEqual([
         "answered per_1",
         "auto-resolved per_2",
         "answered per_3",

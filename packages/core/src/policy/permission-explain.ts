@@ -19,6 +19,7 @@ import * as BashArity from "./bash-arity.js"
 import * as Config from "../place/config.js"
 import * as Global from "../system/global.js"
 import * as Location from "../place/location.js"
+import * as PermissionOrigin from "./internal/permission-origin.js"
 import * as PermissionSaved from "./permission-saved.js"
 import * as PermissionV2 from "./permission.js"
 import * as Project from "../place/project.js"
@@ -32,19 +33,7 @@ import * as Wildcard from "../values/wildcard.js"
  * @since 0.2.0
  * @category models
  */
-export type Origin =
-  | { readonly type: "builtin" }
-  | { readonly type: "config"; readonly path: string | undefined; readonly index: number }
-  | {
-      readonly type: "agent"
-      readonly path: string | undefined
-      readonly agent: string
-      readonly index: number
-      /** True when the entry came from a markdown agent file. */
-      readonly file: boolean
-    }
-  | { readonly type: "saved"; readonly id: string; readonly timeCreated: number }
-  | { readonly type: "unknown" }
+export type Origin = PermissionOrigin.Origin
 
 /**
  * One rule as the trace shows it.
@@ -117,9 +106,6 @@ export interface Sourced {
   readonly origins: ReadonlyArray<Origin>
 }
 
-const same = (a: PermissionV2.Rule, b: PermissionV2.Rule) =>
-  a.action === b.action && a.resource === b.resource && a.effect === b.effect
-
 /**
  * The origins of an agent's configured rules. The configuration's rules are the tail of the list (top-level rules
  * of every document, then each document's entry for the agent); what comes before them is built in. When the tail
@@ -128,31 +114,12 @@ const same = (a: PermissionV2.Rule, b: PermissionV2.Rule) =>
  * @since 0.2.0
  * @category utilities
  */
-export const origins = (
+export const origins: (
   agent: string,
   permissions: PermissionV2.Ruleset,
   documents: ReadonlyArray<Config.Document>,
   home: string,
-): ReadonlyArray<Origin> => {
-  const tail: Array<{ readonly rule: PermissionV2.Rule; readonly origin: Origin }> = []
-  for (const document of documents) {
-    Builtins.expandPermissions(document.info.permissions ?? [], home).forEach((rule, index) =>
-      tail.push({ rule, origin: { type: "config", path: document.path, index } }),
-    )
-  }
-  for (const document of documents) {
-    const entry = document.info.agents?.[agent]
-    if (entry?.permissions === undefined) continue
-    const file = document.path?.endsWith(".md") === true
-    Builtins.expandPermissions(entry.permissions, home).forEach((rule, index) =>
-      tail.push({ rule, origin: { type: "agent", path: document.path, agent, index, file } }),
-    )
-  }
-  const start = permissions.length - tail.length
-  const fits = start >= 0 && tail.every((item, i) => same(item.rule, permissions[start + i]!))
-  if (!fits) return permissions.map((): Origin => ({ type: "unknown" }))
-  return permissions.map((_, i): Origin => (i < start ? { type: "builtin" } : tail[i - start]!.origin))
-}
+) => ReadonlyArray<Origin> = PermissionOrigin.origins
 
 /**
  * Traces one resource against configured and saved rules, as PermissionV2 evaluates it.

@@ -13,9 +13,12 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as Option from "effect/Option"
 import * as Database from "../system/database.js"
 import * as ChangeStamp from "../system/internal/change-stamp.js"
 import * as Identifier from "../values/identifier.js"
+import * as DecisionJournal from "./decision-journal.js"
+import { IN_PROCESS } from "./internal/approvals-schema.js"
 
 /**
  * A saved-approval id: `"psv_" + ascending()` (no prefix check).
@@ -93,8 +96,14 @@ export interface Interface {
    * be written (a full disk, an unwritable WAL, a corrupt file): then nothing of the batch is saved.
    */
   readonly add: (input: AddInput) => Effect.Effect<void, Database.QueryError>
-  /** Deletes by id; absent rows are fine. Durable when it returns (committed with `synchronous = FULL`). */
-  readonly remove: (id: string) => Effect.Effect<void>
+  /**
+   * Deletes by id; absent rows are fine. Durable when it returns (committed with `synchronous = FULL`). When the
+   * caller's context holds a `DecisionJournal.Service` (every `Core` layer does), a `revoked` entry — the row's id,
+   * directory, action and resource, and who removed it through which channel (`channel` defaults to
+   * `in-process`) — is written in the same SQL transaction as the delete: both commit or neither does. An absent row
+   * journals nothing.
+   */
+  readonly remove: (id: string, options?: RemoveOptions) => Effect.Effect<void>
   /**
    * The database's change stamp: a reading differs from every earlier one whenever a row of any table may have
    * changed in between — written through this process's connection or committed by another connection or process.
@@ -108,6 +117,17 @@ export interface Interface {
    * @since 0.2.0
    */
   readonly changeStamp: Effect.Effect<string>
+}
+
+/**
+ * Who revokes a saved approval, and through which channel (`cli`, `http`, …; default `in-process`).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface RemoveOptions {
+  readonly channel?: string | undefined
+  readonly by?: string | undefined
 }
 
 /**
@@ -219,9 +239,41 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient> = Layer.sco
       Database.mapQueryError(sql),
     )
 
-    const remove = Effect.fn("PermissionSaved.remove")(function* (id: string) {
+    const remove = Effect.fn("PermissionSaved.remove")(function* (id: string, options?: RemoveOptions) {
+      const journal = yield* Effect.serviceOption(DecisionJournal.Service)
       // A lost revoke would silently bring the approval back: commit it with synchronous = FULL.
-      yield* Database.durably(sql, sql`DELETE FROM permission WHERE id = ${id}`)
+      if (Option.isNone(journal)) return yield* Database.durably(sql, sql`DELETE FROM permission WHERE id = ${id}`)
+      // Entries buffered before the revoke go first, as before any other journaled change; a revoke narrows what is
+      // allowed, so it goes on when they cannot be written (they stay buffered for the next write).
+      yield* journal.value.flush.pipe(
+        Effect.catchAll((error) => Effect.logWarning("PermissionSaved: could not write buffered decisions", error)),
+      )
+      yield* Database.durably(
+        sql,
+        journal.value.transaction(
+          Effect.gen(function* () {
+            // A write first, so the write lock is taken on the busy timeout; then the row the entry describes.
+            yield* sql`UPDATE permission SET time_updated = time_updated WHERE id = ${id}`
+            const [row] = yield* sql<Row>`SELECT ${sql.literal(COLUMNS)} FROM permission WHERE id = ${id}`
+            if (row === undefined) return
+            yield* sql`DELETE FROM permission WHERE id = ${id}`
+            yield* journal.value.appendInTransaction([
+              {
+                kind: "revoked",
+                projectID: row.project_id,
+                action: row.action,
+                resources: [row.resource],
+                detail: {
+                  savedID: row.id,
+                  directory: row.directory,
+                  channel: options?.channel ?? IN_PROCESS,
+                  ...(options?.by === undefined ? {} : { by: options.by }),
+                },
+              },
+            ])
+          }),
+        ),
+      )
     }, orDie)
 
     return Service.of({ list, add, remove, changeStamp })

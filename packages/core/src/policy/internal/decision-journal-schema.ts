@@ -25,8 +25,8 @@ export type Kind = typeof Kind.Type
 
 /**
  * Where the rule that decided came from, as `PermissionExplain.Origin` describes it (a built-in default, a
- * configuration file and index, an agent entry or agent file, a saved approval), plus `default`: no rule matched,
- * so the request asks.
+ * configuration file and index, an agent entry or agent file, a saved approval), plus `session` (an approval
+ * answered for this session, kept in memory) and `default`: no rule matched, so the request asks.
  *
  * @since 0.3.0
  * @category models
@@ -42,6 +42,7 @@ export const Origin = Schema.Union(
     file: Schema.Boolean,
   }),
   Schema.Struct({ type: Schema.Literal("saved"), id: Schema.String, timeCreated: Schema.Number }),
+  Schema.Struct({ type: Schema.Literal("session") }),
   Schema.Struct({ type: Schema.Literal("unknown") }),
   Schema.Struct({ type: Schema.Literal("default") }),
 )

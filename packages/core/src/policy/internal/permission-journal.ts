@@ -1,15 +1,19 @@
 /**
- * The decision-journal entries the pending queue writes (asks, answers, expiries, releases, cascades) and the
- * `SaveError` of an approval whose save or journal entry could not be written.
+ * The decision-journal entries the permission service writes (evaluations, with the deciding rule's origin) and the
+ * pending queue writes (asks, answers, expiries, releases, cascades), and the `SaveError` of an approval whose save
+ * or journal entry could not be written.
  *
  * @since 0.3.0
  * @internal
  */
 import type * as DecisionJournal from "../decision-journal.js"
+import type * as PermissionSaved from "../permission-saved.js"
 import type * as ProjectV2 from "../../place/project.js"
 import type { Choice } from "./approvals-schema.js"
 import { SaveError } from "./permission-error.js"
-import type { Request } from "./permission-schema.js"
+import { evaluate } from "./permission-evaluate.js"
+import type * as PermissionOrigin from "./permission-origin.js"
+import type { Effect, Request, Ruleset } from "./permission-schema.js"
 
 /**
  * The `SaveError` of `entry` for a database failure.
@@ -73,4 +77,96 @@ export const make = (scope: ProjectV2.ApprovalScope) => {
   })
 
   return { about, answeredEntry }
+}
+
+/**
+ * What one evaluation used, captured on the caller's path (references only) so the `evaluated` entry can be built
+ * when the journal writes it: the request, the decided effect, the configured rules and the approvals after them
+ * (the saved rows, then the session's grants).
+ *
+ * @internal
+ * @category models
+ */
+export interface Evaluation {
+  readonly sessionID: string
+  readonly requestID: string | undefined
+  readonly action: string
+  readonly resources: ReadonlyArray<string>
+  readonly effect: Effect
+  readonly configured: Ruleset
+  /** The saved approvals as rules, then the session's grants (`rows.length` of them are saved rows). */
+  readonly approvals: Ruleset
+  readonly rows: ReadonlyArray<PermissionSaved.Info>
+}
+
+/**
+ * Where the configured rules came from: the agent they belong to and one origin per rule (`undefined` when unknown).
+ *
+ * @internal
+ * @category models
+ */
+export interface Provenance {
+  readonly agent: string | undefined
+  readonly origins: ReadonlyArray<PermissionOrigin.Origin> | undefined
+}
+
+/** `PermissionOrigin.Origin` as the journal stores it (no `path: undefined`). */
+const stored = (origin: PermissionOrigin.Origin): DecisionJournal.Origin => {
+  if ((origin.type === "config" || origin.type === "agent") && origin.path === undefined) {
+    const { path: _, ...rest } = origin
+    return rest
+  }
+  return origin
+}
+
+/**
+ * The `evaluated` entry of `evaluation`, decided again exactly as the service decided it (a configured deny first,
+ * then the configured rules followed by the approvals; last match wins; no match asks), with the deciding rule and
+ * its origin per resource. Pure: it reads only what the evaluation captured.
+ *
+ * @internal
+ * @category constructors
+ */
+export const evaluatedEntry = (
+  projectID: string,
+  evaluation: Evaluation,
+  provenance: Provenance,
+): DecisionJournal.Draft => {
+  const { action, configured, approvals, rows } = evaluation
+  const configuredOrigin = (index: number): DecisionJournal.Origin => {
+    const origin = provenance.origins?.[index]
+    return origin === undefined ? { type: "unknown" } : stored(origin)
+  }
+  const decisions = evaluation.resources.map((resource): DecisionJournal.ResourceDecision => {
+    const alone = evaluate(action, resource, configured)
+    const rule = alone.effect === "deny" ? alone : evaluate(action, resource, configured, approvals)
+    const effect = alone.effect === "deny" ? "deny" : rule.effect === "allow" ? "allow" : "ask"
+    const inConfigured = configured.indexOf(rule)
+    if (inConfigured >= 0) return { resource, effect, rule, origin: configuredOrigin(inConfigured) }
+    const inApprovals = approvals.indexOf(rule)
+    if (inApprovals >= 0) {
+      const row = inApprovals < rows.length ? rows[inApprovals] : undefined
+      return {
+        resource,
+        effect,
+        rule,
+        origin: row === undefined ? { type: "session" } : { type: "saved", id: row.id, timeCreated: row.timeCreated },
+      }
+    }
+    // No rule decided: none matched, or a wildcard allow was passed over for an explicit action or resource prefix.
+    return { resource, effect, origin: { type: "default" } }
+  })
+  return {
+    kind: "evaluated",
+    projectID,
+    sessionID: evaluation.sessionID,
+    ...(evaluation.requestID === undefined ? {} : { requestID: evaluation.requestID }),
+    action,
+    resources: evaluation.resources,
+    detail: {
+      ...(provenance.agent === undefined ? {} : { agent: provenance.agent }),
+      effect: evaluation.effect,
+      decisions,
+    },
+  }
 }

@@ -16,6 +16,7 @@ import * as AgentV2 from "../agent.js"
 import * as Config from "../../place/config.js"
 import * as DecisionJournal from "../decision-journal.js"
 import * as EventV2 from "../../place/event.js"
+import * as Global from "../../system/global.js"
 import * as Location from "../../place/location.js"
 import * as PermissionSaved from "../permission-saved.js"
 import * as ProjectV2 from "../../place/project.js"
@@ -24,8 +25,10 @@ import * as SessionV2 from "../../place/session.js"
 import { replyChoice } from "./approvals-prompt.js"
 import * as Approvals from "./approvals-schema.js"
 import { BlockedError, type CorrectedError, NotFoundError, type SaveError } from "./permission-error.js"
-import { evaluate, relevant } from "./permission-evaluate.js"
+import { denyAll, evaluate, relevant } from "./permission-evaluate.js"
+import { evaluatedEntry, type Evaluation, type Provenance } from "./permission-journal.js"
 import { saveEntry } from "./permission-leaf.js"
+import * as PermissionOrigin from "./permission-origin.js"
 import * as Queue from "./permission-queue.js"
 import * as Session from "./permission-session.js"
 import * as View from "./permission-view.js"
@@ -99,9 +102,11 @@ export interface Interface {
  */
 export class Service extends Context.Tag("@toolgate/v2/Permission")<Service, Interface>() {}
 
-type Decision =
+/** A decision, with the rules it was made over (kept by reference for the journal's `evaluated` entry). */
+type Decision = (
   | { readonly effect: "deny"; readonly rules: Ruleset; readonly denied: ReadonlyArray<string> }
   | { readonly effect: "allow" | "ask" }
+) & { readonly configured: Ruleset; readonly approvals: Ruleset; readonly rows: ReadonlyArray<PermissionSaved.Info> }
 
 /**
  * Builds the permission service of the current Location.
@@ -117,6 +122,7 @@ export const make = Fx.gen(function* () {
   const saved = yield* PermissionSaved.Service
   const timeout = yield* askTimeout
   const journal = Option.getOrUndefined(yield* Fx.serviceOption(DecisionJournal.Service))
+  const provenanceOf = yield* provenance
   const clock = yield* Fx.clock
   const now = () => clock.unsafeCurrentTimeMillis()
   const scope = ProjectV2.approvalScope(location.project.id, location.directory)
@@ -151,9 +157,38 @@ export const make = Fx.gen(function* () {
     for (const resource of input.resources) {
       if (evaluate(input.action, resource, configured).effect === "deny") (denied ??= []).push(resource)
     }
-    if (denied !== undefined) return { effect: "deny", rules: relevant(input.action, configured), denied }
-    const approvals = sessions.approvals(input.sessionID, view.approvals())
-    return { effect: Queue.aggregate(input.action, input.resources, configured, approvals) }
+    const base = view.approvals()
+    const rows = view.rows()
+    const approvals = sessions.approvals(input.sessionID, base)
+    if (denied !== undefined)
+      return { effect: "deny", rules: relevant(input.action, configured), denied, configured, approvals, rows }
+    return {
+      effect: Queue.aggregate(input.action, input.resources, configured, approvals),
+      configured,
+      approvals,
+      rows,
+    }
+  }
+
+  /**
+   * Buffers the `evaluated` entry of a decision: a push of references on the caller's path; the entry (each
+   * resource decided again with its rule's origin) is built when the journal writes it.
+   */
+  const journalEvaluation = (input: AssertInput, decision: Decision, requestID: string | undefined) => {
+    if (journal === undefined) return Fx.void
+    const evaluation: Evaluation = {
+      sessionID: input.sessionID,
+      requestID,
+      action: input.action,
+      resources: input.resources,
+      effect: decision.effect,
+      configured: decision.configured,
+      approvals: decision.approvals,
+      rows: decision.rows,
+    }
+    return journal.record(() =>
+      evaluatedEntry(scope.projectID, evaluation, provenanceOf(decision.configured, view.agentOf(decision.configured))),
+    )
   }
 
   const evaluateInput = (input: AssertInput): Fx.Effect<Decision, SessionV2.NotFoundError> => {
@@ -184,9 +219,15 @@ export const make = Fx.gen(function* () {
   const ask = (input: AssertInput): Fx.Effect<AskResult, SessionV2.NotFoundError> =>
     Fx.suspend(() =>
       Fx.flatMap(evaluateInput(input), (decision): Fx.Effect<AskResult> => {
-        if (decision.effect !== "ask") return Fx.succeed({ id: createID(input.id), effect: decision.effect })
+        if (decision.effect !== "ask") {
+          const id = createID(input.id)
+          return Fx.as(journalEvaluation(input, decision, id), { id, effect: decision.effect })
+        }
         const request = toRequest(input)
-        return Fx.as(create(request, input.agent, false), { id: request.id, effect: decision.effect })
+        return Fx.zipRight(
+          journalEvaluation(input, decision, request.id),
+          Fx.as(create(request, input.agent, false), { id: request.id, effect: decision.effect }),
+        )
       }),
     )
 
@@ -194,11 +235,18 @@ export const make = Fx.gen(function* () {
     Fx.uninterruptibleMask((restore) =>
       Fx.flatMap(evaluateInput(input), (decision): Fx.Effect<void, Error> => {
         if (decision.effect === "deny") {
-          return Fx.fail(new BlockedError({ rules: decision.rules, action: input.action, resources: decision.denied }))
+          return Fx.zipRight(
+            journalEvaluation(input, decision, input.id),
+            Fx.fail(new BlockedError({ rules: decision.rules, action: input.action, resources: decision.denied })),
+          )
         }
-        if (decision.effect === "allow") return Fx.void
-        return Fx.flatMap(create(toRequest(input), input.agent, true), (entry) =>
-          restore(Deferred.await(entry.deferred!)).pipe(Fx.ensuring(Fx.sync(() => drop(entry)))),
+        if (decision.effect === "allow") return journalEvaluation(input, decision, input.id)
+        const request = toRequest(input)
+        return Fx.zipRight(
+          journalEvaluation(input, decision, request.id),
+          Fx.flatMap(create(request, input.agent, true), (entry) =>
+            restore(Deferred.await(entry.deferred!)).pipe(Fx.ensuring(Fx.sync(() => drop(entry)))),
+          ),
         )
       }),
     )
@@ -261,6 +309,35 @@ export const make = Fx.gen(function* () {
   )
 
   return { service: Service.of({ ask, assert, reply, check, get, forSession, list }), queue }
+})
+
+/**
+ * Where the configured rules of an agent came from, for the journal: computed once per ruleset value (an agent's
+ * rules are one value until the agents reload), from the Location's configuration documents, when the journal
+ * builds an entry (off the caller's path). Without a Config service the origins are unknown.
+ */
+const provenance: Fx.Effect<(rules: Ruleset, agent: string | undefined) => Provenance> = Fx.gen(function* () {
+  const config = yield* Fx.serviceOption(Config.Service)
+  const global = yield* Fx.serviceOption(Global.Service)
+  const entries = Option.isSome(config) ? yield* config.value.entries() : undefined
+  const home = Option.isSome(global) ? global.value.home : undefined
+  const cache = new WeakMap<Ruleset, Provenance>()
+  // Read once, the first time an entry needs them (the agents were loaded from the same files when the Location
+  // opened; a ruleset that no longer fits them gets `unknown` origins).
+  let documents: ReadonlyArray<Config.Document> | undefined
+  return (rules, agent) => {
+    const hit = cache.get(rules)
+    if (hit !== undefined && hit.agent === agent) return hit
+    const origins =
+      rules === denyAll
+        ? denyAll.map((): PermissionOrigin.Origin => ({ type: "builtin" }))
+        : agent === undefined || entries === undefined || home === undefined
+          ? undefined
+          : PermissionOrigin.origins(agent, rules, (documents ??= PermissionOrigin.documentsOf(entries)), home)
+    const computed: Provenance = { agent, origins }
+    cache.set(rules, computed)
+    return computed
+  }
 })
 
 /** `permission.askTimeout` from the last configuration document that sets it (none without a Config service). */

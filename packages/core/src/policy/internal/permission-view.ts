@@ -30,6 +30,10 @@ export interface View {
    * they are unchanged (so it stays compiled).
    */
   readonly approvals: () => Ruleset
+  /** The saved rows behind `approvals()`, in the same order (rule `i` is row `i`), for the journal's origins. */
+  readonly rows: () => ReadonlyArray<PermissionSaved.Info>
+  /** The id of the agent whose configured rules `rules` is, when `rulesOf` returned it (for the journal). */
+  readonly agentOf: (rules: Ruleset) => string | undefined
   /** The change stamp the views were read under (undefined before the first read). */
   readonly stamp: () => string | undefined
   /** Re-reads what changed since the views were read. */
@@ -60,6 +64,10 @@ export const make = (
   // The rows last read, and the earliest `until` among the ones in force (Infinity: none expires).
   let rows: ReadonlyArray<PermissionSaved.Info> = []
   let nextExpiry = Infinity
+  // The rows in force behind `approvals`, and the agent of each configured ruleset `rulesOf` handed out.
+  let liveRows: ReadonlyArray<PermissionSaved.Info> = []
+  const agentOfRules = new WeakMap<Ruleset, string>()
+  let lastAgent: AgentV2.Info | undefined
   const sessionView = new Map<string, SessionV2.Info>()
 
   /**
@@ -77,6 +85,7 @@ export const make = (
         if (row.until < nextExpiry) nextExpiry = row.until
       }
     }
+    liveRows = live
     const cached = approvals
     let same = cached.length === live.length
     for (let i = 0; same && i < live.length; i++) {
@@ -112,7 +121,14 @@ export const make = (
   }
 
   const rulesOf = (session: SessionV2.Info, agent: string | undefined): Fx.Effect<Ruleset> =>
-    Fx.map(agents.resolve(agent ?? session.agent), (info) => (info === undefined ? denyAll : info.permissions))
+    Fx.map(agents.resolve(agent ?? session.agent), (info) => {
+      if (info === undefined) return denyAll
+      if (info !== lastAgent) {
+        lastAgent = info
+        agentOfRules.set(info.permissions, info.id)
+      }
+      return info.permissions
+    })
 
   const configuredFor = (sessionID: string, agent: string | undefined): Fx.Effect<Ruleset | undefined> =>
     Fx.flatMap(saved.changeStamp, (current) => {
@@ -131,6 +147,8 @@ export const make = (
       if (nextExpiry !== Infinity && now() >= nextExpiry) rebuild()
       return approvals
     },
+    rows: () => liveRows,
+    agentOf: (rules) => agentOfRules.get(rules),
     stamp: () => stamp,
     refresh: Fx.flatMap(saved.changeStamp, refreshAt),
     sessionOf,

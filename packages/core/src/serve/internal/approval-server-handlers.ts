@@ -67,6 +67,7 @@ const asks = HttpApiBuilder.group(ApprovalApi.api, "asks", (handlers) =>
 const saved = HttpApiBuilder.group(ApprovalApi.api, "saved", (handlers) =>
   Effect.gen(function* () {
     const store = yield* PermissionSaved.Service
+    const decisions = yield* DecisionJournal.Service
     const location = yield* Location.Service
     const scope = ProjectV2.approvalScope(location.project.id, location.directory)
     const rows = store.list({ projectID: scope.projectID, directory: scope.directory })
@@ -75,7 +76,8 @@ const saved = HttpApiBuilder.group(ApprovalApi.api, "saved", (handlers) =>
       .handle("revoke", ({ path }) =>
         Effect.flatMap(rows, (all) =>
           all.some((row) => row.id === path.id)
-            ? store.remove(path.id)
+            ? // The `revoked` journal entry commits with the delete.
+              Effect.provideService(store.remove(path.id, { channel: "http" }), DecisionJournal.Service, decisions)
             : Effect.fail(new ApprovalApi.SavedNotFoundError({ id: path.id })),
         ),
       )
