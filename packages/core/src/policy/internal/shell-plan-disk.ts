@@ -15,6 +15,12 @@ import type { Input, Places } from "./shell-plan-schema.js"
 /** How many directory entries a tree change's protected scan reads before it counts the tree as protected. */
 const SCAN_LIMIT = 20_000
 
+/** The directories the shell may be in when it runs `segment` (`unknown` when they are only known then). */
+type CwdsOf = (
+  segment: Segments.Segment,
+  overlay: Paths.Overlay | undefined,
+) => Effect.Effect<ReadonlyArray<Paths.Cwd> | { readonly unknown: string }>
+
 /**
  * The git directory above `start` (`config` is written there), `undefined` when there is none.
  *
@@ -70,10 +76,7 @@ export const linkTargets = (
   disk: Paths.Disk,
   places: Places,
   input: Input,
-  cwdsOf: (
-    segment: Segments.Segment,
-    overlay: Paths.Overlay | undefined,
-  ) => Effect.Effect<ReadonlyArray<Paths.Cwd> | { readonly unknown: string }>,
+  cwdsOf: CwdsOf,
 ) =>
   Effect.gen(function* () {
     const target = link.target
@@ -111,10 +114,7 @@ export const buildOverlay = (
   places: Places,
   disk: Paths.Disk,
   input: Input,
-  cwdsOf: (
-    segment: Segments.Segment,
-    overlay: Paths.Overlay | undefined,
-  ) => Effect.Effect<ReadonlyArray<Paths.Cwd> | { readonly unknown: string }>,
+  cwdsOf: CwdsOf,
 ) =>
   Effect.gen(function* () {
     const overlay = new Map<string, Paths.Made>()
