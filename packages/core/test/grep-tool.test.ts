@@ -7,7 +7,7 @@ import { tempDir } from "./support/location.js"
 import * as FakePermission from "./support/permission.js"
 import { engines as searchEngines, searchTool, write } from "./support/search-tool.js"
 
-const engines = searchEngines("tool-grep")
+const engines = searchEngines("grep-tool")
 const { settle, inLocation } = searchTool(GrepTool.name, GrepTool.layer)
 
 const structured = (settled: ToolRegistry.Settlement) => settled.output?.structured as ReadonlyArray<Search.Match>

@@ -31,7 +31,7 @@ const bwrapWorks =
     ["--die-with-parent", "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "true"],
     { stdio: "ignore" },
   ).status === 0
-if (!bwrapWorks) console.warn("tool-bash-output: bubblewrap is not usable here; the sandboxed bash case is skipped")
+if (!bwrapWorks) console.warn("bash-tool-output: bubblewrap is not usable here; the sandboxed bash case is skipped")
 
 /** The bash leaf over real processes, the real store (files under `data`) and the given configuration. */
 const environment = (root: string, data: string, bash: typeof Config.Bash.Type = {}) => {

@@ -6,7 +6,7 @@ import { tempDir } from "./support/location.js"
 import * as FakePermission from "./support/permission.js"
 import { engines as searchEngines, searchTool, write } from "./support/search-tool.js"
 
-const engines = searchEngines("tool-glob")
+const engines = searchEngines("glob-tool")
 const { settle, inLocation } = searchTool(GlobTool.name, GlobTool.layer)
 
 describe.each(engines)("glob ($engine engine)", ({ search, skip }) => {
