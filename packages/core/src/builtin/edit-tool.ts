@@ -126,6 +126,7 @@ const preview = (text: string, prefix: "-" | "+"): Array<string> => {
  *
  * @since 0.1.0
  * @category utilities
+ * @internal
  */
 export const toModelText = (input: Pick<Input, "oldString" | "newString">, output: Output): string =>
   [

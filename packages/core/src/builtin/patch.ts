@@ -92,6 +92,7 @@ const HEREDOC = /^(?:cat\s+)?<<['"]?(\w+)['"]?\s*\n([\s\S]*?)\n\1\s*$/
  *
  * @since 0.1.0
  * @category utilities
+ * @internal
  */
 export const stripHeredoc = (input: string): string => HEREDOC.exec(input)?.[2] ?? input
 

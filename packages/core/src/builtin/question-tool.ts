@@ -64,6 +64,7 @@ export const Output = Schema.Struct({ answers: Schema.Array(QuestionV2.Answer) }
  *
  * @since 0.1.0
  * @category utilities
+ * @internal
  */
 export const modelText = (
   questions: ReadonlyArray<{ readonly question: string }>,

@@ -68,6 +68,7 @@ export const Output = Schema.Struct({ name: Schema.String, directory: Schema.Str
  *
  * @since 0.1.0
  * @category utilities
+ * @internal
  */
 export const toModelOutput = (skill: SkillV2.Info, files: ReadonlyArray<string>): string =>
   [

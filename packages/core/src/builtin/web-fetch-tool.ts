@@ -234,6 +234,7 @@ export const accept: (format: Format) => string = Exchange.accept
  *
  * @since 0.1.0
  * @category utilities
+ * @internal
  */
 export const collectBoundedBody = BoundedBody.collectBoundedBody
 
@@ -250,6 +251,7 @@ export const mimeOf: (contentType: string) => string = Exchange.mimeOf
  *
  * @since 0.1.0
  * @category utilities
+ * @internal
  */
 export const extractText: (html: string) => string = Html.extractText
 
@@ -268,6 +270,7 @@ export const MAX_HTML_DEPTH: number = Html.MAX_HTML_DEPTH
  *
  * @since 0.1.0
  * @category utilities
+ * @internal
  */
 export const toMarkdown: (html: string) => string = Html.toMarkdown
 

@@ -274,6 +274,7 @@ export const defaultConfigLayer: Layer.Layer<Config> = Layer.sync(Config, () => 
  *
  * @since 0.1.0
  * @category utilities
+ * @internal
  */
 export const fnv1a = (text: string): number => {
   let hash = 0x811c9dc5
@@ -289,6 +290,7 @@ export const fnv1a = (text: string): number => {
  *
  * @since 0.1.0
  * @category utilities
+ * @internal
  */
 export const selectProvider = (
   sessionID: string,

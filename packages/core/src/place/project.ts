@@ -148,6 +148,7 @@ const gitOutput = (args: ReadonlyArray<string>, cwd: string): Effect.Effect<stri
  *
  * @since 0.1.0
  * @category utilities
+ * @internal
  */
 export const normalizeRemote = (url: string): string | undefined => {
   const trimmed = url.trim()

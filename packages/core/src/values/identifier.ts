@@ -34,6 +34,7 @@ const MILLIS_MODULUS = 2 ** 36
  *
  * @since 0.2.0
  * @category utilities
+ * @internal
  */
 export const timePrefix = (millis: number, counter: number): string =>
   (((millis % MILLIS_MODULUS) * 0x1000 + counter) % TIME_MODULUS).toString(16).padStart(12, "0")

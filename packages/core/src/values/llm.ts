@@ -206,6 +206,7 @@ export const toResultValue = (output: ToolOutput): ToolResultValue => {
  *
  * @since 0.1.0
  * @category constructors
+ * @internal
  */
 export const fromResultValue = (value: ToolResultValue): ToolOutput | undefined => {
   switch (value.type) {

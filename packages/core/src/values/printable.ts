@@ -58,6 +58,7 @@ const isUnsafe = (char: string): boolean => ANY_UNSAFE.test(char)
  *
  * @since 0.3.0
  * @category rendering
+ * @internal
  */
 export const isPlain = (text: string): boolean => !ANY_UNSAFE.test(text)
 
@@ -124,6 +125,7 @@ const HEX = /^[0-9a-f]+$/
  *
  * @since 0.3.0
  * @category rendering
+ * @internal
  */
 export const parse = (shown: string): string => {
   let out = ""

@@ -98,6 +98,7 @@ export interface Matcher {
  *
  * @since 0.1.0
  * @category constants
+ * @internal
  */
 export const CACHE_SIZE = 4096
 

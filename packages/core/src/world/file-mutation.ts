@@ -133,6 +133,7 @@ export class Service extends Context.Tag("@toolgate/v2/FileMutation")<Service, I
  *
  * @since 0.2.0
  * @category models
+ * @internal
  */
 export type Io = typeof VerifiedFile
 
@@ -141,6 +142,7 @@ export type Io = typeof VerifiedFile
  *
  * @since 0.2.0
  * @category utilities
+ * @internal
  */
 export const io: Io = VerifiedFile
 
@@ -167,6 +169,7 @@ type Existing = { readonly handle: VerifiedFile.Handle; readonly links: number; 
  *
  * @since 0.1.0
  * @category constructors
+ * @internal
  */
 export const makeWith = (operations: Io): Effect.Effect<Interface> =>
   Effect.sync(() => {
@@ -443,5 +446,6 @@ export const layer: Layer.Layer<Service> = Layer.effect(Service, make)
  *
  * @since 0.2.0
  * @category layers
+ * @internal
  */
 export const layerWith = (operations: Io): Layer.Layer<Service> => Layer.effect(Service, makeWith(operations))

@@ -178,6 +178,7 @@ export const limits = (entries: ReadonlyArray<Config.Entry>): Limits => {
  *
  * @since 0.1.0
  * @category utilities
+ * @internal
  */
 export const candidateSizes = (
   width: number,

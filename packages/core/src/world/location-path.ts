@@ -94,6 +94,7 @@ export const MAX_PATH_BYTES = 4095
  *
  * @since 0.2.0
  * @category utilities
+ * @internal
  */
 export const invalidPath = (value: string): string | undefined => {
   if (value.includes("\0")) return "the path contains a NUL byte"

@@ -254,6 +254,7 @@ export const make = (kind: EngineKind): Schema.Interface =>
  *
  * @since 0.1.0
  * @category utilities
+ * @internal
  */
 export const detect = (options: { readonly rgPath?: string | undefined } = {}): Effect.Effect<EngineKind> =>
   Effect.gen(function* () {
