@@ -123,7 +123,7 @@ export const MAX_REDIRECTS = 10
  * @since 0.2.0
  * @category constants
  */
-export const PRIVATE_PREFIX = "private:"
+export const PRIVATE_PREFIX: typeof PermissionV2.PRIVATE_PREFIX = PermissionV2.PRIVATE_PREFIX
 /**
  * HTML up to this many UTF-16 units is converted to Markdown on the calling thread; larger documents go to a worker
  * thread, which the call's timeout terminates.

@@ -8,6 +8,7 @@
  */
 import * as path from "node:path"
 import * as Wildcard from "../../values/wildcard.js"
+import * as PermissionV2 from "../permission.js"
 import type { Parsed, Segment } from "./shell-segment.js"
 
 /**
@@ -17,7 +18,7 @@ import type { Parsed, Segment } from "./shell-segment.js"
  * @since 0.3.0
  * @category constants
  */
-export const UNRESOLVED_PREFIX = "unresolved:"
+export const UNRESOLVED_PREFIX: typeof PermissionV2.UNRESOLVED_PREFIX = PermissionV2.UNRESOLVED_PREFIX
 
 /**
  * The decision for one segment. `resource` is what the gate is asked about: the form that was denied or asks, the

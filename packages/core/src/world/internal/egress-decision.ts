@@ -30,14 +30,14 @@ export const ACTION = "webfetch"
  * @since 0.3.0
  * @category constants
  */
-export const NET_PREFIX = "net:"
+export const NET_PREFIX: typeof PermissionV2.NET_PREFIX = PermissionV2.NET_PREFIX
 /**
  * The prefix a non-public destination needs on top (as webfetch's).
  *
  * @since 0.3.0
  * @category constants
  */
-export const PRIVATE_PREFIX = "private:"
+export const PRIVATE_PREFIX: typeof PermissionV2.PRIVATE_PREFIX = PermissionV2.PRIVATE_PREFIX
 
 /**
  * A destination: a canonical host (IPv6 without brackets) and a port.
