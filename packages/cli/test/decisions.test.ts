@@ -12,7 +12,10 @@ import { tempDir, toolgate } from "./support.js"
 const fixture = fileURLToPath(new URL("./fixtures/journal-session.ts", import.meta.url))
 
 /** Runs the scripted session until it prints its line, then kills it with SIGKILL; resolves with that line. */
-const sessionKilledAfterAnswers = (data: string, directory: string): Promise<{ readonly sessionID: string }> =>
+const sessionKilledAfterAnswers = (
+  data: string,
+  directory: string,
+): Promise<{ readonly sessionID: string; readonly savedID: string }> =>
   new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...SOURCE_NODE_ARGS, fixture, data, directory], {
       stdio: ["ignore", "pipe", "pipe"],
@@ -27,18 +30,22 @@ const sessionKilledAfterAnswers = (data: string, directory: string): Promise<{ r
     })
     child.on("error", reject)
     child.on("exit", (code, signal) => {
-      if (line !== undefined && signal === "SIGKILL") resolve(JSON.parse(line) as { sessionID: string })
+      if (line !== undefined && signal === "SIGKILL")
+        resolve(JSON.parse(line) as { sessionID: string; savedID: string })
       else reject(new Error(`the session exited with ${code ?? signal} before answering: ${stderr}`))
     })
   })
 
 describe("toolgate decisions", () => {
-  it("after a session killed with SIGKILL right after its last answer, lists every ask and answer", async () => {
+  it("after a session killed with SIGKILL right after its last answer and a revoke, lists every evaluation with its provenance, ask, answer and the revoke", async () => {
     const home = tempDir()
     const data = tempDir()
     const directory = tempDir()
     fs.mkdirSync(path.join(directory, "notes"))
-    const { sessionID } = await sessionKilledAfterAnswers(data, directory)
+    const { sessionID, savedID } = await sessionKilledAfterAnswers(data, directory)
+    const revoked = await toolgate(["permissions", "revoke", savedID, "--data", data], { home })
+    expect(revoked.stderr).toBe("")
+    expect(revoked.code).toBe(0)
 
     const run = await toolgate(["decisions", "--json", "--data", data], { home })
     expect(run.stderr).toBe("")
@@ -54,9 +61,22 @@ describe("toolgate decisions", () => {
     ] as const) {
       const of = mine.filter((entry) => entry.resources.includes(file))
       const kinds = of.map((entry) => entry.kind)
-      // Asked, then answered. (Evaluations are not journaled by PermissionV2 yet: see docs/decisions.md.)
-      expect(kinds.indexOf("asked")).toBeGreaterThanOrEqual(0)
-      expect(kinds.indexOf("asked")).toBeLessThan(kinds.indexOf("answered"))
+      // Evaluated (by the configured `edit * ask`), asked, then answered.
+      expect(kinds.slice(0, 3)).toEqual(["evaluated", "asked", "answered"])
+      const evaluated = of.find((entry) => entry.kind === "evaluated")!
+      expect(evaluated).toMatchObject({ requestID, action: "edit", resources: [file] })
+      expect(evaluated.detail).toEqual({
+        agent: "build",
+        effect: "ask",
+        decisions: [
+          {
+            resource: file,
+            effect: "ask",
+            rule: { action: "edit", resource: "*", effect: "ask" },
+            origin: { type: "config", index: 1 },
+          },
+        ],
+      })
       const asked = of.find((entry) => entry.kind === "asked")!
       expect(asked.requestID).toBe(requestID)
       expect(asked.kind === "asked" && asked.detail.digest).toMatch(/^[0-9a-f]{64}$/)
@@ -66,11 +86,44 @@ describe("toolgate decisions", () => {
       if (choice === "always:exact") expect(answered.kind === "answered" && answered.detail.saved.length).toBe(1)
     }
 
+    // The allowed read before the asks: evaluated only, with the configured rule that allowed it.
+    const read = mine.filter((entry) => entry.action === "read")
+    expect(read.map((entry) => entry.kind)).toEqual(["evaluated"])
+    expect(read[0]!.requestID).toBeUndefined()
+    expect(read[0]!.detail).toEqual({
+      agent: "build",
+      effect: "allow",
+      decisions: [
+        {
+          resource: "notes/read-me.txt",
+          effect: "allow",
+          rule: { action: "read", resource: "notes/*", effect: "allow" },
+          origin: { type: "config", index: 0 },
+        },
+      ],
+    })
+    expect(mine.filter((entry) => entry.kind === "evaluated")).toHaveLength(4)
+
+    // The revoke, through the CLI, of the approval the `always` saved.
+    const revokes = entries.filter((entry) => entry.kind === "revoked")
+    expect(revokes).toHaveLength(1)
+    expect(revokes[0]).toMatchObject({ action: "edit", resources: ["b.txt"] })
+    expect(revokes[0]!.sessionID).toBeUndefined()
+    // (The Location is outside any repository: project `global`, whose approvals are filed under its directory.)
+    expect(revokes[0]!.detail).toMatchObject({ savedID, directory: fs.realpathSync(directory), channel: "cli" })
+
     // The table and the filters read the same entries.
     const table = await toolgate(["decisions", "--data", data, "--session", sessionID, "--kind", "answered"], { home })
     expect(table.code).toBe(0)
     expect(table.stdout).toContain("always:exact via http by tester")
     expect(table.stdout.split("\n").filter((l) => l.includes("answered"))).toHaveLength(3)
+    const provenance = await toolgate(["decisions", "--data", data, "--kind", "evaluated", "--kind", "revoked"], {
+      home,
+    })
+    expect(provenance.code).toBe(0)
+    expect(provenance.stdout.split("\n").filter((l) => l.includes("config#1"))).toHaveLength(3)
+    expect(provenance.stdout).toContain("config#0")
+    expect(provenance.stdout).toContain(`${savedID} via cli`)
     const none = await toolgate(["decisions", "--data", data, "--session", "ses_none"], { home })
     expect(none.stdout.trim()).toBe("No decisions recorded.")
   }, 120_000)
