@@ -1,6 +1,6 @@
 /**
  * What PermissionV2 and PermissionSaved write to the decision journal, read back from the `decision` table itself
- * (past the journal's reader): each evaluation per resource with the deciding rule and where it came from (a built-in
+ * (past the journal's reader; a SQLite file or a Postgres schema): each evaluation per resource with the deciding rule and where it came from (a built-in
  * default, a configuration file and index, an agent entry, a saved approval, a session approval, no rule), and each
  * revoke in the transaction of its delete. On both engines.
  */
@@ -11,6 +11,7 @@ import {
   AgentV2,
   Approvals,
   Config,
+  Database,
   DecisionJournal,
   EventV2,
   Global,
@@ -46,7 +47,15 @@ const stack = (engine: Engines.Engine, directory: string, data: string) =>
       ),
     ),
     Layer.provideMerge(Layer.mergeAll(PermissionSaved.layer, DecisionJournal.layer)),
-    Layer.provideMerge(engine.layer()),
+    Layer.provideMerge(onDisk(engine, data)),
+  )
+
+/** `engine`'s database as production opens it: a SQLite file under `data`, or a private Postgres schema. */
+const onDisk = (engine: Engines.Engine, data: string) =>
+  Layer.unwrapEffect(
+    Effect.map(engine.shared(data), (where) =>
+      engine.name === "sqlite" ? Database.layerFile(where) : Database.layerUrl(where),
+    ),
   )
 
 /** The journal's rows as stored, oldest first, with `resources` and `detail` parsed (no id or time). */
