@@ -119,8 +119,9 @@ export const permissionPrompt = (request: PermissionV2.Request, width = 100): Re
 
 /**
  * The lines of an approval prompt as the demo shows it: the action and every resource (as `permissionPrompt`), the
- * full command of a shell ask, the diff of a write, edit or apply_patch, every choice with what it saves and where
- * (`Approvals.describeChoices`), and the deadline when there is one.
+ * tool call and its full input (`Approvals.describeTool`), the full command of a shell ask, the diff of a write,
+ * edit or apply_patch, every choice with what it saves and where (`Approvals.describeChoices`), and the deadline
+ * when there is one.
  *
  * @since 0.3.0
  * @category utilities
@@ -129,6 +130,7 @@ export const promptLines = (prompt: Approvals.Prompt, width = 100): ReadonlyArra
   promptBlock(
     prompt.request,
     [
+      ...Approvals.describeTool(prompt),
       ...PermissionV2.describeCommand(prompt.request),
       ...Approvals.describeDiff(prompt),
       "choices:",

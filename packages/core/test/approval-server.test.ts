@@ -5,7 +5,9 @@
  * listed and revoked within the Location's project only, and the webhook posts a correctly signed ask.
  */
 import * as crypto from "node:crypto"
+import * as fs from "node:fs"
 import * as http from "node:http"
+import * as path from "node:path"
 import { NodeHttpClient } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
@@ -19,6 +21,7 @@ import {
   PermissionSaved,
   PermissionV2,
   SessionV2,
+  ToolRegistry,
 } from "../src/index.js"
 import { ApprovalServer } from "../src/entry/server.js"
 import * as Fake from "./support/approvals-fake.js"
@@ -401,6 +404,74 @@ describe("ApprovalServer", () => {
       const exit = yield* Fiber.await(second)
       expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain("PermissionV2.CorrectedError")
       expect((yield* request(`${url}/api/asks`, { headers: auth })).json).toEqual([])
+    }),
+  )
+
+  it.scoped("over the real Location layer: the prompt JSON shows the tool call; another call's digest is a 409", () =>
+    Effect.gen(function* () {
+      const directory = yield* tempDir("toolgate-serve-tool-")
+      const data = yield* tempDir("toolgate-serve-data-")
+      fs.writeFileSync(path.join(directory, "a.txt"), "before\n")
+      const core = Core.layer({
+        directory,
+        data,
+        discover: false,
+        config: { permissions: [{ action: "edit", resource: "*", effect: "ask" }] },
+      })
+      const context = yield* Layer.build(
+        ApprovalServer.layer({ token: TOKEN }).pipe(Layer.provideMerge(DecisionJournal.layer), Layer.provideMerge(core)),
+      )
+      const { url } = yield* Effect.provide(ApprovalServer.Service, context)
+      const registry = yield* Effect.provide(ToolRegistry.Service, context)
+      const session = yield* Effect.provide(
+        Effect.flatMap(SessionV2.Service, (sessions) => sessions.create()),
+        context,
+      )
+      const events = yield* eventStream(`${url}/api/events?sessionID=${session.id}`, auth)
+      const turn = yield* registry.materialize()
+      // Two edits of the same file that differ only in what they write.
+      const edit = (callID: string, newString: string) =>
+        Effect.fork(
+          turn.settle({
+            sessionID: session.id,
+            agent: "build",
+            assistantMessageID: "msg_t",
+            call: { id: callID, name: "edit", input: { path: "a.txt", oldString: "before", newString } },
+          }),
+        )
+      const answer = (id: string, body: object) =>
+        request(`${url}/api/asks/${id}/answer`, { method: "POST", headers: auth, body })
+
+      const one = yield* edit("call_1", "one")
+      const first = ((yield* Effect.promise(events.next)).data as { prompt: Approvals.Prompt }).prompt
+      const two = yield* edit("call_2", "two")
+      const second = ((yield* Effect.promise(events.next)).data as { prompt: Approvals.Prompt }).prompt
+      const definition = Approvals.definitionDigest(turn.definitions.find((entry) => entry.name === "edit")!)
+      expect(second.tool).toEqual({
+        name: "edit",
+        callID: "call_2",
+        input: { path: "a.txt", oldString: "before", newString: "two" },
+        definition,
+      })
+      expect((yield* request(`${url}/api/asks/${second.request.id}`, { headers: auth })).json).toMatchObject({
+        tool: { name: "edit", callID: "call_2", input: { newString: "two" }, definition },
+      })
+      expect(second.request.resources).toEqual(first.request.resources)
+      expect(second.digest).not.toBe(first.digest)
+
+      const stale = yield* answer(second.request.id, { digest: first.digest, choice: "once" })
+      expect(stale.status).toBe(409)
+      expect(stale.json).toMatchObject({ _tag: "Approvals.DigestMismatchError", requestID: second.request.id })
+      expect(two.unsafePoll()).toBeNull()
+      expect(fs.readFileSync(path.join(directory, "a.txt"), "utf8")).toBe("before\n")
+      const pending = (yield* request(`${url}/api/asks`, { headers: auth })).json as ReadonlyArray<Approvals.Prompt>
+      expect(pending.map((prompt) => prompt.request.id)).toEqual([first.request.id, second.request.id])
+
+      expect((yield* answer(second.request.id, { digest: second.digest, choice: "once" })).status).toBe(204)
+      expect((yield* Fiber.join(two)).result).toMatchObject({ type: "text" })
+      expect(fs.readFileSync(path.join(directory, "a.txt"), "utf8")).toBe("two\n")
+      expect((yield* answer(first.request.id, { digest: first.digest, choice: "reject" })).status).toBe(204)
+      yield* Fiber.await(one)
     }),
   )
 })

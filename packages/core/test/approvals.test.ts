@@ -5,7 +5,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Exit, Fiber, Layer, Option, Cause, Stream, TestClock, type Scope } from "effect"
+import { Chunk, Effect, Exit, Fiber, Layer, Option, Cause, Schema, Stream, TestClock, type Scope } from "effect"
 import {
   AgentV2,
   Approvals,
@@ -18,6 +18,7 @@ import {
   PermissionSaved,
   PermissionV2,
   SessionV2,
+  Tool,
   ToolRegistry,
   Wildcard,
 } from "../src/index.js"
@@ -75,6 +76,32 @@ const edit = (id: string, resources: ReadonlyArray<string>, sessionID = "ses_a")
   action: "edit",
   resources,
   save: ["*"],
+})
+
+/** A `write`-like tool with `description`: two of them differ only in their definition. */
+const writeTool = (description: string) =>
+  Tool.make({
+    description,
+    input: Schema.Struct({ path: Schema.String, content: Schema.String }),
+    output: Schema.String,
+    execute: () => Effect.succeed("written"),
+  })
+const WRITE = writeTool("Write a file")
+
+/**
+ * An edit ask raised by tool call `callID` of `write` (as a leaf raises it: `PermissionV2.fromToolCall` over the
+ * context a materialization gives, with the call and the advertised definition).
+ */
+const fromCall = (id: string, input: unknown, tool = WRITE, callID = "call_w"): PermissionV2.AssertInput => ({
+  ...edit(id, ["src/a.ts"]),
+  ...PermissionV2.fromToolCall({
+    sessionID: "ses_a",
+    agent: "test",
+    assistantMessageID: "msg_w",
+    toolCallID: callID,
+    call: { id: callID, name: "write", input },
+    definition: Tool.definition("write", tool),
+  }),
 })
 
 /** Forks an assert and returns once its ask is pending. */
@@ -371,6 +398,102 @@ describe("Approvals", () => {
     { permission: { askTimeout: 1_000 } },
   )
 
+  scoped("an ask raised by a tool call shows the call exactly, and its digest covers the input and the definition", () =>
+    Effect.gen(function* () {
+      const approvals = yield* Approvals.Service
+      const input = { path: "src/a.ts", content: "one\n" }
+      yield* waiting(fromCall("per_1", input))
+      const prompt = yield* approvals.get("per_1")
+      const definition = Approvals.definitionDigest(Tool.definition("write", WRITE))
+      expect(prompt.tool).toEqual({ name: "write", callID: "call_w", input, definition })
+      expect(prompt.tool!.input).toBe(input)
+      expect(prompt.digest).toBe(Approvals.digest(prompt.request, { name: "write", definition, input }))
+      // The request keeps only the call's ids: the input is shown once, in `tool`.
+      expect(prompt.request.source).toEqual({ type: "tool", messageID: "msg_w", callID: "call_w" })
+      expect(JSON.stringify(prompt.request)).not.toContain("one\\n")
+      // The prompt's JSON (HTTP, SSE) carries the tool call.
+      expect(Schema.encodeSync(Approvals.Prompt)(prompt).tool).toEqual({ name: "write", callID: "call_w", input, definition })
+      // The journal's ask names the call.
+      const journal = yield* DecisionJournal.Service
+      const asked = (yield* journal.query({ projectID: "global" })).find((entry) => entry.kind === "asked")!
+      expect(asked.detail).toMatchObject({ digest: prompt.digest, tool: { name: "write", callID: "call_w" } })
+    }),
+  )
+
+  it("describeTool shows the call and every input property, escaped; nothing for an ask without a call", () => {
+    const tool = {
+      name: "write",
+      callID: "call_1",
+      input: { path: "a\u202e.txt", content: "one\n\x1b[2Jtwo", mode: 420, tags: ["x"] },
+      definition: "d",
+    }
+    expect(Approvals.describeTool({ tool })).toEqual([
+      "tool: write (call call_1)",
+      "input:",
+      '  path: "a\\u202e.txt"',
+      '  content: "one\\n\\x1b[2Jtwo"',
+      "  mode: 420",
+      '  tags: ["x"]',
+    ])
+    expect(Approvals.describeTool({ tool: { ...tool, input: "raw" } })).toEqual(["tool: write (call call_1)", 'input: "raw"'])
+    expect(Approvals.describeTool({})).toEqual([])
+  })
+
+  scoped("two asks that differ only in the tool input or the tool's definition have different digests", () =>
+    Effect.gen(function* () {
+      const approvals = yield* Approvals.Service
+      yield* waiting(fromCall("per_1", { path: "src/a.ts", content: "one\n" }))
+      yield* waiting(fromCall("per_2", { path: "src/a.ts", content: "two\n" }))
+      yield* waiting(fromCall("per_3", { path: "src/a.ts", content: "one\n" }, writeTool("Write a file, anywhere")))
+      yield* waiting(fromCall("per_4", { content: "one\n", path: "src/a.ts" }))
+      const [one, two, redefined, reordered] = yield* Effect.forEach(["per_1", "per_2", "per_3", "per_4"], approvals.get)
+      // Same action, resources and saves; only the input (two) or the description (redefined) differs.
+      expect(one!.request.resources).toEqual(two!.request.resources)
+      expect(new Set([one!.digest, two!.digest, redefined!.digest]).size).toBe(3)
+      expect(redefined!.tool!.definition).not.toBe(one!.tool!.definition)
+      // The canonical JSON of the input: key order does not matter.
+      expect(reordered!.digest).toBe(one!.digest)
+    }),
+  )
+
+  scoped("an answer naming the digest of a prompt whose tool input differed is refused and changes nothing", () =>
+    Effect.gen(function* () {
+      const approvals = yield* Approvals.Service
+      const permission = yield* PermissionV2.Service
+      const saved = yield* PermissionSaved.Service
+      const first = yield* waiting(fromCall("per_1", { path: "src/a.ts", content: "one\n" }, WRITE, "call_1"))
+      const second = yield* waiting(fromCall("per_2", { path: "src/a.ts", content: "two\n" }, WRITE, "call_2"))
+      const shown = yield* approvals.get("per_1")
+      const stale = yield* Effect.flip(
+        approvals.answer({ requestID: "per_2", digest: shown.digest, choice: "always:pattern", channel: "http" }),
+      )
+      expect(stale).toEqual(new Approvals.DigestMismatchError({ requestID: "per_2" }))
+      const inProcess = yield* Effect.flip(permission.reply({ requestID: "per_2", reply: "always", digest: shown.digest }))
+      expect(inProcess).toBeInstanceOf(Approvals.DigestMismatchError)
+      expect((yield* approvals.pending()).map((prompt) => prompt.request.id)).toEqual(["per_1", "per_2"])
+      expect(yield* saved.list()).toEqual([])
+      expect(first.unsafePoll()).toBeNull()
+      expect(second.unsafePoll()).toBeNull()
+      yield* approvals.answer({ requestID: "per_1", digest: shown.digest, choice: "once", channel: "http" })
+      expect(yield* Fiber.await(first)).toEqual(Exit.void)
+      expect(second.unsafePoll()).toBeNull()
+    }),
+  )
+
+  scoped("an ask raised outside a tool call has no tool, and its digest covers no call", () =>
+    Effect.gen(function* () {
+      const approvals = yield* Approvals.Service
+      yield* waiting(edit("per_1", ["src/a.ts"]))
+      // A source without the call (a caller that only knows the ids) shows no tool either.
+      yield* waiting({ ...edit("per_2", ["src/a.ts"]), source: { type: "tool", messageID: "msg_x", callID: "call_x" } })
+      for (const id of ["per_1", "per_2"]) {
+        const prompt = yield* approvals.get(id)
+        expect("tool" in prompt).toBe(false)
+        expect(prompt.digest).toBe(Approvals.digest(prompt.request, undefined))
+      }
+    }),
+  )
+
   it.scoped("an edit's prompt carries the diff it would make; answering once runs the edit", () =>
     Effect.gen(function* () {
       const directory = yield* tempDir()
@@ -399,6 +522,14 @@ describe("Approvals", () => {
           )
           const prompt = (Option.getOrThrow(asked) as Extract<Approvals.PromptEvent, { _tag: "Asked" }>).prompt
           expect(prompt.diff).toContain("-before\n+after")
+          // The tool call as the materialization settled it, with the definition it advertised.
+          const advertised = turn.definitions.find((definition) => definition.name === "edit")!
+          expect(prompt.tool).toEqual({
+            name: "edit",
+            callID: "call_e",
+            input,
+            definition: Approvals.definitionDigest(advertised),
+          })
           expect(prompt.diff).toMatch(/--- hello\.txt\n\+\+\+ hello\.txt/)
           expect(fs.readFileSync(path.join(directory, "hello.txt"), "utf8")).toBe("before\nrest\n")
           yield* approvals.answer({ requestID: prompt.request.id, digest: prompt.digest, choice: "once", channel: "test" })

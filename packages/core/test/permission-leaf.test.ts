@@ -27,4 +27,20 @@ describe("PermissionV2 leaf helpers", () => {
       }),
     ).toEqual({ sessionID: "ses_1", agent: "build", source: { type: "tool", messageID: "msg_1", callID: "call_1" } })
   })
+
+  it("fromToolCall with the call and the definition keeps the source to the ids (the prompt shows the call)", () => {
+    const input = { path: "a.txt", content: "secret body" }
+    const { source } = PermissionV2.fromToolCall({
+      sessionID: "ses_1",
+      agent: "build",
+      assistantMessageID: "msg_1",
+      toolCallID: "call_1",
+      call: { id: "call_1", name: "write", input },
+      definition: { name: "write", description: "Write a file", inputSchema: { type: "object" } },
+    })
+    expect(source).toEqual({ type: "tool", messageID: "msg_1", callID: "call_1" })
+    expect(Object.keys(source)).toEqual(["type", "messageID", "callID"])
+    expect(JSON.stringify(source)).toBe('{"type":"tool","messageID":"msg_1","callID":"call_1"}')
+    expect({ ...source }).toEqual({ type: "tool", messageID: "msg_1", callID: "call_1" })
+  })
 })

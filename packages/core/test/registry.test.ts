@@ -176,9 +176,23 @@ describe("ToolRegistry", () => {
           execute: (_input, context) => Effect.sync(() => (seen.push(context), "ok")),
         })
         yield* register({ contextual })
-        yield* settleTool(call("contextual", "call-context"))
-        expect(seen).toEqual([{ ...identity, toolCallID: "call-context" }])
-        expect(Object.keys(seen[0]!).sort()).toEqual(["agent", "assistantMessageID", "sessionID", "toolCallID"])
+        const input = call("contextual", "call-context")
+        yield* settleTool(input)
+        yield* settleTool(call("contextual", "call-context-2"))
+        const registry = yield* ToolRegistry.Service
+        const advertised = (yield* registry.materialize()).definitions.find((definition) => definition.name === "contextual")
+        // The call as the model sent it and the definition the materialization advertised (one object per tool).
+        expect(seen[0]).toEqual({ ...identity, toolCallID: "call-context", call: input.call, definition: advertised })
+        expect(seen[0]!.call).toBe(input.call)
+        expect(seen[1]!.definition).toBe(seen[0]!.definition)
+        expect(Object.keys(seen[0]!).sort()).toEqual([
+          "agent",
+          "assistantMessageID",
+          "call",
+          "definition",
+          "sessionID",
+          "toolCallID",
+        ])
       }),
     ),
   )

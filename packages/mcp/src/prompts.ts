@@ -66,8 +66,8 @@ export const promptSchema = (prompt: Approvals.Prompt): ElicitRequestFormParams[
 
 /**
  * The message above an approval prompt's form: the request as `askMessage` shows it (action, every resource, the
- * full command of a shell ask), then the diff of a write, edit or apply_patch, every choice with what it saves and
- * where, and the deadline when there is one — all through `Printable`.
+ * full command of a shell ask), then the tool call and its full input, the diff of a write, edit or apply_patch,
+ * every choice with what it saves and where, and the deadline when there is one — all through `Printable`.
  *
  * @since 0.3.0
  * @category utilities
@@ -82,6 +82,7 @@ export const promptMessage = (prompt: Approvals.Prompt): string => {
       : [`Allow ${action} on ${resources.length} resources?`, ...resources.map((resource) => `  - ${resource}`)]
   return [
     ...head,
+    ...Approvals.describeTool(prompt),
     ...PermissionV2.describeCommand(request),
     ...Approvals.describeDiff(prompt),
     "Choices:",

@@ -82,8 +82,10 @@ describe("McpServer over stdio", () => {
     const where = `saves edit for the directory ${directory} only (no git repository):`
     expect(prompts).toHaveLength(1)
     const message = prompts[0]!
-    // the action and resource, the diff of the write, then the choices
-    expect(message.startsWith("Allow edit on new.txt?\ndiff:\n")).toBe(true)
+    // the action and resource, the tool call with its full input, the diff of the write, then the choices
+    expect(message).toMatch(
+      /^Allow edit on new\.txt\?\ntool: write \(call [^\n]+\)\ninput:\n  path: "new\.txt"\n  content: "hello"\ndiff:\n/,
+    )
     expect(message).toContain("\n  +hello\n")
     expect(message.slice(message.indexOf("\nChoices:\n") + 1)).toBe(
       [

@@ -11,8 +11,8 @@ import { type ModelMessage } from "ai"
 const NAMED = ["session", "always:exact", "always:directory", "always:pattern"] as const
 
 /**
- * The text an AI SDK approval request carries as its `reason`: our request id, what is asked, the full command of a
- * shell ask, the diff of a write, edit or apply_patch, every choice with what it saves and where, the deadline, and
+ * The text an AI SDK approval request carries as its `reason`: our request id, what is asked, the tool call and its
+ * full input, the full command of a shell ask, the diff of a write, edit or apply_patch, every choice with what it saves and where, the deadline, and
  * how to answer. Every value goes through `Printable`, so a control character, escape sequence, bidi override or
  * invisible character in a command, path or diff is shown as a visible escape (`\x1b`, `\u202e`); several
  * resources are listed one per line. UIs that want the structured prompt call `pendingPrompt(tools, toolCallId)`.
@@ -32,6 +32,7 @@ export const describeAsk = (prompt: Approvals.Prompt): string => {
           `toolgate permission ${request.id}: ${Printable.show(request.action)} on ${request.resources.length} resources:`,
           ...request.resources.map((resource) => `  - ${Printable.show(resource)}`),
         ]),
+    ...Approvals.describeTool(prompt),
     ...PermissionV2.describeCommand(request),
     ...Approvals.describeDiff(prompt),
     "choices:",

@@ -141,21 +141,41 @@ const rejected = (value: string): Settlement => ({ result: { type: "error", valu
 interface Invocation {
   readonly call: LLM.ToolCall
   readonly context: Tool.Context
+  /** The registration the materialization advertised under the call's name. */
+  readonly identity: object
 }
 
+/** What a materialization captured for one advertised name: its registration and the definition it advertised. */
+interface Captured {
+  readonly identity: object
+  readonly definition: LLM.ToolDefinition
+}
+
+/**
+ * The invocation of `call` against the captured catalogue; `undefined` for a name it does not advertise. The context
+ * carries the call and the advertised definition (the same object for every call of a registered tool), so a
+ * permission prompt the call raises shows them and its digest covers them.
+ */
 const invocation = (
   sessionID: string,
   agent: string,
   assistantMessageID: string,
   call: LLM.ToolCall,
   progress: ((update: Tool.Progress) => void) | undefined,
-): Invocation => ({
-  call,
-  context:
-    progress === undefined
-      ? { sessionID, agent, assistantMessageID, toolCallID: call.id }
-      : { sessionID, agent, assistantMessageID, toolCallID: call.id, progress },
-})
+  captured: ReadonlyMap<string, Captured>,
+): Invocation | undefined => {
+  const entry = captured.get(call.name)
+  if (entry === undefined) return undefined
+  const definition = entry.definition
+  return {
+    call,
+    identity: entry.identity,
+    context:
+      progress === undefined
+        ? { sessionID, agent, assistantMessageID, toolCallID: call.id, call, definition }
+        : { sessionID, agent, assistantMessageID, toolCallID: call.id, progress, call, definition },
+  }
+}
 
 /**
  * Reads `input` once. Callers often build it by spreading an identity object (`{ ...identity, call }`), to which V8
@@ -163,7 +183,7 @@ const invocation = (
  * enumerating the keys of such an object is not. The enumeration is taken only when it sees exactly the object's own
  * properties (a plain or null-prototype object, every own key enumerable); any other object is read by name.
  */
-const readInput = (input: ExecuteInput): Invocation => {
+const readInput = (input: ExecuteInput, captured: ReadonlyMap<string, Captured>): Invocation | undefined => {
   const prototype: unknown = Object.getPrototypeOf(input)
   if (prototype === Object.prototype || prototype === null) {
     let sessionID: unknown, agent: unknown, assistantMessageID: unknown, call: unknown, progress: unknown
@@ -184,9 +204,10 @@ const readInput = (input: ExecuteInput): Invocation => {
         assistantMessageID as string,
         call as LLM.ToolCall,
         progress as ((update: Tool.Progress) => void) | undefined,
+        captured,
       )
   }
-  return invocation(input.sessionID, input.agent, input.assistantMessageID, input.call, input.progress)
+  return invocation(input.sessionID, input.agent, input.assistantMessageID, input.call, input.progress, captured)
 }
 
 /**
@@ -295,13 +316,10 @@ export const make: Effect.Effect<Interface, never, ApplicationTools.Service | To
     }
 
     // A call to a name whose registration changed since the materialization (replaced or removed) is stale.
-    const settleWith = (
-      { call, context }: Invocation,
-      advertised: object,
-    ): Effect.Effect<Settlement, ToolOutputStore.Error> =>
+    const settleWith = ({ call, context, identity }: Invocation): Effect.Effect<Settlement, ToolOutputStore.Error> =>
       Effect.suspend(() => {
         const current = effective(call.name)
-        if (current === undefined || current.identity !== advertised)
+        if (current === undefined || current.identity !== identity)
           return Effect.succeed(rejected(`Stale tool call: ${call.name}`))
         return Runtime.of<Tool.Context>(current.tool).settle(
           call,
@@ -332,22 +350,20 @@ export const make: Effect.Effect<Interface, never, ApplicationTools.Service | To
       }
       if (last !== undefined && last.version === version) return last
       if (hidden.size > 2 * entries.size + 64) hidden = new Map() // names churned away
-      const captured = new Map<string, Registration>()
+      const captured = new Map<string, Captured>()
       const definitions: Array<LLM.ToolDefinition> = []
       for (const [name, registration] of entries) {
         const action = Tool.permission(registration.tool, name)
         let denied = hidden.get(action)
         if (denied === undefined) hidden.set(action, (denied = whollyDisabled(action, rules)))
         if (denied) continue
-        captured.set(name, registration)
-        definitions.push(Tool.definition(name, registration.tool))
+        const definition = Tool.definition(name, registration.tool)
+        captured.set(name, { identity: registration.identity, definition })
+        definitions.push(definition)
       }
       const settle = (input: ExecuteInput): Effect.Effect<Settlement, ToolOutputStore.Error> => {
-        const read = readInput(input)
-        const registration = captured.get(read.call.name)
-        return registration === undefined
-          ? Effect.succeed(rejected(`Unknown tool: ${read.call.name}`))
-          : settleWith(read, registration.identity)
+        const read = readInput(input, captured)
+        return read === undefined ? Effect.succeed(rejected(`Unknown tool: ${input.call.name}`)) : settleWith(read)
       }
       last = { version, definitions, settle }
       return last

@@ -38,6 +38,11 @@ export interface Progress {
  * `progress`, when the caller gives one, receives progress reports; it is synchronous, must not block and never
  * fails the call. Tools call it as `context.progress?.(...)`, so its absence costs nothing.
  *
+ * A registry materialization also gives `call` (the call as the model sent it: name, raw input) and `definition`
+ * (the definition the tool was advertised with, one object per registered tool), so a permission prompt raised by
+ * the call can show it and bind its digest to it (`PermissionV2.fromToolCall` passes them on; see
+ * docs/approvals.md). Both are read-only identity, never an executor or a callback.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -47,6 +52,18 @@ export interface Context {
   readonly assistantMessageID: string
   readonly toolCallID: string
   readonly progress?: (update: Progress) => void
+  /**
+   * The call being settled, as the model sent it (its `input` is the raw input, before decoding).
+   *
+   * @since 0.3.0
+   */
+  readonly call?: LLM.ToolCall
+  /**
+   * The tool's definition as this materialization advertised it (name, description, input schema).
+   *
+   * @since 0.3.0
+   */
+  readonly definition?: LLM.ToolDefinition
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * What every approval client shows of a prompt, in the same words (the CLI, MCP elicitation and the AI SDK bridge):
- * the rendered diff of a write, edit or apply_patch and one block per choice with what it saves and where; and which
+ * the tool call and its full input, the rendered diff of a write, edit or apply_patch and one block per choice with
+ * what it saves and where; and which
  * choice an old three-way reply (`once`, `always`, `reject`) stands for. Every value goes through `Printable`, so no
  * control, escape or invisible character of a command, path or diff reaches a screen raw. `Approvals` re-exports
  * everything here.
@@ -27,6 +28,7 @@ interface Prompt {
   readonly choices: ReadonlyArray<Choice>
   readonly diff?: string | undefined
   readonly deadline?: number | undefined
+  readonly tool?: { readonly name: string; readonly callID: string; readonly input: unknown } | undefined
 }
 
 /** The wider an `always` scope, the later it comes: `always` of the three-way reply is the widest one offered. */
@@ -94,6 +96,31 @@ export const describeChoice = (choice: Choice): ReadonlyArray<string> => {
  */
 export const describeChoices = (prompt: Pick<Prompt, "choices">): ReadonlyArray<string> =>
   prompt.choices.flatMap(describeChoice)
+
+/** One input value on one line: a string quoted (`Printable.quote`), anything else as its JSON, escaped. */
+const inputValue = (value: unknown): string =>
+  typeof value === "string" ? Printable.quote(value) : Printable.show(JSON.stringify(value) ?? "undefined")
+
+/**
+ * The lines of the tool call a prompt came from: `tool: <name> (call <id>)`, then `input:` and the call's full input
+ * (the input the digest covers), one `key: value` line per property of an object input (strings quoted, other
+ * values as JSON, everything escaped), or the whole input as JSON. Empty for an ask raised outside a tool call.
+ *
+ * @since 0.3.0
+ * @category rendering
+ */
+export const describeTool = (prompt: Pick<Prompt, "tool">): ReadonlyArray<string> => {
+  const tool = prompt.tool
+  if (tool === undefined) return []
+  const input = tool.input
+  const head = `tool: ${Printable.show(tool.name)} (call ${Printable.show(tool.callID)})`
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return [head, `input: ${inputValue(input)}`]
+  return [
+    head,
+    "input:",
+    ...Object.entries(input).map(([key, value]) => `  ${Printable.show(key)}: ${inputValue(value)}`),
+  ]
+}
 
 /**
  * The lines of a prompt's diff (`diff:` and the diff, one escaped line per line); empty when it has none.

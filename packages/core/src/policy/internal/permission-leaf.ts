@@ -11,8 +11,9 @@ import * as LLM from "../../values/llm.js"
 import * as Printable from "../../values/printable.js"
 import * as Wildcard from "../../values/wildcard.js"
 import { TimedOutError } from "./approvals-schema.js"
+import { CallSource } from "./permission-call.js"
 import { BlockedError, CorrectedError } from "./permission-error.js"
-import type { Always, SaveEntry } from "./permission-schema.js"
+import type { Always, SaveEntry, Source } from "./permission-schema.js"
 
 /**
  * The save entry of a Wildcard pattern (see `SaveEntry`).
@@ -70,7 +71,9 @@ export const describeCommand = (request: {
 
 /**
  * The caller fields every leaf passes to `assert`, taken from its call context: session, agent and the tool call as
- * `source`.
+ * `source`. When the context carries the call and the tool's definition (a registry materialization gives both),
+ * the ask's prompt shows the call (`Approvals.Prompt.tool`: name, call id, full input) and its digest covers the
+ * input and the definition; `source` itself stays the ids only.
  *
  * @since 0.1.0
  * @category constructors
@@ -80,10 +83,15 @@ export const fromToolCall = (context: {
   readonly agent: string
   readonly assistantMessageID: string
   readonly toolCallID: string
-}) => ({
+  readonly call?: LLM.ToolCall | undefined
+  readonly definition?: LLM.ToolDefinition | undefined
+}): { readonly sessionID: string; readonly agent: string; readonly source: Source } => ({
   sessionID: context.sessionID,
   agent: context.agent,
-  source: { type: "tool" as const, messageID: context.assistantMessageID, callID: context.toolCallID },
+  source:
+    context.call === undefined || context.definition === undefined
+      ? { type: "tool", messageID: context.assistantMessageID, callID: context.toolCallID }
+      : new CallSource(context.assistantMessageID, context.toolCallID, context.call, context.definition),
 })
 
 /**

@@ -21,6 +21,7 @@ import type * as PermissionSaved from "../permission-saved.js"
 import type * as ProjectV2 from "../../place/project.js"
 import * as Approvals from "./approvals-schema.js"
 import { prompt as promptOf } from "./approvals-prompt.js"
+import { CallSource } from "./permission-call.js"
 import { CorrectedError, DeclinedError, NotFoundError, SaveError } from "./permission-error.js"
 import { saveError } from "./permission-journal.js"
 import { evaluate } from "./permission-evaluate.js"
@@ -182,7 +183,7 @@ export const make = (deps: Deps) => {
   const prompt = (entry: Pending): Approvals.Prompt =>
     (entry.prompt ??= promptOf(
       entry.request,
-      undefined,
+      CallSource.toolOf(entry.request.source),
       entry.askedAt,
       timeout === undefined ? undefined : entry.askedAt + timeout,
     ))
@@ -258,6 +259,7 @@ export const make = (deps: Deps) => {
                     digest: shown.digest,
                     ...(request.save === undefined ? {} : { save: request.save }),
                     choices: shown.choices.map((choice) => choice.id),
+                    ...(shown.tool === undefined ? {} : { tool: { name: shown.tool.name, callID: shown.tool.callID } }),
                     ...(shown.deadline === undefined ? {} : { deadline: shown.deadline }),
                   },
                 }
