@@ -27,6 +27,7 @@ interface Call {
  * A request source that also knows the call it came from. Its own enumerable fields are exactly `Source`'s, so
  * equality, spreading into plain objects, JSON and `Schema` encoding see only the ids.
  *
+ * @since 0.3.0
  * @internal
  * @category models
  */
