@@ -218,7 +218,10 @@ const migrate = Effect.gen(function* () {
 }).pipe(Effect.provide(NodeContext.layer))
 
 /**
- * True iff `error` or one of its causes is SQLite's "database is locked" (`SQLITE_BUSY` or an extended code of it).
+ * True iff `error` or one of its causes carries SQLite's "database is locked" code (`SQLITE_BUSY` or an extended
+ * code of it, such as `SQLITE_BUSY_SNAPSHOT`) on its `code`. Only the code is read, never the message text: every
+ * wrapper on the way (`SqlError`, `MigrationError`, the `Error`s of `configure` and `migrate`) keeps the driver's
+ * error as its `cause`.
  *
  * @since 0.2.0
  * @category guards
@@ -227,9 +230,8 @@ export const isBusy = (error: unknown): boolean => {
   const seen = new Set<unknown>()
   for (let current: unknown = error; current !== null && typeof current === "object" && !seen.has(current);) {
     seen.add(current)
-    const record = current as { readonly code?: unknown; readonly message?: unknown; readonly cause?: unknown }
+    const record = current as { readonly code?: unknown; readonly cause?: unknown }
     if (typeof record.code === "string" && record.code.startsWith("SQLITE_BUSY")) return true
-    if (typeof record.message === "string" && /SQLITE_BUSY|database is locked/.test(record.message)) return true
     current = record.cause
   }
   return false
