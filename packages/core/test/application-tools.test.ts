@@ -39,7 +39,14 @@ describe("ApplicationTools", () => {
         yield* (yield* applications).register({ opaque: tool })
         const settlement = yield* run("opaque", "once", "call-opaque")
         expect(settlement.result).toEqual({ type: "content", value: [{ type: "text", text: "ONCE" }, image] })
-        expect(contexts).toEqual([{ ...identity, toolCallID: "call-opaque" }])
+        expect(contexts).toEqual([
+          {
+            ...identity,
+            toolCallID: "call-opaque",
+            call: { id: "call-opaque", name: "opaque", input: { query: "once" } },
+            definition: expect.objectContaining({ name: "opaque" }),
+          },
+        ])
       }),
     ),
   )

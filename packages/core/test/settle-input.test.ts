@@ -86,10 +86,14 @@ describe("settle reads any ExecuteInput shape", () => {
           const settlement = yield* turn.settle(input)
           expect(settlement.result).toEqual({ type: "text", value: withSink ? "call_sink" : "call_plain" })
         }
+        const toolCallID = withSink ? "call_sink" : "call_plain"
+        // The call as sent and the definition this materialization advertised (what a prompt shows and digests).
         const expected = {
           ...identity,
-          toolCallID: withSink ? "call_sink" : "call_plain",
+          toolCallID,
           ...(sink === undefined ? {} : { progress: sink }),
+          call: expect.objectContaining({ id: toolCallID, name: "reporter", input: { text: toolCallID } }),
+          definition: turn.definitions.find((definition) => definition.name === "reporter"),
         }
         expect(seen.map((context) => ({ ...context }))).toEqual(inputs.map(() => expected))
         for (const context of seen) expect(Object.keys(context)).toEqual(Object.keys(expected))
