@@ -4,6 +4,9 @@ import { defineConfig } from "vitest/config"
 export default defineConfig({
   test: {
     projects: ["packages/*/vitest.config.ts"],
+    // One module graph per worker, not one per test file, in every project (a project's own `isolate` is not read
+    // by a root run). Test files leave no global state behind: AGENTS.md, "Commands".
+    isolate: false,
     reporters: ["default", "json"],
     outputFile: { json: ".vitest-results.json" },
   },

@@ -11,8 +11,8 @@ export default defineConfig({
     environment: "node",
     // One throwaway Postgres server per run for the engine suites (test/support/engines.ts).
     globalSetup: ["test/support/postgres-setup.ts"],
-    // One module graph per worker instead of one per file: importing the sources again for every file was a third of
-    // the suite's time. A file must leave no global state behind (AGENTS.md, "Tests"); effect-it-reset.ts undoes the
+    // One module graph per worker instead of one per file (here for `vitest run` in this folder; the root config sets
+    // the same for `pnpm test`): importing the sources again for every file was a third of the suite's time. A file must leave no global state behind (AGENTS.md, "Tests"); effect-it-reset.ts undoes the
     // one piece @effect/vitest leaves (its `layer(...)` rebinds the shared `it`).
     isolate: false,
     setupFiles: ["test/support/effect-it-reset.ts"],
