@@ -30,6 +30,10 @@ export interface Uncovered {
   readonly needs: "edit" | "protected_path" | "external_directory"
 }
 
+/** A change (not a creation) of the project's `.git/index` by a command that ran git: the documented refresh. */
+const gitIndexRefresh = (space: Workspace, target: string, created: boolean, executed: ReadonlyArray<string>) =>
+  !created && target === path.join(space.project, ".git", "index") && executed.includes("git")
+
 /** The comparison of one command. */
 export interface Verdict {
   readonly status: "pass" | "refused" | "unresolved" | "fail"
@@ -107,6 +111,10 @@ export const compare = (
         needs === "edit" ? w.action === "edit" || w.action === "protected_path" : w.action === needs,
       )
       if (accepted.some((w) => covers(w, target, change.created, change.directory))) continue
+      // docs/shell.md, limits: git's porcelain (`git diff`) may rewrite the stat data of `.git/index`, which the gate
+      // does not ask for. The fixture's config normally keeps git from doing it; a command that rewrites that config
+      // first (`… > .git/config`, itself a protected_path ask) brings the documented rewrite back.
+      if (gitIndexRefresh(space, target, change.created, executed)) continue
       uncovered.push({ path: target, kind: change.kind, needs })
     }
     const status = missingPrograms.length > 0 || uncovered.length > 0 ? "fail" : "pass"
