@@ -33,6 +33,7 @@ import runnerOwner from "./migrations/20260803000000_runner_owner.js"
 import permissionAnswer from "./migrations/20261202000000_permission_answer.js"
 import decision from "./migrations/20261202000100_decision.js"
 import changeCounter from "./migrations/20261202001000_change_counter.js"
+import pendingAsk from "./migrations/20261203000000_pending_ask.js"
 import * as DatabaseError from "./database-error.js"
 import * as Global from "./global.js"
 import type { PoolOptions } from "./internal/database-postgres.js"
@@ -63,6 +64,7 @@ export const migrations: Readonly<Record<string, Effect.Effect<void, unknown, Sq
   "20261202000000_permission_answer": permissionAnswer,
   "20261202000100_decision": decision,
   "20261202001000_change_counter": changeCounter,
+  "20261203000000_pending_ask": pendingAsk,
 }
 
 /**
