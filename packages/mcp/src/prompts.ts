@@ -25,25 +25,6 @@ export const NO_PROMPT =
 export const DECLINED_IN_CLIENT = "declined in the MCP client"
 
 /**
- * The prompt shown to the user for one permission request: the action and every resource in full (several: one per
- * line), the full command of a shell ask, then what "Always allow" will save and where (so the user sees its breadth before choosing). Every value
- * goes through `Printable.show`: a control character, escape sequence, bidi override or invisible character in a
- * command or path is shown as a visible escape (`\x1b`, `\u202e`), never passed to the client raw.
- *
- * @since 0.1.0
- * @category utilities
- */
-export const askMessage = (request: PermissionV2.Request): string => {
-  const action = Printable.show(request.action)
-  const resources = request.resources.map(Printable.show)
-  const head =
-    resources.length === 1
-      ? [`Allow ${action} on ${resources[0]}?`]
-      : [`Allow ${action} on ${resources.length} resources?`, ...resources.map((resource) => `  - ${resource}`)]
-  return [...head, ...PermissionV2.describeCommand(request), ...PermissionV2.describeAlways(request.always)].join("\n")
-}
-
-/**
  * The form of an approval prompt: one decision field whose values are the prompt's choice ids, titled with each
  * choice's label (what each saves is in the message above the form), and the feedback sent with a rejection.
  *
@@ -65,9 +46,11 @@ export const promptSchema = (prompt: Approvals.Prompt): ElicitRequestFormParams[
 })
 
 /**
- * The message above an approval prompt's form: the request as `askMessage` shows it (action, every resource, the
- * full command of a shell ask), then the tool call and its full input, the diff of a write, edit or apply_patch,
- * every choice with what it saves and where, and the deadline when there is one — all through `Printable`.
+ * The message above an approval prompt's form: the action and every resource in full (several: one per line), the
+ * tool call and its full input, the full command of a shell ask, the diff of a write, edit or apply_patch, every
+ * choice with what it saves and where (so the user sees its breadth before choosing), and the deadline when there is
+ * one. Every value goes through `Printable.show`: a control character, escape sequence, bidi override or invisible
+ * character in a command or path is shown as a visible escape (`\x1b`, `\u202e`), never passed to the client raw.
  *
  * @since 0.3.0
  * @category utilities

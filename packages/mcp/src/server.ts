@@ -54,12 +54,6 @@ import * as McpTransport from "./transport.js"
 
 export {
   /**
-   * The prompt shown to the user for one permission request.
-   *
-   * @since 0.1.0
-   */
-  askMessage,
-  /**
    * Feedback given to the tool when the user declines or cancels the elicitation.
    *
    * @since 0.1.0

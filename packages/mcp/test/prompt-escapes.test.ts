@@ -5,10 +5,14 @@
  */
 import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/sdk/types.js"
 import { describe, expect, it } from "@effect/vitest"
-import { PermissionV2, Printable, Wildcard } from "@toolgate/core"
+import { Approvals, PermissionV2, Printable, Wildcard } from "@toolgate/core"
 import * as Hostile from "../../core/test/support/hostile-text.js"
-import { askMessage, questionMessage, questionSchema } from "../src/prompts.js"
+import { promptMessage, questionMessage, questionSchema } from "../src/prompts.js"
 import { connect, text } from "./support/client.js"
+
+/** The message above the approval form of `request` (no tool call, no deadline). */
+const messageOf = (request: PermissionV2.Request): string =>
+  promptMessage(Approvals.prompt(request, undefined, 0, undefined))
 
 const request = (resources: ReadonlyArray<string>): PermissionV2.Request => ({
   id: PermissionV2.ID.make("per_hostile"),
@@ -29,13 +33,15 @@ const request = (resources: ReadonlyArray<string>): PermissionV2.Request => ({
 describe("MCP elicitation prompts", () => {
   it("a permission message shows every field escaped, one resource per line", () => {
     const resources = [Hostile.EVERYTHING, ...Hostile.DISGUISED.map((item) => item.raw)]
-    const message = askMessage(request(resources))
+    const message = messageOf(request(resources))
     expect(Hostile.rawFound(message, { newlines: true })).toEqual([])
     const lines = message.split("\n")
     expect(lines[0]).toBe(`Allow ${Printable.show(`bash${Hostile.EVERYTHING}`)} on ${resources.length} resources?`)
     expect(lines.slice(1, 1 + resources.length)).toEqual(resources.map((resource) => `  - ${Printable.show(resource)}`))
-    expect(lines).toHaveLength(1 + resources.length + 1 + resources.length + 1)
-    for (const { raw, shown } of Hostile.DISGUISED) expect(askMessage(request([raw])).split("\n")[0]).toContain(shown)
+    // Then the choices, each with what it saves (the always entries, escaped too).
+    expect(lines[1 + resources.length]).toBe("Choices:")
+    expect(lines.length).toBeGreaterThan(2 + resources.length)
+    for (const { raw, shown } of Hostile.DISGUISED) expect(messageOf(request([raw])).split("\n")[0]).toContain(shown)
   })
 
   it("a question form shows the model's header, question, labels and descriptions escaped; answers keep the label", () => {
