@@ -18,6 +18,23 @@ describe("Tool", () => {
     expect(Object.getOwnPropertySymbols(tool)).toEqual([])
   })
 
+  it.effect("ToolTest.settle gives the executor the call as sent and the definition it advertises, as a materialization does", () =>
+    Effect.gen(function* () {
+      const tool = Tool.make({
+        description: "echoes what its context says",
+        input: Schema.Struct({ n: Schema.NumberFromString }),
+        output: Schema.Unknown,
+        execute: (_input, context) => Effect.succeed({ call: context.call, definition: context.definition }),
+      })
+      const seen = (yield* ToolTest.settle(tool, { n: "7" }, { name: "echo" })).structured as {
+        readonly call: LLM.ToolCall
+        readonly definition: LLM.ToolDefinition
+      }
+      expect(seen.call).toEqual({ id: ToolTest.context.toolCallID, name: "echo", input: { n: "7" } })
+      expect(seen.definition).toEqual(Tool.definition("echo", tool))
+    }),
+  )
+
   it("module functions throw a TypeError for a foreign value", () => {
     const foreign = Object.freeze({}) as Tool.AnyTool
     expect(() => Tool.withPermission(foreign, "edit")).toThrow(new TypeError("Invalid Core Tool value"))

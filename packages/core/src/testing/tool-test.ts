@@ -29,7 +29,9 @@ const succeed = (output: LLM.ToolOutput) => Effect.succeed(output)
 
 /**
  * Settles `input` with `tool`: the tool's output, or its model-visible failure (`Invalid tool input: …`, the
- * executor's own `Tool.Failure`, or an invalid output). Defects and interruption propagate untouched. Lazy: nothing
+ * executor's own `Tool.Failure`, or an invalid output). As in a materialization, the executor's context carries the
+ * call as sent (`call`, with the raw `input`) and the definition the tool advertises under `name` (`definition`),
+ * unless `options.context` sets them. Defects and interruption propagate untouched. Lazy: nothing
  * runs until the Effect does. A `TypeError` (as a defect) for a value `Tool.make` did not return.
  *
  * See docs/tool-contract.md ("Testing a tool") for an example.
@@ -43,9 +45,13 @@ export const settle = (
   options: { readonly context?: Partial<Tool.Context>; readonly name?: string } = {},
 ): Effect.Effect<LLM.ToolOutput, LLM.ToolFailure> =>
   Effect.suspend(() => {
-    const call: Tool.Context = { ...context, ...options.context }
-    return Runtime.of<Tool.Context>(tool).settle<LLM.ToolOutput, LLM.ToolFailure>(
-      { id: call.toolCallID, name: options.name ?? "tool", input },
+    const runtime = Runtime.of<Tool.Context>(tool)
+    const name = options.name ?? "tool"
+    const toolCallID = options.context?.toolCallID ?? context.toolCallID
+    const sent: LLM.ToolCall = { id: toolCallID, name, input }
+    const call: Tool.Context = { ...context, call: sent, definition: runtime.definition(name), ...options.context }
+    return runtime.settle<LLM.ToolOutput, LLM.ToolFailure>(
+      sent,
       call,
       succeed,
       Effect.fail,
