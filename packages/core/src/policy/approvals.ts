@@ -6,11 +6,12 @@
  * than what was shown, a second answer or an unknown id fails with a typed error and changes nothing.
  *
  * `PermissionV2` holds the pending asks; this service is the client-facing view of the same queue (one per
- * Location). See docs/approvals.md.
+ * Location), or, on Postgres, of every process's asks (`layerDatabase`). See docs/approvals.md.
  *
  * This module is the namespace embedders import: the values, errors and tag live in `internal/approvals-schema.ts`,
- * the digest in `internal/approvals-digest.ts`, the choices and prompts in `internal/approvals-prompt.ts` and the
- * Location's layer in `internal/approvals-service.ts`.
+ * the digest in `internal/approvals-digest.ts`, the choices and prompts in `internal/approvals-prompt.ts`, the
+ * Location's layer in `internal/approvals-service.ts` and the layer with no Location, over the `pending_ask` table of
+ * a Postgres database every asking process writes, in `internal/approvals-database.ts`.
  *
  * @since 0.3.0
  */
@@ -47,3 +48,10 @@ export * from "./internal/approvals-describe.js"
  * @since 0.3.0
  */
 export * from "./internal/approvals-service.js"
+/**
+ * `layerDatabase`, `makeDatabase`, `Claim`, `ASK_CHANNEL`, `ANSWER_CHANNEL`, `POLL`: the protocol with no Location,
+ * over every asking process's `pending_ask` rows.
+ *
+ * @since 0.3.0
+ */
+export * from "./internal/approvals-database.js"
