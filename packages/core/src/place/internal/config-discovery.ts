@@ -106,6 +106,7 @@ const discover = (mode: Mode) =>
     const global = yield* Global.Service
     const location = yield* Location.Service
     const protectedRoots = ProtectedPath.roots(location, global)
+    const globalDirectory = path.resolve(global.config)
 
     const realOrResolved = (target: string) =>
       fs.realPath(target).pipe(Effect.orElseSucceed(() => path.resolve(target)))
@@ -139,7 +140,18 @@ const discover = (mode: Mode) =>
           ),
           Effect.either,
         )
-        const parsed = Either.flatMap(text, (content) => parseDocument(file, content))
+        const parsed = Either.flatMap(text, (content) =>
+          Either.flatMap(parseDocument(file, content), (document) =>
+            document.info.database === undefined || root === globalDirectory
+              ? Either.right(document)
+              : Either.left(
+                  new InvalidError({
+                    path: file,
+                    message: `Invalid config in ${file} at database: the database is chosen per process, by $TOOLGATE_DATABASE_URL or the database section of ${path.join(globalDirectory, FILE_NAMES[0]!)}, never by a project's configuration`,
+                  }),
+                ),
+          ),
+        )
         if (Either.isRight(parsed)) entries.push(parsed.right)
         else if (mode === "strict") return yield* parsed.left
       })
@@ -159,7 +171,6 @@ const discover = (mode: Mode) =>
         entries.push({ type: "directory", path: directory })
       })
 
-    const globalDirectory = path.resolve(global.config)
     for (const name of FILE_NAMES) yield* readDocument(path.join(globalDirectory, name), globalDirectory)
     yield* addDirectory(globalDirectory, globalDirectory)
 

@@ -5,6 +5,7 @@
  * @since 0.3.0
  */
 import * as Schema from "effect/Schema"
+import * as DatabaseConfig from "../../system/database-config.js"
 
 /**
  * A permission rule as configured (the same shape as `PermissionV2.Rule`). `ignore_case` makes the resource pattern
@@ -186,6 +187,11 @@ export const Info = Schema.Struct({
   bash: Schema.optional(Bash),
   attachments: Schema.optional(Schema.Struct({ image: Schema.optional(ImageAttachments) })),
   journal: Schema.optional(Journal),
+  /**
+   * The process's database (`url`, `pool`): read by `Database.layer` from the user's configuration directory only
+   * (see `DatabaseConfig`); a project's file holding it fails with `InvalidError`.
+   */
+  database: Schema.optional(DatabaseConfig.Section),
 })
 /**
  * @see Info
