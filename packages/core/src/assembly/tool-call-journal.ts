@@ -9,7 +9,6 @@
  *
  * @since 0.2.0
  */
-import * as os from "node:os"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -17,7 +16,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Database from "../system/database.js"
-import * as Identifier from "../values/identifier.js"
+import * as OwnerLease from "../system/owner-lease.js"
 
 /**
  * How long an owner stays live without renewing. Generous on purpose: a loaded machine may delay a heartbeat by
@@ -26,7 +25,7 @@ import * as Identifier from "../values/identifier.js"
  * @since 0.2.0
  * @category constants
  */
-export const LEASE: Duration.Duration = Duration.seconds(30)
+export const LEASE: Duration.Duration = OwnerLease.LEASE
 
 /**
  * Options of a journal's owner.
@@ -145,8 +144,8 @@ const toJson = (value: unknown): string => {
 }
 
 /**
- * Registers a new owner, renews its lease in a fiber tied to the scope, and removes the owner when the scope
- * closes (its unfinished calls, if any, are then recovered by the next runner at once).
+ * Registers a new owner (an `OwnerLease`), renews its lease in a fiber tied to the scope, and removes the owner when
+ * the scope closes (its unfinished calls, if any, are then recovered by the next runner at once).
  *
  * @since 0.2.0
  * @category constructors
@@ -155,42 +154,7 @@ export const make = (options: Options = {}) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const orDie = Database.orDie(sql)
-    const lease = Duration.toMillis(Duration.decode(options.lease ?? LEASE))
-    const ownerID = Identifier.create("own")
-    const instance = options.instance ?? null
-
-    const renewOnce = Effect.flatMap(
-      Clock.currentTimeMillis,
-      (now) =>
-        sql`INSERT INTO runner_owner (id, pid, hostname, instance, lease_expires, time_created, time_updated)
-          VALUES (${ownerID}, ${process.pid}, ${os.hostname()}, ${instance}, ${now + lease}, ${Date.now()}, ${Date.now()})
-          ON CONFLICT (id) DO UPDATE SET lease_expires = excluded.lease_expires, time_updated = excluded.time_updated`,
-    )
-    const renew = () => orDie(Effect.asVoid(renewOnce))
-
-    yield* Effect.acquireRelease(
-      Effect.zipRight(
-        instance === null
-          ? Effect.void
-          : orDie(sql`UPDATE runner_owner SET lease_expires = 0 WHERE instance = ${instance}`),
-        renew(),
-      ),
-      () => orDie(sql`DELETE FROM runner_owner WHERE id = ${ownerID}`),
-    )
-    // The heartbeat. A failed renewal (say SQLITE_BUSY on a loaded machine) is retried on the next beat; the lease
-    // leaves room for two misses.
-    const beat = Duration.millis(Math.max(1, Math.floor(lease / 3)))
-    yield* Effect.forkScoped(
-      Effect.forever(
-        Effect.delay(
-          renewOnce.pipe(
-            Effect.asVoid,
-            Effect.catchAll((error) => Effect.logWarning("ToolCallJournal: lease renewal failed", error)),
-          ),
-          beat,
-        ),
-      ),
-    )
+    const { ownerID, renew } = yield* OwnerLease.make({ ...options, name: "ToolCallJournal" })
 
     const record = (call: Call) =>
       sql`INSERT INTO tool_call (session_id, assistant_message_id, call_id, name, input, provider_executed, status, owner_id, time_created, time_updated)
