@@ -79,12 +79,36 @@ export * as ConfinedWalk from "./system/confined-walk.js"
  */
 export * as Core from "./assembly/core.js"
 /**
- * The SQLite database (WAL, foreign keys, migrations) behind sessions, approvals and the call journal.
+ * The database behind sessions, approvals, the decision journal and the call journal: SQLite (WAL, foreign keys) or
+ * Postgres, one set of migrations.
  *
  * @since 0.1.0
  * @category modules
  */
 export * as Database from "./system/database.js"
+/**
+ * Which database a process opens: `TOOLGATE_DATABASE_URL`, else `database.url` / `database.pool` of the user's
+ * configuration file, else SQLite.
+ *
+ * @since 0.3.0
+ * @category modules
+ */
+export * as DatabaseConfig from "./system/database-config.js"
+/**
+ * The database's health check and migration report (`toolgate db check` / `db migrate`): connects without migrating.
+ *
+ * @since 0.3.0
+ * @category modules
+ */
+export * as DatabaseHealth from "./system/database-health.js"
+/**
+ * LISTEN/NOTIFY on the database (Postgres; silent on SQLite): how an answer given on one host wakes the process that
+ * asked.
+ *
+ * @since 0.3.0
+ * @category modules
+ */
+export * as Notifications from "./system/notifications.js"
 /**
  * The `edit` built-in: replaces an exact string in a file.
  *
