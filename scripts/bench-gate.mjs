@@ -46,6 +46,10 @@ export const GATES = {
   },
   pending: {
     pending_queue_cpu_us: { max: 80, what: "queue one pending ask on a database file, 10,000 asks (CPU µs)" },
+    pending_memory_queue_cpu_us: {
+      max: 80,
+      what: "queue one pending ask on the in-memory database, 10,000 asks (CPU µs)",
+    },
     pending_queue_speedup: { min: 6, what: "queue one pending ask: the old per-ask path / ours" },
     release_speedup: { min: 10, what: "release of the pending asks: naive / ours" },
   },
