@@ -36,8 +36,12 @@ const MILLIS_MODULUS = 2 ** 36
  * @category utilities
  * @internal
  */
-export const timePrefix = (millis: number, counter: number): string =>
-  (((millis % MILLIS_MODULUS) * 0x1000 + counter) % TIME_MODULUS).toString(16).padStart(12, "0")
+export const timePrefix = (millis: number, counter: number): string => {
+  // Two 24-bit halves: a small integer prints in hex far faster than a 48-bit double does.
+  const value = ((millis % MILLIS_MODULUS) * 0x1000 + counter) % TIME_MODULUS
+  const high = Math.floor(value / 0x1000000)
+  return high.toString(16).padStart(6, "0") + (value - high * 0x1000000).toString(16).padStart(6, "0")
+}
 
 /**
  * Returns a 26-character ascending identifier; ids created later in the same process sort later.
@@ -55,7 +59,7 @@ export const ascending = (): string => {
   const time = timePrefix(now, counter)
   const bytes = take(14)
   let random = ""
-  for (const byte of bytes) random += ALPHABET[byte % 62]
+  for (let i = 0; i < 14; i++) random += ALPHABET[bytes[i]! % 62]
   return time + random
 }
 
