@@ -1,6 +1,7 @@
 /**
- * `toolgate serve --dir DIR [--port P] [--host H] [--webhook URL]`: the HTTP approval server beside a Location of
- * `DIR` (see docs/approval-server.md). It prints the page's address, with the token in the URL fragment, and runs
+ * `toolgate serve [--dir DIR] [--port P] [--host H] [--webhook URL]`: the HTTP approval server beside a Location of
+ * `DIR`, or, without `--dir` on Postgres (`TOOLGATE_DATABASE_URL`), of every process's asks on that database with the
+ * saved approvals and journal of every project (see docs/approval-server.md). It prints the page's address, with the token in the URL fragment, and runs
  * until interrupted. The token comes from `TOOLGATE_SERVE_TOKEN` when set (never from the command line, which other
  * users can read in the process list), else it is generated; the webhook's secret comes from
  * `TOOLGATE_WEBHOOK_SECRET`, which `--webhook` requires.
@@ -12,7 +13,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { Core, Global } from "@toolgate/core"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import { Core, Database, Global } from "@toolgate/core"
 import { ApprovalServer } from "@toolgate/core/server"
 import { CliError, UsageError } from "./errors.js"
 import { dataDirectory } from "./paths.js"
@@ -40,7 +42,8 @@ export const ENV = { token: "TOOLGATE_SERVE_TOKEN", webhookSecret: "TOOLGATE_WEB
  * @category models
  */
 export interface Options {
-  readonly directory: string
+  /** The project directory; without it, every process's asks on the Postgres database. */
+  readonly directory?: string | undefined
   readonly port: Option.Option<string>
   readonly host: Option.Option<string>
   readonly webhook: Option.Option<string>
@@ -90,23 +93,36 @@ export const run = (options: Options) =>
     const data = yield* dataDirectory(options.data, () => Global.fromEnvironment().data)
     const configured = process.env[ENV.token]
     const host = Option.getOrUndefined(options.host)
-    const layer = ApprovalServer.layer({
+    const server = {
       port,
       ...(host === undefined ? {} : { host }),
       ...(configured === undefined ? {} : { token: Redacted.make(configured) }),
       ...(webhook === undefined ? {} : { webhook }),
-    }).pipe(Layer.provideMerge(Core.layer({ directory: options.directory, data })))
+    }
+    const directory = options.directory
+    const url = Database.urlFromEnvironment()
+    if (directory === undefined && url === undefined)
+      return yield* new UsageError({
+        message: `toolgate serve needs --dir, or a Postgres database in ${Database.URL_VARIABLE} to serve every process's asks`,
+      })
+    const layer =
+      directory !== undefined
+        ? ApprovalServer.layer(server).pipe(Layer.provideMerge(Core.layer({ directory, data })))
+        : ApprovalServer.layerDatabase(server).pipe(
+            Layer.provideMerge(Layer.merge(Database.layerUrl(url!), NodeHttpClient.layer)),
+          )
+    const what = directory !== undefined ? `approvals of ${directory}` : "approvals of every process on the database"
     yield* Effect.scoped(
       Effect.gen(function* () {
         const context = yield* Layer.build(layer).pipe(
           Effect.mapError((error) => new CliError({ message: error.message })),
         )
-        const server = yield* Effect.provide(ApprovalServer.Service, context)
-        yield* Console.log(`toolgate serve: approvals of ${options.directory} at ${server.url}`)
-        yield* Console.log(`  open ${Redacted.value(server.pageURL)}`)
+        const running = yield* Effect.provide(ApprovalServer.Service, context)
+        yield* Console.log(`toolgate serve: ${what} at ${running.url}`)
+        yield* Console.log(`  open ${Redacted.value(running.pageURL)}`)
         yield* Console.log(
           configured === undefined
-            ? `  token ${Redacted.value(server.token)} (send it as Authorization: Bearer <token>)`
+            ? `  token ${Redacted.value(running.token)} (send it as Authorization: Bearer <token>)`
             : `  token from ${ENV.token}`,
         )
         if (webhook !== undefined) yield* Console.log(`  webhook ${webhook.url} (signed with ${ENV.webhookSecret})`)

@@ -1,11 +1,15 @@
 /**
  * `toolgate serve` as a real child process: it prints the page's address with a generated token, the API refuses
  * a request without it and answers one with it, `TOOLGATE_SERVE_TOKEN` replaces the generated token (and is not
- * printed), and bad options are usage errors (exit 2).
+ * printed), and bad options are usage errors (exit 2), as is no `--dir` without a Postgres database.
  */
 import { spawn } from "node:child_process"
 import * as path from "node:path"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import { describe, expect, it } from "vitest"
+import * as Serve from "../src/serve.js"
 import { BIN, tempDir, toolgate } from "./support.js"
 
 /** Starts `toolgate serve` and resolves with its first three output lines once it is listening; `stop` ends it. */
@@ -77,4 +81,26 @@ describe("toolgate serve", () => {
     expect(webhook.code).toBe(2)
     expect(webhook.stderr).toContain("TOOLGATE_WEBHOOK_SECRET")
   }, 120_000)
+
+  it("without --dir and without a Postgres database it is a usage error naming TOOLGATE_DATABASE_URL", async () => {
+    const saved = process.env.TOOLGATE_DATABASE_URL
+    delete process.env.TOOLGATE_DATABASE_URL
+    try {
+      const exit = await Effect.runPromiseExit(
+        Serve.run({
+          directory: undefined,
+          port: Option.some("0"),
+          host: Option.none(),
+          webhook: Option.none(),
+          data: Option.some(tempDir()),
+        }),
+      )
+      expect(Exit.isFailure(exit)).toBe(true)
+      const error = Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined
+      expect(error).toMatchObject({ _tag: "Cli.UsageError" })
+      expect(String((error as { message?: string } | undefined)?.message)).toContain("TOOLGATE_DATABASE_URL")
+    } finally {
+      if (saved !== undefined) process.env.TOOLGATE_DATABASE_URL = saved
+    }
+  })
 })

@@ -2,7 +2,8 @@
  * The approval server over a real loopback HTTP server on a free port: digest-bound answers resume the suspended
  * call, wrong digests, second answers and unknown ids change nothing, the token is required, Server-Sent Events
  * deliver `Asked` before anyone answers, cross-origin and foreign-host requests are refused, saved approvals are
- * listed and revoked within the Location's project only, and the webhook posts a correctly signed ask.
+ * listed and revoked within the Location's project only (a `projectID` parameter naming another lists nothing), and
+ * the webhook posts a correctly signed ask.
  */
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
@@ -255,6 +256,9 @@ describe("ApprovalServer", () => {
       const listed = yield* request(`${url}/api/saved`, { headers: auth })
       expect(listed.status).toBe(200)
       expect(listed.json).toEqual([expect.objectContaining({ id: own.id, action: "edit", resource: "src/*" })])
+      // Beside a Location, naming another project lists nothing (a server with no Location lists any project's).
+      expect((yield* request(`${url}/api/saved?projectID=other`, { headers: auth })).json).toEqual([])
+      expect((yield* request(`${url}/api/saved?projectID=global`, { headers: auth })).json).toEqual(listed.json)
       const refused = yield* request(`${url}/api/saved/${foreign.id}`, { method: "DELETE", headers: auth })
       expect(refused.status).toBe(404)
       expect(refused.json).toMatchObject({ _tag: "ApprovalApi.SavedNotFoundError", id: foreign.id })
@@ -292,6 +296,8 @@ describe("ApprovalServer", () => {
       expect(ids(yield* request(`${url}/api/journal?sessionID=ses_a`, { headers: auth }))).toEqual(["dec_1"])
       expect(ids(yield* request(`${url}/api/journal?since=1500&kind=expired`, { headers: auth }))).toEqual(["dec_2"])
       expect(ids(yield* request(`${url}/api/journal?kind=answered`, { headers: auth }))).toEqual([])
+      expect(ids(yield* request(`${url}/api/journal?projectID=other`, { headers: auth }))).toEqual([])
+      expect(ids(yield* request(`${url}/api/journal?projectID=global`, { headers: auth }))).toEqual(["dec_1", "dec_2"])
       for (const query of ["kind=everything", "limit=0", "limit=5001", "since=-1", "since=soon"])
         expect((yield* request(`${url}/api/journal?${query}`, { headers: auth })).status, query).toBe(400)
     }),

@@ -7,8 +7,9 @@
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, Effect, Exit, Fiber, Layer, Queue, Schema, Stream } from "effect"
+import { Clock, type Duration, Effect, Exit, Fiber, Layer, Queue, Schema, Stream } from "effect"
 import { Approvals, PermissionV2 } from "../src/index.js"
+import * as Notifications from "../src/system/notifications.js"
 import * as Engines from "./support/engines.js"
 
 const HOUR = 3_600_000
@@ -66,14 +67,29 @@ const row = (sql: SqlClient.SqlClient, id: string) =>
 const claimOf = (value: Row | undefined) =>
   value?.answer == null ? undefined : Schema.decodeUnknownSync(Schema.parseJson(Approvals.Claim))(value.answer)
 
-const setup = (engine: Engines.Engine) =>
+/**
+ * The service over a fresh database. `listen`: through `Notifications.layer` (the default) or `Notifications.silent`
+ * (a lost LISTEN: polling only).
+ */
+const setup = (
+  engine: Engines.Engine,
+  options: { readonly poll?: Duration.DurationInput; readonly listen?: boolean } = {},
+) =>
   Effect.gen(function* () {
+    const notifications =
+      options.listen === false
+        ? Layer.effect(Notifications.Service, Effect.map(SqlClient.SqlClient, Notifications.silent))
+        : Notifications.layer
     const context = yield* Layer.build(
-      Approvals.layerDatabase({ poll: "50 millis" }).pipe(Layer.provideMerge(engine.layer())),
+      Approvals.layerDatabase({ poll: options.poll ?? "50 millis" }).pipe(
+        Layer.provideMerge(notifications),
+        Layer.provideMerge(engine.layer()),
+      ),
     )
     const approvals = yield* Effect.provide(Approvals.Service, context)
     const sql = yield* Effect.provide(SqlClient.SqlClient, context)
-    return { approvals, sql }
+    const listener = yield* Effect.provide(Notifications.Service, context)
+    return { approvals, sql, listener }
   })
 
 const failure = <A, E>(exit: Exit.Exit<A, E>) =>
@@ -260,6 +276,41 @@ Engines.describeEach(
           expect(yield* Queue.take(events)).toMatchObject({ _tag: "Asked", prompt: { request: { id: "per_live" } } })
           expect(yield* Queue.size(events)).toBe(0)
           yield* Fiber.interrupt(reader)
+        }),
+      ),
+    )
+
+    it.live("with LISTEN: a claim reaches the stream at once (the poll is an hour), and the owner is notified", () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const { approvals, sql, listener } = yield* setup(engine, { poll: "1 hour" })
+          yield* owner(sql, "own_1", (yield* Clock.currentTimeMillis) + HOUR)
+          const woken = yield* Queue.unbounded<string>()
+          yield* Effect.forkScoped(Stream.runForEach(yield* listener.subscribe(Approvals.ANSWER_CHANNEL), (p) => woken.offer(p)))
+          const events = yield* Queue.unbounded<Approvals.PromptEvent>()
+          yield* Effect.forkScoped(Stream.runForEach(approvals.prompts(), (e) => events.offer(e)))
+          // The owner's insert notifies toolgate_ask, as the asking process does.
+          const prompt = yield* ask(sql, { id: "per_1", owner: "own_1" })
+          yield* Notifications.notifyWith(sql, Approvals.ASK_CHANNEL, "per_1")
+          expect(yield* Queue.take(events)).toMatchObject({ _tag: "Asked", prompt: { request: { id: "per_1" } } })
+          yield* approvals.answer({ requestID: "per_1", digest: prompt.digest, choice: "once", channel: "http" })
+          expect(yield* Queue.take(woken)).toBe("own_1")
+          expect(yield* Queue.take(events)).toMatchObject({ _tag: "Answered", requestID: "per_1", choice: "once" })
+        }),
+      ),
+    )
+
+    it.live("with no notification delivered (a lost LISTEN), the poll still finds new asks and answers", () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const { approvals, sql } = yield* setup(engine, { poll: "50 millis", listen: false })
+          yield* owner(sql, "own_1", (yield* Clock.currentTimeMillis) + HOUR)
+          const events = yield* Queue.unbounded<Approvals.PromptEvent>()
+          yield* Effect.forkScoped(Stream.runForEach(approvals.prompts(), (e) => events.offer(e)))
+          const prompt = yield* ask(sql, { id: "per_1", owner: "own_1" })
+          expect(yield* Queue.take(events)).toMatchObject({ _tag: "Asked", prompt: { request: { id: "per_1" } } })
+          yield* approvals.answer({ requestID: "per_1", digest: prompt.digest, choice: "once", channel: "http" })
+          expect(yield* Queue.take(events)).toMatchObject({ _tag: "Answered", requestID: "per_1" })
         }),
       ),
     )

@@ -9,9 +9,9 @@
  * | GET | `/api/asks` | the pending prompts, oldest first (`?sessionID=` narrows) |
  * | GET | `/api/asks/:id` | one pending prompt (404 when not pending) |
  * | POST | `/api/asks/:id/answer` | answer it: `{ digest, choice, message?, ttlMillis?, by? }` → 204 |
- * | GET | `/api/saved` | the saved approvals of this Location's project |
+ * | GET | `/api/saved` | the saved approvals of this Location's project, or of every project (`?projectID=` narrows) |
  * | DELETE | `/api/saved/:id` | revoke one (404 when it is not one of them) → 204 |
- * | GET | `/api/journal` | the decision journal of this Location's project (`?sessionID=&since=&kind=&limit=`) |
+ * | GET | `/api/journal` | the decision journal of this Location's project, or of every project (`?projectID=&sessionID=&since=&kind=&limit=`) |
  * | GET | `/api/events` | Server-Sent Events: `Asked`, `Answered`, `Expired` (`?sessionID=` narrows) |
  * | GET | `/api/openapi.json` | this API's OpenAPI document (no token needed) |
  * | GET | `/` | the approval web page (no token needed; it asks for one) |
@@ -105,6 +105,15 @@ export const SessionFilter = Schema.Struct({ sessionID: Schema.optional(Schema.S
 const RequestPath = Schema.Struct({ id: Schema.String })
 
 /**
+ * The optional project filter of the saved approvals: a server with no Location lists every project's unless it
+ * names one; a server beside a Location lists nothing for another project.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export const ProjectFilter = Schema.Struct({ projectID: Schema.optional(Schema.String) })
+
+/**
  * The pending asks and their answer.
  *
  * @since 0.3.0
@@ -140,13 +149,13 @@ export const AsksGroup = HttpApiGroup.make("asks")
   .prefix("/api")
 
 /**
- * The saved approvals (`always` answers) of the served Location's project.
+ * The saved approvals (`always` answers) of the served Location's project (with no Location: of every project).
  *
  * @since 0.3.0
  * @category groups
  */
 export const SavedGroup = HttpApiGroup.make("saved")
-  .add(HttpApiEndpoint.get("list", "/saved").addSuccess(Schema.Array(PermissionSaved.Info)))
+  .add(HttpApiEndpoint.get("list", "/saved").setUrlParams(ProjectFilter).addSuccess(Schema.Array(PermissionSaved.Info)))
   .add(
     HttpApiEndpoint.del("revoke", "/saved/:id")
       .setPath(RequestPath)
@@ -165,13 +174,14 @@ export const SavedGroup = HttpApiGroup.make("saved")
 export const JOURNAL_LIMIT = { default: 500, max: 5000 } as const
 
 /**
- * The journal's filters: a session, a start time (epoch milliseconds), one kind, how many (the newest, up to
- * `JOURNAL_LIMIT.max`).
+ * The journal's filters: a project (as `ProjectFilter`), a session, a start time (epoch milliseconds), one kind, how
+ * many (the newest, up to `JOURNAL_LIMIT.max`).
  *
  * @since 0.3.0
  * @category models
  */
 export const JournalFilter = Schema.Struct({
+  projectID: Schema.optional(Schema.String),
   sessionID: Schema.optional(Schema.String),
   since: Schema.optional(Schema.NumberFromString.pipe(Schema.nonNegative())),
   kind: Schema.optional(DecisionJournal.Kind),
@@ -179,7 +189,7 @@ export const JournalFilter = Schema.Struct({
 })
 
 /**
- * The decision journal of the served Location's project, oldest first.
+ * The decision journal of the served Location's project (with no Location: of every project), oldest first.
  *
  * @since 0.3.0
  * @category groups

@@ -9,8 +9,11 @@
  * - the OpenAPI document is served at `/api/openapi.json`, the page at `/`;
  * - with `webhook`, every new ask is POSTed, HMAC-SHA256-signed, to a URL (see `internal/approval-server-webhook`).
  *
- * Answers are recorded with channel `http`. It needs the Location's `Approvals`, `PermissionSaved`,
- * `DecisionJournal` and `Location` services (all in `Core.layer`) and an `HttpClient` for the webhook. See docs/approval-server.md.
+ * Answers are recorded with channel `http`. `layer` needs the Location's `Approvals`, `PermissionSaved`,
+ * `DecisionJournal` and `Location` services (all in `Core.layer`) and an `HttpClient` for the webhook. `layerRemote`
+ * runs with no Location, on a host of its own: over `Approvals.layerDatabase` it serves the asks of every process on
+ * a Postgres database, and the saved approvals and journal of every project (`?projectID=` narrows). See
+ * docs/approval-server.md. `layerDatabase` is `layerRemote` with those services built on the database in context.
  *
  * @since 0.3.0
  */
@@ -25,9 +28,11 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Location from "../place/location.js"
+import type * as SqlClient from "@effect/sql/SqlClient"
 import * as Approvals from "../policy/approvals.js"
-import type * as DecisionJournal from "../policy/decision-journal.js"
-import type * as PermissionSaved from "../policy/permission-saved.js"
+import * as DecisionJournal from "../policy/decision-journal.js"
+import * as PermissionSaved from "../policy/permission-saved.js"
+import * as Notifications from "../system/notifications.js"
 import * as ApprovalApi from "./approval-api.js"
 import * as Guard from "./internal/approval-server-guard.js"
 import * as Handlers from "./internal/approval-server-handlers.js"
@@ -114,18 +119,13 @@ const hostNames = (host: string): ReadonlySet<string> =>
 
 const urlHost = (host: string) => (host.includes(":") ? `[${host}]` : host)
 
-/**
- * Serves the approval API and page for the Location in context, until the layer's scope closes.
- *
- * @since 0.3.0
- * @category layers
- */
-export const layer = (
-  options: Options = {},
+const make = <R>(
+  options: Options,
+  scope: Layer.Layer<Handlers.Scope, never, R>,
 ): Layer.Layer<
   Service,
   StartError,
-  Approvals.Service | PermissionSaved.Service | DecisionJournal.Service | Location.Service | HttpClient.HttpClient
+  Approvals.Service | PermissionSaved.Service | DecisionJournal.Service | HttpClient.HttpClient | R
 > => {
   const host = options.host ?? DEFAULT_HOST
   const port = options.port ?? 0
@@ -139,6 +139,7 @@ export const layer = (
   )
   const api = HttpApiBuilder.api(ApprovalApi.api).pipe(
     Layer.provide(Handlers.groups),
+    Layer.provide(scope),
     Layer.provide(Handlers.authorization(token)),
   )
   const serve = HttpApiBuilder.serve(Guard.middleware(hostNames(host))).pipe(
@@ -167,3 +168,52 @@ export const layer = (
   )
   return Layer.merge(serve, info).pipe(Layer.provide(server))
 }
+
+/**
+ * Serves the approval API and page for the Location in context, until the layer's scope closes.
+ *
+ * @since 0.3.0
+ * @category layers
+ */
+export const layer = (
+  options: Options = {},
+): Layer.Layer<
+  Service,
+  StartError,
+  Approvals.Service | PermissionSaved.Service | DecisionJournal.Service | Location.Service | HttpClient.HttpClient
+> => make(options, Handlers.scopeOfLocation)
+
+/**
+ * Serves the approval API and page with no Location, until the layer's scope closes: the asks are whatever the
+ * `Approvals` in context serves (over `Approvals.layerDatabase`: every process's on the database), and the saved
+ * approvals and the journal are every project's (`?projectID=` narrows; a revoke may name any saved approval).
+ *
+ * @since 0.3.0
+ * @category layers
+ */
+export const layerRemote = (
+  options: Options = {},
+): Layer.Layer<
+  Service,
+  StartError,
+  Approvals.Service | PermissionSaved.Service | DecisionJournal.Service | HttpClient.HttpClient
+> => make(options, Handlers.scopeEveryProject)
+
+/**
+ * `layerRemote` with what it needs on the database in context: `Approvals.layerDatabase` (listening through
+ * `Notifications.layer`), `PermissionSaved.layer` and `DecisionJournal.layer`. Give it a Postgres client from
+ * `Database.layerUrl` and an `HttpClient`; this is what `toolgate serve` runs without `--dir`.
+ *
+ * @since 0.3.0
+ * @category layers
+ */
+export const layerDatabase = (
+  options: Options = {},
+): Layer.Layer<Service, StartError, SqlClient.SqlClient | HttpClient.HttpClient> =>
+  layerRemote(options).pipe(
+    Layer.provide(
+      Layer.mergeAll(Approvals.layerDatabase(), PermissionSaved.layer, DecisionJournal.layer).pipe(
+        Layer.provide(Notifications.layer),
+      ),
+    ),
+  )

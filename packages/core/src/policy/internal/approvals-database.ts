@@ -26,6 +26,7 @@ import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as DatabaseError from "../../system/database-error.js"
+import * as Notifications from "../../system/notifications.js"
 import {
   AlreadyAnsweredError,
   type Answer,
@@ -89,13 +90,12 @@ export const ANSWER_CHANNEL = "toolgate_answer"
 export const POLL = Duration.seconds(1)
 
 /**
- * Where notifications come from: a stream of the payloads sent on a channel. Without one, `prompts` polls.
+ * How often `prompts` re-reads without a notification.
  *
  * @since 0.3.0
  * @category models
  */
 export interface DatabaseOptions {
-  readonly listen?: ((channel: string) => Stream.Stream<string, unknown>) | undefined
   /** The poll interval (default `POLL`). */
   readonly poll?: Duration.DurationInput | undefined
 }
@@ -137,10 +137,10 @@ interface LeftRow {
 export const makeDatabase = (options: DatabaseOptions = {}) =>
   Fx.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const notifications = yield* Notifications.Service
     const orDie = DatabaseError.orDie(sql)
     const poll = Duration.decode(options.poll ?? POLL)
-
-    const notify = (channel: string, payload: string) => sql`SELECT pg_notify(${channel}, ${payload})`
+    const notify = notifications.notify
 
     /** The listed rows, oldest first. */
     const listed = (filter: Filter | undefined, now: number) =>
@@ -328,10 +328,23 @@ export const makeDatabase = (options: DatabaseOptions = {}) =>
       Stream.unwrapScoped(
         Fx.gen(function* () {
           const wake = yield* Fx.acquireRelease(Queue.sliding<void>(1), Queue.shutdown)
-          if (options.listen !== undefined) {
-            yield* options.listen(ASK_CHANNEL).pipe(
-              Stream.runForEach(() => wake.offer(undefined)),
-              Fx.catchAll((error) => Fx.logWarning("Approvals: the ask notifications stopped; polling", error)),
+          if (notifications.delivers) {
+            const follow = (stream: Stream.Stream<string, Notifications.ListenError>) =>
+              Stream.runForEach(stream, () => wake.offer(undefined))
+            const lost = (error: Notifications.ListenError) =>
+              Fx.logWarning("Approvals: not listening for asks; polling until listening again", error)
+            // The first LISTEN is in force before the snapshot is read, so no change after it goes unheard. When
+            // the connection is lost (Postgres restarted) it is made again, and the list re-read, every `poll`.
+            const first = yield* Fx.either(notifications.subscribe(ASK_CHANNEL))
+            const again = Fx.scoped(
+              Fx.flatMap(notifications.subscribe(ASK_CHANNEL), (stream) =>
+                Fx.zipRight(wake.offer(undefined), follow(stream)),
+              ),
+            ).pipe(Fx.catchAll(lost), Fx.zipRight(Fx.sleep(poll)), Fx.forever)
+            yield* (first._tag === "Right" ? follow(first.right) : Fx.fail(first.left)).pipe(
+              Fx.catchAll(lost),
+              Fx.zipRight(Fx.sleep(poll)),
+              Fx.zipRight(again),
               Fx.forkScoped,
             )
           }
@@ -372,11 +385,14 @@ export const makeDatabase = (options: DatabaseOptions = {}) =>
 
 /**
  * The approval protocol of every process on the database in context, with no Location (for an approval server on
- * another host). Meant for Postgres: on SQLite no process writes `pending_ask`, so nothing is ever listed.
+ * another host); its prompt streams listen through `Notifications` (`Notifications.silent` polls only). Meant for
+ * Postgres: on SQLite no process writes `pending_ask`, so nothing is ever listed.
  *
  * @since 0.3.0
  * @category layers
  */
-export const layerDatabase = (options: DatabaseOptions = {}): Layer.Layer<Service, never, SqlClient.SqlClient> =>
+export const layerDatabase = (
+  options: DatabaseOptions = {},
+): Layer.Layer<Service, never, SqlClient.SqlClient | Notifications.Service> =>
   Layer.effect(Service, makeDatabase(options))
 
