@@ -1,5 +1,6 @@
 /**
- * The `toolgate` command tree (`@effect/cli`): `demo`, `mcp` and `permissions list|revoke|explain|lint`.
+ * The `toolgate` command tree (`@effect/cli`): `demo`, `mcp`, `serve`, `permissions list|revoke|explain|lint`,
+ * `decisions` and `db migrate|check`.
  *
  * @since 0.1.0
  */
@@ -11,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { CliError, UsageError } from "./errors.js"
+import { command as db } from "./db.js"
 import { command as decisions } from "./decisions.js"
 import * as Paths from "./paths.js"
 
@@ -224,10 +226,14 @@ const permissions = Command.make("permissions", {}, () =>
 )
 
 const toolgate = Command.make("toolgate", {}, () =>
-  Effect.fail(new UsageError({ message: "missing command: demo, mcp or permissions (see toolgate --help)" })),
+  Effect.fail(
+    new UsageError({
+      message: "missing command: demo, mcp, serve, permissions, decisions or db (see toolgate --help)",
+    }),
+  ),
 ).pipe(
-  Command.withDescription("The toolgate command line: the demo session and saved approvals"),
-  Command.withSubcommands([demo, mcp, serve, permissions, decisions]),
+  Command.withDescription("The toolgate command line: the demo session, saved approvals and the database"),
+  Command.withSubcommands([demo, mcp, serve, permissions, decisions, db]),
 )
 
 /**
