@@ -190,7 +190,12 @@ const mcp = Command.make(
 const serve = Command.make(
   "serve",
   {
-    dir: Options.text("dir").pipe(Options.withDescription("The project directory whose asks are served (required)")),
+    dir: Options.text("dir").pipe(
+      Options.withDescription(
+        "The project directory whose asks are served (without it: every process's asks on the Postgres database in $TOOLGATE_DATABASE_URL)",
+      ),
+      Options.optional,
+    ),
     port: Options.text("port").pipe(
       Options.withDescription("The port (default 7433; 0: a free one)"),
       Options.optional,
@@ -206,13 +211,22 @@ const serve = Command.make(
     data,
   },
   (options) =>
-    Effect.flatMap(Paths.existingDirectory(Option.some(options.dir)), (directory) =>
-      Effect.flatMap(
-        load(() => import("./serve.js")),
-        (Serve) => Serve.run({ ...options, directory }),
-      ),
+    Effect.flatMap(
+      Option.match(options.dir, {
+        onNone: () => Effect.succeed(undefined),
+        onSome: (dir) => Paths.existingDirectory(Option.some(dir)),
+      }),
+      (directory) =>
+        Effect.flatMap(
+          load(() => import("./serve.js")),
+          (Serve) => Serve.run({ ...options, directory }),
+        ),
     ),
-).pipe(Command.withDescription("Serve the approval API and web page for a project (token printed at start)"))
+).pipe(
+  Command.withDescription(
+    "Serve the approval API and web page for a project, or for every process on Postgres (token printed at start)",
+  ),
+)
 
 const permissions = Command.make("permissions", {}, () =>
   Effect.fail(
