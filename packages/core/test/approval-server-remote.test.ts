@@ -68,10 +68,7 @@ Engines.describeEach(
 
           const listed = yield* request(`${url}/api/asks`, { headers: auth })
           expect(listed.status).toBe(200)
-          expect((listed.json as ReadonlyArray<Approvals.Prompt>).map((p) => p.request.id)).toEqual([
-            "per_a",
-            "per_b",
-          ])
+          expect((listed.json as ReadonlyArray<Approvals.Prompt>).map((p) => p.request.id)).toEqual(["per_a", "per_b"])
           expect((yield* request(`${url}/api/asks`)).status).toBe(401)
           const unauthorised = yield* request(`${url}/api/asks/per_a/answer`, {
             method: "POST",
@@ -109,8 +106,18 @@ Engines.describeEach(
           const later = [(yield* Effect.promise(events.next)).data, (yield* Effect.promise(events.next)).data]
           expect(later).toEqual(
             expect.arrayContaining([
-              expect.objectContaining({ _tag: "Asked", prompt: expect.objectContaining({ request: expect.objectContaining({ id: "per_b" }) }) }),
-              { _tag: "Answered", requestID: "per_a", sessionID: "ses_per_a", choice: "once", by: "erin", channel: "http" },
+              expect.objectContaining({
+                _tag: "Asked",
+                prompt: expect.objectContaining({ request: expect.objectContaining({ id: "per_b" }) }),
+              }),
+              {
+                _tag: "Answered",
+                requestID: "per_a",
+                sessionID: "ses_per_a",
+                choice: "once",
+                by: "erin",
+                channel: "http",
+              },
             ]),
           )
         }),
@@ -146,7 +153,9 @@ Engines.describeEach(
         expect((yield* store.list()).map((row) => row.projectID)).toEqual(["prj_1"])
         expect((yield* request(`${url}/api/saved/${other.id}`, { method: "DELETE", headers: auth })).status).toBe(404)
         const revoked = yield* journal.query({ kinds: ["revoked"] })
-        expect(revoked).toEqual([expect.objectContaining({ projectID: "prj_2", detail: expect.objectContaining({ channel: "http" }) })])
+        expect(revoked).toEqual([
+          expect.objectContaining({ projectID: "prj_2", detail: expect.objectContaining({ channel: "http" }) }),
+        ])
       }),
     )
   },

@@ -174,9 +174,9 @@ Engines.describeEach(
           _tag: "Approvals.DigestMismatchError",
           requestID: "per_1",
         })
-        expect(yield* attempt({ requestID: "per_1", digest: prompt.digest, choice: "always:everything" })).toMatchObject(
-          { _tag: "Approvals.UnknownChoiceError", choice: "always:everything" },
-        )
+        expect(
+          yield* attempt({ requestID: "per_1", digest: prompt.digest, choice: "always:everything" }),
+        ).toMatchObject({ _tag: "Approvals.UnknownChoiceError", choice: "always:everything" })
         expect(yield* attempt({ requestID: "per_1", choice: "once" })).toMatchObject({
           _tag: "Approvals.DigestMismatchError",
         })
@@ -264,8 +264,22 @@ Engines.describeEach(
           const answered = [yield* Queue.take(events), yield* Queue.take(events)]
           expect(answered).toEqual(
             expect.arrayContaining([
-              { _tag: "Answered", requestID: "per_before", sessionID: "ses_s", choice: "reject", by: "dave", channel: "http" },
-              { _tag: "Answered", requestID: "per_live", sessionID: "ses_s", choice: "cascade", by: "dave", channel: "http" },
+              {
+                _tag: "Answered",
+                requestID: "per_before",
+                sessionID: "ses_s",
+                choice: "reject",
+                by: "dave",
+                channel: "http",
+              },
+              {
+                _tag: "Answered",
+                requestID: "per_live",
+                sessionID: "ses_s",
+                choice: "cascade",
+                by: "dave",
+                channel: "http",
+              },
             ]),
           )
           // The owner settles a row without an answer (it expired there, or a saved approval released it).
@@ -286,7 +300,9 @@ Engines.describeEach(
           const { approvals, sql, listener } = yield* setup(engine, { poll: "1 hour" })
           yield* owner(sql, "own_1", (yield* Clock.currentTimeMillis) + HOUR)
           const woken = yield* Queue.unbounded<string>()
-          yield* Effect.forkScoped(Stream.runForEach(yield* listener.subscribe(Approvals.ANSWER_CHANNEL), (p) => woken.offer(p)))
+          yield* Effect.forkScoped(
+            Stream.runForEach(yield* listener.subscribe(Approvals.ANSWER_CHANNEL), (p) => woken.offer(p)),
+          )
           const events = yield* Queue.unbounded<Approvals.PromptEvent>()
           yield* Effect.forkScoped(Stream.runForEach(approvals.prompts(), (e) => events.offer(e)))
           // The owner's insert notifies toolgate_ask, as the asking process does.

@@ -375,7 +375,10 @@ export const makeDatabase = (options: DatabaseOptions = {}) =>
           const asked = first.map((prompt): PromptEvent => ({ _tag: "Asked", prompt }))
           return Stream.concat(
             Stream.fromIterable(asked),
-            Stream.fromQueue(wake).pipe(Stream.mapEffect(() => reread), Stream.flattenIterables),
+            Stream.fromQueue(wake).pipe(
+              Stream.mapEffect(() => reread),
+              Stream.flattenIterables,
+            ),
           )
         }),
       )
@@ -395,4 +398,3 @@ export const layerDatabase = (
   options: DatabaseOptions = {},
 ): Layer.Layer<Service, never, SqlClient.SqlClient | Notifications.Service> =>
   Layer.effect(Service, makeDatabase(options))
-
