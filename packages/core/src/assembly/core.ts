@@ -1,7 +1,8 @@
 /**
- * Embedding in one call. `layerProcess` builds what exists once per process (Global, the SQLite database, saved
- * approvals, ApplicationTools, the tool-output cleanup job, processes, search, HTTP); `layerLocation` builds every
- * service one Location needs on top of it, including the twelve built-in tools. `layer` is both for the common
+ * Embedding in one call. `layerProcess` builds what exists once per process (Global, the database, saved
+ * approvals, ApplicationTools, the tool-output cleanup job, processes, search, HTTP, and on Postgres the sharing of
+ * pending asks with other hosts); `layerLocation` builds every service one Location needs on top of it, including
+ * the twelve built-in tools. `layer` is both for the common
  * single-Location case. The test harness (`Core.layerTest`) lives in `@toolgate/core/testing`.
  *
  * @since 0.1.0
@@ -18,6 +19,7 @@ import * as Config from "../place/config.js"
 import * as Database from "../system/database.js"
 import * as FileMutation from "../world/file-mutation.js"
 import * as Global from "../system/global.js"
+import * as Notifications from "../system/notifications.js"
 import * as Image from "../world/image.js"
 import * as Location from "../place/location.js"
 import * as LocationPath from "../world/location-path.js"
@@ -50,6 +52,12 @@ export interface ProcessOptions {
   readonly data?: string
   /** Use a private in-memory database instead of `<data>/toolgate.db`. */
   readonly memoryDatabase?: boolean
+  /**
+   * A Postgres database (`postgres://…`) instead of the one `TOOLGATE_DATABASE_URL` names or SQLite.
+   *
+   * @since 0.3.0
+   */
+  readonly databaseUrl?: string
 }
 
 /**
@@ -83,7 +91,12 @@ export type ProcessServices = Layer.Layer.Success<ReturnType<typeof layerProcess
  */
 export const layerProcess = (options: ProcessOptions = {}) => {
   const global = options.data === undefined ? Global.layer : Global.layerWith({ data: options.data })
-  const database = options.memoryDatabase === true ? Database.layerMemory : Database.layer
+  const database =
+    options.databaseUrl !== undefined
+      ? Database.layerUrl(options.databaseUrl)
+      : options.memoryDatabase === true
+        ? Database.layerMemory
+        : Database.layer
   const base = Layer.mergeAll(global, NodeContext.layer)
   return Layer.mergeAll(
     PermissionSaved.layer,
@@ -94,6 +107,8 @@ export const layerProcess = (options: ProcessOptions = {}) => {
     Search.layer,
     NodeHttpClient.layer,
     WebSearchTool.defaultConfigLayer,
+    // On Postgres, every Location's pending asks are rows other hosts can answer (docs/approvals.md).
+    PermissionV2.layerShared.pipe(Layer.provideMerge(Notifications.layer)),
   ).pipe(Layer.provideMerge(database), Layer.provideMerge(base))
 }
 

@@ -29,6 +29,7 @@ import * as Drafts from "./permission-journal.js"
 import * as Watch from "./permission-watch.js"
 import { Event, type ID, type Reply, type Request, type Ruleset } from "./permission-schema.js"
 import type { SessionApprovals } from "./permission-session.js"
+import type * as Shared from "./permission-shared.js"
 import type { View } from "./permission-view.js"
 
 /**
@@ -135,6 +136,8 @@ export interface Deps {
   readonly layerScope: Scope.Scope
   readonly layerRuntime: Runtime.Runtime<never>
   readonly closed: () => boolean
+  /** On Postgres: mirrors the queue into `pending_ask` and applies claims (see permission-shared.ts). */
+  readonly share?: ((holder: Shared.Holder) => Shared.Mirror | undefined) | undefined
 }
 
 /**
@@ -170,11 +173,14 @@ export const make = (deps: Deps) => {
   }
   const pending = new Map<ID, Pending>()
   const recent = new Set<string>()
+  // Set once the queue is built; `undefined` on SQLite, so no ask does extra work there.
+  let mirror: Shared.Mirror | undefined
   const fork = Runtime.runFork(deps.layerRuntime)
 
   const drop = (entry: Pending) => {
     if (pending.get(entry.request.id) !== entry) return
     pending.delete(entry.request.id)
+    if (mirror !== undefined) mirror.left(entry)
     recent.add(entry.request.id)
     if (recent.size > RECENT) recent.delete(recent.values().next().value!)
     if (entry.timer !== undefined) entry.timer.unsafeInterruptAsFork(FiberId.none)
@@ -238,7 +244,10 @@ export const make = (deps: Deps) => {
         pending.set(request.id, entry)
         watcher.ensure()
         // One match instead of onError + orDie + as: this is on every queued ask's path.
-        return Fx.matchCauseEffect(events.publish(Event.Asked, request), {
+        // On Postgres the row is written once Asked is published (`created` never fails).
+        const asked = events.publish(Event.Asked, request)
+        const published = mirror === undefined ? asked : Fx.zipLeft(asked, mirror.created(entry, prompt(entry)))
+        return Fx.matchCauseEffect(published, {
           onFailure: (cause) => {
             drop(entry)
             return Fx.orDie(Fx.failCause(cause))
@@ -271,21 +280,22 @@ export const make = (deps: Deps) => {
       }),
     )
 
-  const answered = (entries: ReadonlyArray<Pending>, choice: string, who: Who) =>
-    entries.length === 0
-      ? Fx.void
-      : Fx.orDie(
-          events.publishAll(
-            Event.Answered,
-            entries.map((entry) => ({
-              sessionID: entry.request.sessionID,
-              requestID: entry.request.id,
-              choice,
-              ...(who.by === undefined ? {} : { by: who.by }),
-              channel: who.channel,
-            })),
-          ),
-        )
+  const answered = (entries: ReadonlyArray<Pending>, choice: string, who: Who) => {
+    if (entries.length === 0) return Fx.void
+    if (mirror !== undefined) mirror.answered(entries, choice, who)
+    return Fx.orDie(
+      events.publishAll(
+        Event.Answered,
+        entries.map((entry) => ({
+          sessionID: entry.request.sessionID,
+          requestID: entry.request.id,
+          choice,
+          ...(who.by === undefined ? {} : { by: who.by }),
+          channel: who.channel,
+        })),
+      ),
+    )
+  }
 
   /**
    * Settles `entries` with one Replied event each, in their order, published as one batch: each entry is removed
@@ -371,6 +381,8 @@ export const make = (deps: Deps) => {
 
   const reject = (entry: Pending, choice: Approvals.Choice, message: string | undefined, who: Who) =>
     Fx.gen(function* () {
+      // Other processes' asks of the session first (an ask raised after this rejection must not be caught).
+      if (mirror !== undefined) yield* mirror.rejected(entry)
       const sessionID = entry.request.sessionID
       const others = Array.from(pending.values()).filter(
         (other) => other !== entry && other.request.sessionID === sessionID && !other.answering,
@@ -486,8 +498,21 @@ export const make = (deps: Deps) => {
   const close = () => {
     const entries = Array.from(pending.values())
     pending.clear()
-    for (const entry of entries) declineEntry(entry)
+    for (const entry of entries) {
+      if (mirror !== undefined) mirror.left(entry)
+      declineEntry(entry)
+    }
   }
+
+  /** Declines `entry` as a same-session cascade of `cause`, rejected in another process (a shared ask's claim). */
+  const cascade = (id: string, cause: string, who: Who) =>
+    Fx.suspend(() => {
+      const entry = pending.get(id as ID)
+      if (entry === undefined || entry.answering) return Fx.void
+      return journaled(entry, () => [
+        { kind: "cascaded" as const, ...about(entry), detail: { cause, choice: "cascade" } },
+      ]).pipe(Fx.zipRight(answered([entry], "cascade", who)), Fx.zipRight(releaseAll([entry], "reject", declineEntry)))
+    })
 
   const queue: Interface = {
     entries: () => Array.from(pending.values()),
@@ -495,5 +520,6 @@ export const make = (deps: Deps) => {
     prompt,
     answer,
   }
+  mirror = deps.share?.({ entry: (id) => pending.get(id as ID), answer: (input) => answer(input), cascade })
   return { queue, create, drop, close, pending }
 }

@@ -31,6 +31,7 @@ import { saveEntry } from "./permission-leaf.js"
 import * as PermissionOrigin from "./permission-origin.js"
 import * as Queue from "./permission-queue.js"
 import * as Session from "./permission-session.js"
+import { SharedAsks } from "./permission-shared.js"
 import * as View from "./permission-view.js"
 import {
   type AskResult,
@@ -53,6 +54,30 @@ export {
    */
   PENDING_RECHECK_INTERVAL_MS,
 } from "./permission-watch.js"
+
+export {
+  /**
+   * The process-wide service that shares pending asks across hosts on Postgres (a no-op on SQLite).
+   *
+   * @since 0.3.0
+   * @category tags
+   */
+  SharedAsks,
+  /**
+   * `SharedAsks` over the database in context (`Core.layerProcess` provides it).
+   *
+   * @since 0.3.0
+   * @category layers
+   */
+  layerShared,
+  /**
+   * How often a process with shared asks pending reads the answers claimed elsewhere when no notification came.
+   *
+   * @since 0.3.0
+   * @category constants
+   */
+  SHARED_POLL_INTERVAL_MS,
+} from "./permission-shared.js"
 
 /**
  * The typed failures of `assert`: a configured deny, a rejection with feedback, and an ask nobody answered before
@@ -122,6 +147,7 @@ export const make = Fx.gen(function* () {
   const saved = yield* PermissionSaved.Service
   const timeout = yield* askTimeout
   const journal = Option.getOrUndefined(yield* Fx.serviceOption(DecisionJournal.Service))
+  const shared = Option.getOrUndefined(yield* Fx.serviceOption(SharedAsks))
   const provenanceOf = yield* provenance
   const clock = yield* Fx.clock
   const now = () => clock.unsafeCurrentTimeMillis()
@@ -150,6 +176,7 @@ export const make = Fx.gen(function* () {
     layerScope,
     layerRuntime,
     closed: () => closed,
+    share: shared === undefined ? undefined : (holder) => shared.mirror(scope, holder),
   })
 
   const decide = (input: AssertInput, configured: Ruleset): Decision => {
@@ -204,32 +231,37 @@ export const make = Fx.gen(function* () {
 
   // A protected_path ask saves nothing, whichever tool raised it: `always` acts as `once` (docs/trust/protected-paths.md).
   const savesOf = (input: AssertInput) => (input.action === ProtectedPath.ACTION ? [] : input.save)
-  const toRequest = (input: AssertInput): Request => ({
-    id: createID(input.id),
-    sessionID: input.sessionID,
-    action: input.action,
-    resources: input.resources,
-    ...(savesOf(input) === undefined ? {} : { save: savesOf(input)! }),
-    always: { action: input.action, entries: (savesOf(input) ?? []).map(saveEntry), scope: saveScope },
-    ...(input.metadata === undefined ? {} : { metadata: input.metadata }),
-    ...(input.source === undefined ? {} : { source: input.source }),
-  })
+  // Assigned in the order of the spread it replaces (same keys, same order), without the spread's temporary objects:
+  // this is on every queued ask's path.
+  const toRequest = (input: AssertInput): Request => {
+    const save = savesOf(input)
+    const request: { -readonly [K in keyof Request]: Request[K] } = {
+      id: createID(input.id),
+      sessionID: input.sessionID,
+      action: input.action,
+      resources: input.resources,
+    }
+    if (save !== undefined) request.save = save
+    request.always = { action: input.action, entries: save === undefined ? [] : save.map(saveEntry), scope: saveScope }
+    if (input.metadata !== undefined) request.metadata = input.metadata
+    if (input.source !== undefined) request.source = input.source
+    return request
+  }
 
-  // `ask` and `assert` are plain functions returning an Effect, without a span: they run on every tool call.
+  // `ask` and `assert` are plain functions returning an Effect, without a span: they run on every tool call. `ask`
+  // needs no suspend (evaluateInput builds its Effect without reading anything) and, without a journal, no step
+  // for the journal's no-op.
   const ask = (input: AssertInput): Fx.Effect<AskResult, SessionV2.NotFoundError> =>
-    Fx.suspend(() =>
-      Fx.flatMap(evaluateInput(input), (decision): Fx.Effect<AskResult> => {
-        if (decision.effect !== "ask") {
-          const id = createID(input.id)
-          return Fx.as(journalEvaluation(input, decision, id), { id, effect: decision.effect })
-        }
-        const request = toRequest(input)
-        return Fx.zipRight(
-          journalEvaluation(input, decision, request.id),
-          Fx.as(create(request, input.agent, false), { id: request.id, effect: decision.effect }),
-        )
-      }),
-    )
+    Fx.flatMap(evaluateInput(input), (decision): Fx.Effect<AskResult> => {
+      if (decision.effect !== "ask") {
+        const id = createID(input.id)
+        const result: AskResult = { id, effect: decision.effect }
+        return journal === undefined ? Fx.succeed(result) : Fx.as(journalEvaluation(input, decision, id), result)
+      }
+      const request = toRequest(input)
+      const queued = Fx.as(create(request, input.agent, false), { id: request.id, effect: decision.effect })
+      return journal === undefined ? queued : Fx.zipRight(journalEvaluation(input, decision, request.id), queued)
+    })
 
   const assert = (input: AssertInput): Fx.Effect<void, Error | SessionV2.NotFoundError> =>
     Fx.uninterruptibleMask((restore) =>

@@ -1,0 +1,308 @@
+/**
+ * Pending asks across hosts on Postgres (docs/approvals.md, "Across hosts (Postgres)"): two Core stacks, each with
+ * its own pool on one Postgres schema, stand for two hosts. An ask in stack 1 is a `pending_ask` row; a claim
+ * written as another host's `Approvals.answer` writes it (a raw UPDATE + NOTIFY) is applied by stack 1's listener,
+ * or by its poll when the notification is lost; the row is settled whenever the entry leaves stack 1's queue. On
+ * SQLite no row is written.
+ */
+import { SqlClient } from "@effect/sql"
+import { expect, it } from "@effect/vitest"
+import { Effect, Exit, Fiber, Layer, Schedule, TestClock } from "effect"
+import { Core, PermissionSaved, PermissionV2, SessionV2 } from "../src/index.js"
+import * as Engines from "./support/engines.js"
+import { tempDir } from "./support/location.js"
+
+interface Row {
+  readonly id: string
+  readonly owner_id: string
+  readonly status: string
+  readonly answer: string | null
+  readonly digest: string
+  readonly session_id: string
+}
+
+const config = (askTimeout?: number) => ({
+  permissions: [{ action: "read", resource: "fault/*", effect: "ask" as const }],
+  ...(askTimeout === undefined ? {} : { permission: { askTimeout } }),
+})
+
+/** One stack (a host): a Location on its own pool. */
+const host = (url: string | undefined, askTimeout?: number) =>
+  Effect.gen(function* () {
+    const directory = yield* tempDir()
+    const data = yield* tempDir()
+    return yield* Layer.build(
+      Core.layer({
+        directory,
+        data,
+        discover: false,
+        config: config(askTimeout),
+        ...(url === undefined ? { memoryDatabase: true } : { databaseUrl: url }),
+      }),
+    )
+  })
+
+const rows = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) => sql<Row>`SELECT id, owner_id, status, answer, digest, session_id FROM pending_ask ORDER BY id`,
+)
+
+/** Re-reads the table (each read a round trip, no sleeping) until `until` holds; dies after 2000 reads. */
+const waitFor = (until: (rows: ReadonlyArray<Row>) => boolean) =>
+  Effect.gen(function* () {
+    let last: ReadonlyArray<Row> = []
+    for (let i = 0; i < 2000; i++) {
+      last = yield* rows
+      if (until(last)) return last
+      yield* Effect.yieldNow()
+    }
+    return yield* Effect.dieMessage(`the table never got there: ${JSON.stringify(last)}`)
+  })
+
+const statusOf = (all: ReadonlyArray<Row>, id: string) => all.find((row) => row.id === id)?.status
+
+/** What another host's `Approvals.answer` writes: the claim, then the owner's wake-up (unless `notify` is false). */
+const claim = (id: string, answer: unknown, notify = true) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.withTransaction(
+      Effect.gen(function* () {
+        const won = yield* sql<{ owner_id: string }>`UPDATE pending_ask SET status = 'claimed',
+            answer = ${JSON.stringify(answer)}, time_updated = 1 WHERE id = ${id} AND status = 'pending' RETURNING owner_id`
+        expect(won.length).toBe(1)
+        if (notify) yield* sql`SELECT pg_notify('toolgate_answer', ${won[0]!.owner_id})`
+      }),
+    ),
+  )
+
+const asserting = (sessionID: string, id: string, file: string) =>
+  Effect.flatMap(PermissionV2.Service, (permission) =>
+    Effect.fork(permission.assert({ id, sessionID, agent: "build", action: "read", resources: [`fault/${file}`] })),
+  )
+
+const session = Effect.flatMap(SessionV2.Service, (sessions) => sessions.create({ agent: "build" }))
+
+Engines.describeEach(
+  "pending asks across hosts",
+  (engine) => {
+    it.scoped("an ask is a pending row; a claim from another host completes the waiting assert, once", () =>
+      Effect.gen(function* () {
+        const url = yield* engine.shared("")
+        const one = yield* host(url)
+        const two = yield* host(url)
+        const { id: sessionID } = yield* Effect.provide(session, one)
+        const waiting = yield* Effect.provide(asserting(sessionID, "per_shared_1", "a.ts"), one)
+        const [asked] = yield* Effect.provide(
+          waitFor((all) => statusOf(all, "per_shared_1") === "pending"),
+          two,
+        )
+        expect(asked).toMatchObject({ id: "per_shared_1", status: "pending", session_id: sessionID })
+        yield* Effect.provide(
+          claim("per_shared_1", { kind: "answer", choice: "once", by: "alice", channel: "http" }),
+          two,
+        )
+        expect(yield* Fiber.await(waiting)).toEqual(Exit.void)
+        const [settled] = yield* Effect.provide(
+          waitFor((all) => statusOf(all, "per_shared_1") === "settled"),
+          two,
+        )
+        expect(JSON.parse(settled!.answer!)).toEqual({ kind: "answer", choice: "once", by: "alice", channel: "http" })
+        expect(
+          yield* Effect.provide(
+            Effect.flatMap(PermissionV2.Service, (p) => p.list()),
+            one,
+          ),
+        ).toEqual([])
+      }),
+    )
+
+    it.scoped("a reject claim with its session's cascade declines both waiting asserts", () =>
+      Effect.gen(function* () {
+        const url = yield* engine.shared("")
+        const one = yield* host(url)
+        const two = yield* host(url)
+        const { id: sessionID } = yield* Effect.provide(session, one)
+        const first = yield* Effect.provide(asserting(sessionID, "per_shared_r1", "a.ts"), one)
+        const second = yield* Effect.provide(asserting(sessionID, "per_shared_r2", "b.ts"), one)
+        yield* Effect.provide(
+          waitFor((all) => all.filter((row) => row.status === "pending").length === 2),
+          two,
+        )
+        yield* Effect.provide(
+          Effect.zipRight(
+            claim("per_shared_r2", { kind: "cascade", cause: "per_shared_r1" }, false),
+            claim("per_shared_r1", { kind: "answer", choice: "reject", channel: "http" }),
+          ),
+          two,
+        )
+        for (const fiber of [first, second]) {
+          const exit = yield* Fiber.await(fiber)
+          expect(Exit.isFailure(exit) && PermissionV2.isDeclined(exit.cause)).toBe(true)
+        }
+        const all = yield* Effect.provide(
+          waitFor((all) => all.every((row) => row.status === "settled")),
+          two,
+        )
+        expect(all.map((row) => JSON.parse(row.answer!).kind)).toEqual(["answer", "cascade"])
+      }),
+    )
+
+    it.scoped("a claim whose notification was lost is applied by the poll", () =>
+      Effect.gen(function* () {
+        const url = yield* engine.shared("")
+        const one = yield* host(url)
+        const two = yield* host(url)
+        const { id: sessionID } = yield* Effect.provide(session, one)
+        const waiting = yield* Effect.provide(asserting(sessionID, "per_shared_p", "a.ts"), one)
+        yield* Effect.provide(
+          waitFor((all) => statusOf(all, "per_shared_p") === "pending"),
+          two,
+        )
+        yield* Effect.provide(claim("per_shared_p", { kind: "answer", choice: "once", channel: "http" }, false), two)
+        // No notification: nothing applies it until the poll's second has passed.
+        for (let i = 0; i < 20; i++) yield* Effect.provide(rows, two)
+        expect(waiting.unsafePoll()).toBeNull()
+        yield* TestClock.adjust(PermissionV2.SHARED_POLL_INTERVAL_MS)
+        expect(yield* Fiber.await(waiting)).toEqual(Exit.void)
+        yield* Effect.provide(
+          waitFor((all) => statusOf(all, "per_shared_p") === "settled"),
+          two,
+        )
+      }),
+    )
+
+    it.scoped("an always whose save fails goes back to pending, and can be answered again", () =>
+      Effect.gen(function* () {
+        const url = yield* engine.shared("")
+        const one = yield* host(url)
+        const two = yield* host(url)
+        const { id: sessionID } = yield* Effect.provide(session, one)
+        const waiting = yield* Effect.provide(asserting(sessionID, "per_shared_a", "a.ts"), one)
+        yield* Effect.provide(
+          waitFor((all) => statusOf(all, "per_shared_a") === "pending"),
+          two,
+        )
+        const sql = yield* Effect.provide(SqlClient.SqlClient, two)
+        yield* sql`ALTER TABLE permission RENAME TO permission_away`
+        yield* Effect.provide(claim("per_shared_a", { kind: "answer", choice: "always:pattern", channel: "http" }), two)
+        const [back] = yield* Effect.provide(
+          waitFor((all) => statusOf(all, "per_shared_a") === "pending" && all[0]!.answer === null),
+          two,
+        )
+        expect(back).toMatchObject({ status: "pending", answer: null })
+        expect(waiting.unsafePoll()).toBeNull()
+        yield* sql`ALTER TABLE permission_away RENAME TO permission`
+        yield* Effect.provide(claim("per_shared_a", { kind: "answer", choice: "once", channel: "http" }), two)
+        expect(yield* Fiber.await(waiting)).toEqual(Exit.void)
+      }),
+    )
+
+    it.scoped("the row is settled when the ask is answered here or expires", () =>
+      Effect.gen(function* () {
+        const url = yield* engine.shared("")
+        const one = yield* host(url, 60_000)
+        const observer = yield* host(url)
+        const { id: sessionID } = yield* Effect.provide(session, one)
+        const replied = yield* Effect.provide(asserting(sessionID, "per_shared_l1", "a.ts"), one)
+        const expiring = yield* Effect.provide(asserting(sessionID, "per_shared_l2", "b.ts"), one)
+        yield* Effect.provide(
+          waitFor((all) => all.filter((row) => row.status === "pending").length === 2),
+          observer,
+        )
+        yield* Effect.provide(
+          Effect.flatMap(PermissionV2.Service, (p) => p.reply({ requestID: "per_shared_l1", reply: "once" })),
+          one,
+        )
+        expect(yield* Fiber.await(replied)).toEqual(Exit.void)
+        const [answered] = yield* Effect.provide(
+          waitFor((all) => statusOf(all, "per_shared_l1") === "settled"),
+          observer,
+        )
+        expect(JSON.parse(answered!.answer!)).toEqual({ kind: "answer", choice: "once", channel: "in-process" })
+        yield* TestClock.adjust(60_000)
+        expect(Exit.isFailure(yield* Fiber.await(expiring))).toBe(true)
+        const all = yield* Effect.provide(
+          waitFor((all) => statusOf(all, "per_shared_l2") === "settled"),
+          observer,
+        )
+        expect(all.find((row) => row.id === "per_shared_l2")?.answer).toBeNull()
+      }),
+    )
+
+    it.scoped("a Location that closes settles its rows", () =>
+      Effect.gen(function* () {
+        const url = yield* engine.shared("")
+        const observer = yield* host(url)
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const one = yield* host(url)
+            const { id: sessionID } = yield* Effect.provide(session, one)
+            yield* Effect.provide(asserting(sessionID, "per_shared_c", "a.ts"), one)
+            yield* Effect.provide(
+              waitFor((all) => statusOf(all, "per_shared_c") === "pending"),
+              observer,
+            )
+          }),
+        )
+        yield* Effect.provide(
+          waitFor((all) => statusOf(all, "per_shared_c") === "settled"),
+          observer,
+        )
+      }),
+    )
+
+    it.scoped("an approval saved by the other host releases the ask and settles its row", () =>
+      Effect.gen(function* () {
+        const url = yield* engine.shared("")
+        const one = yield* host(url)
+        const two = yield* host(url)
+        const { id: sessionID } = yield* Effect.provide(session, one)
+        const waiting = yield* Effect.provide(asserting(sessionID, "per_shared_s", "a.ts"), one)
+        yield* Effect.provide(
+          waitFor((all) => statusOf(all, "per_shared_s") === "pending"),
+          two,
+        )
+        const request = yield* Effect.provide(
+          Effect.flatMap(PermissionV2.Service, (p) => p.get("per_shared_s")),
+          one,
+        )
+        const scope = request!.always!.scope!
+        yield* Effect.provide(
+          Effect.flatMap(PermissionSaved.Service, (saved) =>
+            saved.add({
+              projectID: scope.projectID,
+              ...(scope.kind === "directory" ? { directory: scope.directory } : {}),
+              action: "read",
+              resources: ["fault/*"],
+            }),
+          ),
+          two,
+        )
+        yield* TestClock.adjust(PermissionV2.PENDING_RECHECK_INTERVAL_MS)
+        expect(yield* Fiber.await(waiting)).toEqual(Exit.void)
+        const [released] = yield* Effect.provide(
+          waitFor((all) => statusOf(all, "per_shared_s") === "settled"),
+          two,
+        )
+        expect(JSON.parse(released!.answer!)).toMatchObject({ kind: "answer", choice: "auto" })
+      }),
+    )
+  },
+  Engines.postgresOnly,
+)
+
+it.scoped("on SQLite an ask writes no row", () =>
+  Effect.gen(function* () {
+    const one = yield* host(undefined)
+    const { id: sessionID } = yield* Effect.provide(session, one)
+    const waiting = yield* Effect.provide(asserting(sessionID, "per_shared_q", "a.ts"), one)
+    const list = Effect.provide(
+      Effect.flatMap(PermissionV2.Service, (p) => p.list()),
+      one,
+    )
+    let listed = yield* list
+    for (let i = 0; i < 1000 && listed.length === 0; i++) listed = yield* Effect.zipRight(Effect.yieldNow(), list)
+    expect(listed.map((request) => request.id)).toEqual(["per_shared_q"])
+    expect(yield* Effect.provide(rows, one)).toEqual([])
+    yield* Fiber.interrupt(waiting)
+  }),
+)
