@@ -1,7 +1,8 @@
 /**
  * `toolgate serve` as a real child process: it prints the page's address with a generated token, the API refuses
  * a request without it and answers one with it, `TOOLGATE_SERVE_TOKEN` replaces the generated token (and is not
- * printed), and bad options are usage errors (exit 2), as is no `--dir` without a Postgres database.
+ * printed), and bad options are usage errors (exit 2), as is no `--dir` without a Postgres database; on Postgres,
+ * without `--dir`, it serves every process's asks.
  */
 import { spawn } from "node:child_process"
 import * as path from "node:path"
@@ -9,14 +10,17 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import { describe, expect, it } from "vitest"
+import * as Engines from "../../core/test/support/engines.js"
+// The ProvidedContext of the run's Postgres server (engines.ts injects it).
+import type {} from "../../core/test/support/postgres-setup.js"
 import * as Serve from "../src/serve.js"
 import { BIN, tempDir, toolgate } from "./support.js"
 
 /** Starts `toolgate serve` and resolves with its first three output lines once it is listening; `stop` ends it. */
-const serve = (env: Record<string, string> = {}) =>
+const serve = (env: Record<string, string> = {}, args: ReadonlyArray<string> = ["--dir", tempDir()]) =>
   new Promise<{ lines: ReadonlyArray<string>; stop: () => void }>((resolve, reject) => {
     const home = tempDir()
-    const child = spawn(process.execPath, [...BIN, "serve", "--dir", tempDir(), "--port", "0"], {
+    const child = spawn(process.execPath, [...BIN, "serve", ...args, "--port", "0"], {
       env: {
         ...process.env,
         HOME: home,
@@ -104,3 +108,27 @@ describe("toolgate serve", () => {
     }
   })
 })
+
+Engines.describeEach(
+  "toolgate serve without --dir",
+  (engine) => {
+    it("serves every process's asks on the Postgres database in TOOLGATE_DATABASE_URL", async () => {
+      const url = await Effect.runPromise(engine.shared(""))
+      const token = "remote-serve-token-0123456789"
+      const server = await serve({ TOOLGATE_DATABASE_URL: url, TOOLGATE_SERVE_TOKEN: token }, [])
+      try {
+        expect(server.lines[0]).toContain("every process on the database")
+        const base = /at (http:\/\/127\.0\.0\.1:\d+)$/.exec(server.lines[0]!)![1]!
+        const listed = await fetch(`${base}/api/asks`, { headers: { authorization: `Bearer ${token}` } })
+        expect(listed.status).toBe(200)
+        expect(await listed.json()).toEqual([])
+        const missing = await fetch(`${base}/api/asks/per_nope`, { headers: { authorization: `Bearer ${token}` } })
+        expect(missing.status).toBe(404)
+        expect((await fetch(`${base}/api/saved`)).status).toBe(401)
+      } finally {
+        server.stop()
+      }
+    }, 120_000)
+  },
+  Engines.postgresOnly,
+)
