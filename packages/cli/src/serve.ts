@@ -14,7 +14,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Core, Database, Global } from "@toolgate/core"
+import { Core, Database, DatabaseConfig, Global } from "@toolgate/core"
 import { ApprovalServer } from "@toolgate/core/server"
 import { CliError, UsageError } from "./errors.js"
 import { dataDirectory } from "./paths.js"
@@ -100,16 +100,21 @@ export const run = (options: Options) =>
       ...(webhook === undefined ? {} : { webhook }),
     }
     const directory = options.directory
-    const url = Database.urlFromEnvironment()
+    // The database every process would open: TOOLGATE_DATABASE_URL, else database.url of the user's file.
+    const choice = yield* DatabaseConfig.resolve(
+      { ...Global.fromEnvironment(), data },
+      Database.urlFromEnvironment(),
+    ).pipe(Effect.mapError((error) => new CliError({ message: error.message })))
+    const url = choice.url
     if (directory === undefined && url === undefined)
       return yield* new UsageError({
-        message: `toolgate serve needs --dir, or a Postgres database in ${Database.URL_VARIABLE} to serve every process's asks`,
+        message: `toolgate serve needs --dir, or a Postgres database (${Database.URL_VARIABLE} or database.url in the user's configuration file) to serve every process's asks`,
       })
     const layer =
       directory !== undefined
         ? ApprovalServer.layer(server).pipe(Layer.provideMerge(Core.layer({ directory, data })))
         : ApprovalServer.layerDatabase(server).pipe(
-            Layer.provideMerge(Layer.merge(Database.layerUrl(url!), NodeHttpClient.layer)),
+            Layer.provideMerge(Layer.merge(Database.layerUrl(url!, choice.pool), NodeHttpClient.layer)),
           )
     const what = directory !== undefined ? `approvals of ${directory}` : "approvals of every process on the database"
     yield* Effect.scoped(

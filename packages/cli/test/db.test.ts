@@ -145,6 +145,38 @@ Engines.describeEach("toolgate db", (engine) => {
       expect(check.stdout).toContain("status: healthy")
     })
 
+    it("toolgate serve without --dir serves the database of database.url when TOOLGATE_DATABASE_URL is unset", async () => {
+      const { home } = await setUp("file")
+      const { TOOLGATE_DATABASE_URL: _inherited, ...env } = process.env
+      const child = spawn(process.execPath, [...BIN, "serve", "--port", "0"], {
+        env: {
+          ...env,
+          XDG_DATA_HOME: path.join(home, "data"),
+          XDG_CONFIG_HOME: path.join(home, "config"),
+          NO_COLOR: "1",
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+      })
+      let stdout = ""
+      let stderr = ""
+      const started = await new Promise<boolean>((resolve) => {
+        child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+          stdout += chunk
+          if (stdout.includes("Press Ctrl-C to stop.")) resolve(true)
+        })
+        child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+        child.on("close", () => resolve(false))
+      })
+      if (child.exitCode === null && child.signalCode === null) {
+        const closed = new Promise((resolve) => child.once("close", resolve))
+        child.kill("SIGTERM")
+        await closed
+      }
+      expect(stderr).toBe("")
+      expect(started).toBe(true)
+      expect(stdout).toContain("toolgate serve: approvals of every process on the database at http://127.0.0.1:")
+    })
+
     it("TOOLGATE_DATABASE_URL wins over database.url", async () => {
       const { home, env } = await setUp("env")
       const port = await closedPort()
