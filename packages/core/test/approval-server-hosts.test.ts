@@ -2,7 +2,7 @@
  * End to end across two hosts on one Postgres: an assert waits in a Core stack (its own pool, a Location); an
  * approval server with no Location (`ApprovalServer.layerDatabase`, a second pool) shows the ask over loopback HTTP
  * and answers it with the bearer token; the waiting assert completes, the row is settled, and a second answer is a
- * 409 that changes nothing.
+ * 409 that changes nothing. A reject over HTTP also declines the same session's ask waiting on another host.
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
@@ -102,6 +102,65 @@ Engines.describeEach(
                   Effect.map((last) => (last._tag === "Some" ? last.value : "")),
                 )
           expect(status).toBe("settled")
+        }),
+      ),
+    )
+
+    it.live("a reject over HTTP declines the same session's ask waiting on a third host (a cascade)", () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const url = yield* engine.shared("")
+          const stack = Effect.gen(function* () {
+            return yield* Layer.build(
+              Core.layer({
+                directory: yield* tempDir(),
+                data: yield* tempDir(),
+                discover: false,
+                config: { permissions: [{ action: "read", resource: "fault/*", effect: "ask" as const }] },
+                databaseUrl: url,
+              }),
+            )
+          })
+          const one = yield* stack
+          const two = yield* stack
+          const server = yield* Layer.build(
+            ApprovalServer.layerDatabase({ token: TOKEN }).pipe(
+              Layer.provideMerge(Layer.merge(Database.layerUrl(url), NodeHttpClient.layer)),
+            ),
+          )
+          const base = (yield* Effect.provide(ApprovalServer.Service, server)).url
+          const events = yield* eventStream(`${base}/api/events`, auth)
+          const { id: sessionID } = yield* Effect.provide(
+            Effect.flatMap(SessionV2.Service, (sessions) => sessions.create({ agent: "build" })),
+            one,
+          )
+          const assertIn = (context: typeof one, id: string, file: string) =>
+            Effect.provide(
+              Effect.flatMap(PermissionV2.Service, (permission) =>
+                Effect.fork(
+                  permission.assert({ id, sessionID, agent: "build", action: "read", resources: [`fault/${file}`] }),
+                ),
+              ),
+              context,
+            )
+          const first = yield* assertIn(one, "per_hosts_a", "a.ts")
+          const second = yield* assertIn(two, "per_hosts_b", "b.ts")
+          const asked = new Map<string, Approvals.Prompt>()
+          while (asked.size < 2) {
+            const frame = (yield* Effect.promise(events.next)).data as { _tag: string; prompt: Approvals.Prompt }
+            if (frame._tag === "Asked") asked.set(frame.prompt.request.id, frame.prompt)
+          }
+          const rejected = yield* request(`${base}/api/asks/per_hosts_a/answer`, {
+            method: "POST",
+            headers: auth,
+            body: { digest: asked.get("per_hosts_a")!.digest, choice: "reject", message: "not these files" },
+          })
+          expect(rejected.status).toBe(204)
+          const a = yield* Fiber.await(first)
+          const b = yield* Fiber.await(second)
+          expect(Exit.isFailure(a) && JSON.stringify(a.cause)).toContain("PermissionV2.CorrectedError")
+          expect(Exit.isFailure(b) && JSON.stringify(b.cause)).toContain("PermissionV2.DeclinedError")
+          expect((yield* request(`${base}/api/asks`, { headers: auth })).json).toEqual([])
         }),
       ),
     )
