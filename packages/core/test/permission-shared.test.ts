@@ -8,7 +8,8 @@
 import { SqlClient } from "@effect/sql"
 import { expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, Schedule, TestClock } from "effect"
-import { Core, PermissionSaved, PermissionV2, SessionV2 } from "../src/index.js"
+import { Approvals, Core, Database, PermissionSaved, PermissionV2, SessionV2 } from "../src/index.js"
+import * as Notifications from "../src/system/notifications.js"
 import * as Engines from "./support/engines.js"
 import { tempDir } from "./support/location.js"
 
@@ -305,4 +306,54 @@ it.scoped("on SQLite an ask writes no row", () =>
     expect(yield* Effect.provide(rows, one)).toEqual([])
     yield* Fiber.interrupt(waiting)
   }),
+)
+
+Engines.describeEach(
+  "pending asks across hosts, answered through Approvals.layerDatabase",
+  (engine) => {
+    it.scoped("the remote protocol lists the ask, and its answer completes the assert in the owner", () =>
+      Effect.gen(function* () {
+        const url = yield* engine.shared("")
+        const one = yield* host(url)
+        const remote = yield* Layer.build(
+          Approvals.layerDatabase().pipe(
+            Layer.provideMerge(Notifications.layer),
+            Layer.provideMerge(Database.layerUrl(url)),
+          ),
+        )
+        const { id: sessionID } = yield* Effect.provide(session, one)
+        const waiting = yield* Effect.provide(asserting(sessionID, "per_shared_x", "a.ts"), one)
+        yield* Effect.provide(
+          waitFor((all) => statusOf(all, "per_shared_x") === "pending"),
+          remote,
+        )
+        const [prompt] = yield* Effect.provide(
+          Effect.flatMap(Approvals.Service, (a) => a.pending()),
+          remote,
+        )
+        expect(prompt?.request.id).toBe("per_shared_x")
+        yield* Effect.provide(
+          Effect.flatMap(Approvals.Service, (a) =>
+            a.answer({ requestID: "per_shared_x", digest: prompt!.digest, choice: "once", by: "bob", channel: "http" }),
+          ),
+          remote,
+        )
+        expect(yield* Fiber.await(waiting)).toEqual(Exit.void)
+        yield* Effect.provide(
+          waitFor((all) => statusOf(all, "per_shared_x") === "settled"),
+          remote,
+        )
+        const late = yield* Effect.exit(
+          Effect.provide(
+            Effect.flatMap(Approvals.Service, (a) =>
+              a.answer({ requestID: "per_shared_x", digest: prompt!.digest, choice: "once", channel: "http" }),
+            ),
+            remote,
+          ),
+        )
+        expect(late).toEqual(Exit.fail(new Approvals.AlreadyAnsweredError({ requestID: "per_shared_x" })))
+      }),
+    )
+  },
+  Engines.postgresOnly,
 )

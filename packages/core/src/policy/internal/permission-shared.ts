@@ -381,11 +381,12 @@ export const make = Fx.gen(function* () {
   yield* Fx.forkScoped(listen)
   yield* Fx.forkScoped(applyLoop)
   const settler = yield* Fx.forkScoped(settleLoop)
-  // Closing: the writer stops, then everything not yet settled is written before the owner's row goes (finalizers
-  // run last-added first).
+  // Closing (after every Location closed): the writer stops, then everything not yet settled is written before the
+  // owner's row goes (finalizers run last-added first).
   yield* Fx.addFinalizer(() =>
     Fiber.interrupt(settler).pipe(
-      Fx.zipRight(Fx.suspend(() => settle(Array.from(settledAnswers.keys())))),
+      // Every row this process still knows goes too (one whose insert was answering as its Location closed).
+      Fx.zipRight(Fx.suspend(() => settle([...new Set([...settledAnswers.keys(), ...rows.keys()])]))),
       Fx.catchAll(warn("could not settle on close")),
     ),
   )
