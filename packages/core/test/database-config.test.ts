@@ -3,8 +3,10 @@ import * as path from "node:path"
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { Config, Global, Location } from "../src/index.js"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Config, Database, Global, Location } from "../src/index.js"
 import * as DatabaseConfig from "../src/system/database-config.js"
+import * as Engines from "./support/engines.js"
 import { tempDir } from "./support/location.js"
 
 const write = (file: string, text: string) => {
@@ -258,3 +260,41 @@ describe("Config declares the database section", () => {
     }),
   )
 })
+
+Engines.describeEach(
+  "Database.layer reads the user's configuration file",
+  (engine) => {
+    it.scoped("database.url of the user's file opens Postgres, migrated, with its pool", () =>
+      Effect.gen(function* () {
+        const root = yield* tempDir()
+        const global = globalAt(root)
+        const url = yield* engine.shared(root)
+        write(
+          path.join(global.config, "toolgate.json"),
+          JSON.stringify({ database: { url, pool: { max_connections: 2 } } }),
+        )
+        const rows = yield* Effect.flatMap(
+          SqlClient.SqlClient,
+          (sql) => sql<{ applied: number }>`SELECT COUNT(*) AS applied FROM effect_sql_migrations`,
+        ).pipe(Effect.provide(Database.layer.pipe(Layer.provide(Global.layerWith(global)))))
+        expect(rows[0]?.applied).toBe(Object.keys(Database.migrations).length)
+        expect(fs.existsSync(path.join(global.data, "toolgate.db"))).toBe(false)
+      }),
+    )
+
+    it.scoped("an invalid section stops Database.layer with the InvalidError", () =>
+      Effect.gen(function* () {
+        const global = globalAt(yield* tempDir())
+        write(path.join(global.config, "toolgate.json"), `{ "database": { "pool": { "idle_timeout_ms": 0 } } }`)
+        const defect = yield* Effect.flip(
+          Effect.catchAllDefect(
+            Effect.provide(Effect.void, Database.layer.pipe(Layer.provide(Global.layerWith(global)))),
+            Effect.fail,
+          ),
+        )
+        expect(defect).toBeInstanceOf(DatabaseConfig.InvalidError)
+      }),
+    )
+  },
+  Engines.postgresOnly,
+)

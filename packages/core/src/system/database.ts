@@ -34,6 +34,7 @@ import permissionAnswer from "./migrations/20261202000000_permission_answer.js"
 import decision from "./migrations/20261202000100_decision.js"
 import changeCounter from "./migrations/20261202001000_change_counter.js"
 import pendingAsk from "./migrations/20261203000000_pending_ask.js"
+import * as DatabaseConfig from "./database-config.js"
 import * as DatabaseError from "./database-error.js"
 import * as Global from "./global.js"
 import type { PoolOptions } from "./internal/database-postgres.js"
@@ -314,17 +315,20 @@ export const urlFromEnvironment = (env: NodeJS.ProcessEnv = process.env): string
 }
 
 /**
- * The process-wide database: Postgres when `TOOLGATE_DATABASE_URL` names one, otherwise SQLite at
- * `Global.database(global)` (creating the data directory).
+ * The process-wide database: Postgres when `TOOLGATE_DATABASE_URL` or `database.url` of the user's configuration
+ * file names one (the variable wins; `database.pool` sets the pool, see `DatabaseConfig`), otherwise SQLite at
+ * `Global.database(global)` (creating the data directory). An invalid `database` section is a defect carrying
+ * `DatabaseConfig.InvalidError` naming the file and the field.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layer: Layer.Layer<Client, never, Global.Service> = Layer.unwrapEffect(
   Effect.gen(function* () {
-    const url = urlFromEnvironment()
-    if (url !== undefined) return layerUrl(url)
-    const filename = Global.database(yield* Global.Service)
+    const global = yield* Global.Service
+    const { url, pool } = yield* DatabaseConfig.choose(global, urlFromEnvironment())
+    if (url !== undefined) return layerUrl(url, pool)
+    const filename = Global.database(global)
     yield* Effect.try({
       try: () => fs.mkdirSync(path.dirname(filename), { recursive: true }),
       catch: (error) =>
