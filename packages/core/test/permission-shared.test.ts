@@ -28,9 +28,9 @@ const config = (askTimeout?: number) => ({
 })
 
 /** One stack (a host): a Location on its own pool. */
-const host = (url: string | undefined, askTimeout?: number) =>
+const host = (url: string | undefined, askTimeout?: number, at?: string) =>
   Effect.gen(function* () {
-    const directory = yield* tempDir()
+    const directory = at ?? (yield* tempDir())
     const data = yield* tempDir()
     return yield* Layer.build(
       Core.layer({
@@ -144,6 +144,38 @@ Engines.describeEach(
           two,
         )
         expect(all.map((row) => JSON.parse(row.answer!).kind)).toEqual(["answer", "cascade"])
+      }),
+    )
+
+    it.scoped("a reject answered in one process cascades to the session's ask in another", () =>
+      Effect.gen(function* () {
+        const url = yield* engine.shared("")
+        const directory = yield* tempDir()
+        const one = yield* host(url, undefined, directory)
+        const two = yield* host(url, undefined, directory)
+        const { id: sessionID } = yield* Effect.provide(session, one)
+        const here = yield* Effect.provide(asserting(sessionID, "per_shared_h1", "a.ts"), one)
+        const there = yield* Effect.provide(asserting(sessionID, "per_shared_h2", "b.ts"), two)
+        yield* Effect.provide(
+          waitFor((all) => all.filter((row) => row.status === "pending").length === 2),
+          two,
+        )
+        yield* Effect.provide(
+          Effect.flatMap(PermissionV2.Service, (p) => p.reply({ requestID: "per_shared_h1", reply: "reject" })),
+          one,
+        )
+        for (const fiber of [here, there]) {
+          const exit = yield* Fiber.await(fiber)
+          expect(Exit.isFailure(exit) && PermissionV2.isDeclined(exit.cause)).toBe(true)
+        }
+        const all = yield* Effect.provide(
+          waitFor((all) => all.every((row) => row.status === "settled")),
+          two,
+        )
+        expect(all.map((row) => JSON.parse(row.answer!))).toEqual([
+          { kind: "answer", choice: "reject", channel: "in-process" },
+          { kind: "cascade", cause: "per_shared_h1" },
+        ])
       }),
     )
 

@@ -2,8 +2,8 @@
  * Embedding in one call. `layerProcess` builds what exists once per process (Global, the database, saved
  * approvals, ApplicationTools, the tool-output cleanup job, processes, search, HTTP, and on Postgres the sharing of
  * pending asks with other hosts); `layerLocation` builds every service one Location needs on top of it, including
- * the twelve built-in tools. `layer` is both for the common
- * single-Location case. The test harness (`Core.layerTest`) lives in `@toolgate/core/testing`.
+ * the twelve built-in tools. `layer` is both for the common single-Location case. The test harness
+ * (`Core.layerTest`) lives in `@toolgate/core/testing`.
  *
  * @since 0.1.0
  */
