@@ -43,6 +43,19 @@ const KEYS: Record<string, { readonly text: string; readonly default?: string }>
   },
   "permissions[].effect": { text: "What a match decides." },
   "permissions[].ignore_case": { text: "Match the resource without regard to letter case.", default: "`false`" },
+  database: {
+    text: "Which database this user's processes open (docs/database.md). Read only from the user's configuration directory, once per process; in a project's file it is an error. `TOOLGATE_DATABASE_URL` wins over `url`.",
+  },
+  "database.url": {
+    text: "A Postgres URL (`postgres://user:password@host:port/db`); without it, SQLite at `<data>/toolgate.db`.",
+  },
+  "database.pool": { text: "The Postgres pool of each process." },
+  "database.pool.max_connections": { text: "Connections at most.", default: "`10`" },
+  "database.pool.connect_timeout_ms": {
+    text: "How long to wait for a connection, also at start (milliseconds).",
+    default: "`10000`",
+  },
+  "database.pool.idle_timeout_ms": { text: "How long an idle connection is kept (milliseconds).", default: "`30000`" },
   agents: {
     text: "Agents by id: a new id adds an agent (it starts from the top-level rules), an existing one (`build`, `plan`, …) is changed. Later documents change what earlier ones set.",
   },
