@@ -203,6 +203,34 @@ Engines.describeEach(
       }),
     )
 
+    it.scoped("a claim made while the owner's listening connection is down is applied", () =>
+      Effect.gen(function* () {
+        const url = yield* engine.shared("")
+        const one = yield* host(url)
+        const two = yield* host(url)
+        const { id: sessionID } = yield* Effect.provide(session, one)
+        const waiting = yield* Effect.provide(asserting(sessionID, "per_shared_d", "a.ts"), one)
+        const [asked] = yield* Effect.provide(
+          waitFor((all) => statusOf(all, "per_shared_d") === "pending"),
+          two,
+        )
+        const sql = yield* Effect.provide(SqlClient.SqlClient, two)
+        // Every listening connection of this test's server goes (stack 2's too): Postgres dropped them.
+        const killed = yield* sql<{ ok: boolean }>`SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity
+          WHERE application_name = 'toolgate-listen' AND query = 'LISTEN "toolgate_answer"'`
+        expect(killed.length).toBeGreaterThanOrEqual(1)
+        yield* Effect.provide(claim("per_shared_d", { kind: "answer", choice: "once", channel: "http" }), two)
+        expect(asked?.owner_id).toBeDefined()
+        // The owner subscribes again after a second and reads what was claimed meanwhile (the poll would too).
+        yield* TestClock.adjust(PermissionV2.SHARED_POLL_INTERVAL_MS)
+        expect(yield* Fiber.await(waiting)).toEqual(Exit.void)
+        yield* Effect.provide(
+          waitFor((all) => statusOf(all, "per_shared_d") === "settled"),
+          two,
+        )
+      }),
+    )
+
     it.scoped("an always whose save fails goes back to pending, and can be answered again", () =>
       Effect.gen(function* () {
         const url = yield* engine.shared("")
