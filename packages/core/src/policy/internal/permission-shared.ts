@@ -16,6 +16,9 @@
  * - A reject answered here claims the other `pending` rows of its session, in any process, as cascades.
  * - The owner is a `runner_owner` row with a lease (`OwnerLease`), renewed while the process runs.
  *
+ * One file (about 450 lines): the insert, the batched settles and the claim listener share one owner id, one set of
+ * known entries and one poll loop; the row and claim formats are `approvals-database.ts`'s.
+ *
  * @since 0.3.0
  * @internal
  */
