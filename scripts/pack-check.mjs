@@ -137,6 +137,8 @@ fs.writeFileSync(
       dependencies: {
         ...toolgate,
         "@effect/ai": effectAi.peerDependencies["@effect/ai"],
+        // An embedder serving approvals with no Location brings its own HttpClient (docs/approval-server.md).
+        "@effect/platform-node": core.dependencies["@effect/platform-node"],
         "@modelcontextprotocol/sdk": mcp.dependencies["@modelcontextprotocol/sdk"],
         ai: aiSdk.peerDependencies.ai,
         effect: core.dependencies.effect,
