@@ -385,6 +385,17 @@ export const make = (deps: Deps) => {
     start: (watch) => void fork(Fx.forkIn(watch, deps.layerScope)),
   })
 
+  /** The journal entry of `other`, declined as a same-session cascade of the rejected request `cause`. */
+  const cascadedEntry = (other: Pending, cause: string): DecisionJournal.Draft => ({
+    kind: "cascaded",
+    ...about(other),
+    detail: { cause, choice: "cascade" },
+  })
+
+  /** Declines `entries` as a cascade: an Answered (`cascade`) and a Replied (`reject`) each, then the waiters. */
+  const declineCascaded = (entries: ReadonlyArray<Pending>, who: Who) =>
+    Fx.zipRight(answered(entries, "cascade", who), releaseAll(entries, "reject", declineEntry))
+
   const reject = (entry: Pending, choice: Approvals.Choice, message: string | undefined, who: Who) =>
     Fx.gen(function* () {
       // Other processes' asks of the session first (an ask raised after this rejection must not be caught).
@@ -396,19 +407,14 @@ export const make = (deps: Deps) => {
       // A reject proceeds even when it cannot be journaled: refusing is the safe side.
       yield* journaled(entry, () => [
         answeredEntry(entry, choice, who, undefined, message),
-        ...others.map((other) => ({
-          kind: "cascaded" as const,
-          ...about(other),
-          detail: { cause: entry.request.id, choice: "cascade" },
-        })),
+        ...others.map((other) => cascadedEntry(other, entry.request.id)),
       ]).pipe(Fx.catchAll((error) => Fx.logWarning("PermissionV2: could not journal a reject", error)))
       yield* answered([entry], choice.id, who)
       yield* releaseAll([entry], "reject", (settled) => {
         if (message) settle(settled, () => Exit.fail(new CorrectedError({ feedback: message })))
         else declineEntry(settled)
       })
-      yield* answered(others, "cascade", who)
-      yield* releaseAll(others, "reject", declineEntry)
+      yield* declineCascaded(others, who)
     })
 
   /** Saves what an `always` choice shows, with who answered and until when; a failure changes nothing. */
@@ -515,9 +521,10 @@ export const make = (deps: Deps) => {
     Fx.suspend(() => {
       const entry = pending.get(id as ID)
       if (entry === undefined || entry.answering) return Fx.void
-      return journaled(entry, () => [
-        { kind: "cascaded" as const, ...about(entry), detail: { cause, choice: "cascade" } },
-      ]).pipe(Fx.zipRight(answered([entry], "cascade", who)), Fx.zipRight(releaseAll([entry], "reject", declineEntry)))
+      return Fx.zipRight(
+        journaled(entry, () => [cascadedEntry(entry, cause)]),
+        declineCascaded([entry], who),
+      )
     })
 
   const queue: Interface = {
