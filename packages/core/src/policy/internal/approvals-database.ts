@@ -103,6 +103,30 @@ export interface DatabaseOptions {
 const ClaimJson = Schema.parseJson(Claim)
 const encodeClaim = Schema.encodeSync(ClaimJson)
 const decodeClaim = Schema.decodeUnknownOption(ClaimJson)
+
+/**
+ * Claims every `pending` row of `sessionID` as a cascade of the rejection of `cause`, in one statement that also
+ * notifies each row's owner (`toolgate_answer`) and the servers' streams (`toolgate_ask`); inside a transaction the
+ * notifications go out on commit. `exceptOwner` leaves out one owner's rows (the rejecting process declines its own
+ * in memory). The one cascade claim, for a reject claimed here and for one answered in an asking process.
+ *
+ * @since 0.3.0
+ * @internal
+ * @category utilities
+ */
+export const claimCascades = (
+  sql: SqlClient.SqlClient,
+  options: { readonly sessionID: string; readonly cause: string; readonly now: number; readonly exceptOwner?: string },
+): Fx.Effect<void, SqlError.SqlError> => {
+  const cascade = encodeClaim({ kind: "cascade", cause: options.cause })
+  const others = options.exceptOwner === undefined ? sql`TRUE` : sql`owner_id <> ${options.exceptOwner}`
+  return Fx.asVoid(sql`WITH c AS (
+      UPDATE pending_ask SET status = 'claimed', answer = ${cascade}, time_updated = ${options.now}
+      WHERE session_id = ${options.sessionID} AND status = 'pending' AND ${others}
+      RETURNING id, owner_id)
+    SELECT pg_notify(${ANSWER_CHANNEL}, owner_id), pg_notify(${ASK_CHANNEL}, id) FROM c`)
+}
+
 const decodePrompt = Schema.decodeUnknownOption(Schema.parseJson(Prompt))
 
 interface ListedRow {
@@ -229,19 +253,12 @@ export const makeDatabase = (options: DatabaseOptions = {}) =>
               AND owner_id IN (SELECT id FROM runner_owner WHERE lease_expires > ${now})
             RETURNING owner_id`
           if (won.length === 0) return false
-          const touched: Array<{ readonly id: string; readonly owner_id: string }> = [
-            { id: row.id, owner_id: row.owner_id },
-          ]
+          // The claimed row is no longer pending, so the cascade leaves it alone.
           if (claimed.kind === "answer" && claimed.choice === "reject") {
-            const cascade = encodeClaim({ kind: "cascade", cause: row.id })
-            const others = yield* sql<{ id: string; owner_id: string }>`UPDATE pending_ask
-              SET status = 'claimed', answer = ${cascade}, time_updated = ${now}
-              WHERE session_id = ${row.session_id} AND status = 'pending' AND id <> ${row.id}
-              RETURNING id, owner_id`
-            touched.push(...others)
+            yield* claimCascades(sql, { sessionID: row.session_id, cause: row.id, now })
           }
-          for (const owner of new Set(touched.map((entry) => entry.owner_id))) yield* notify(ANSWER_CHANNEL, owner)
-          for (const entry of touched) yield* notify(ASK_CHANNEL, entry.id)
+          yield* notify(ANSWER_CHANNEL, row.owner_id)
+          yield* notify(ASK_CHANNEL, row.id)
           return true
         }),
       )

@@ -37,7 +37,7 @@ import type * as ProjectV2 from "../../place/project.js"
 import * as Notifications from "../../system/notifications.js"
 import * as OwnerLease from "../../system/owner-lease.js"
 import * as SqlDialect from "../../system/internal/sql-dialect.js"
-import { ANSWER_CHANNEL, ASK_CHANNEL, Claim } from "./approvals-database.js"
+import { ANSWER_CHANNEL, ASK_CHANNEL, Claim, claimCascades } from "./approvals-database.js"
 import * as Approvals from "./approvals-schema.js"
 import type { Request } from "./permission-schema.js"
 
@@ -427,17 +427,14 @@ export const make = Fx.gen(function* () {
       queueSettle(id, row.answer)
     },
     rejected: (entry) =>
-      Fx.suspend(() => {
-        const cascade = encodeClaim({ kind: "cascade", cause: entry.request.id })
-        return sql`WITH c AS (
-            UPDATE pending_ask SET status = 'claimed', answer = ${cascade}, time_updated = ${now()}
-            WHERE session_id = ${entry.request.sessionID} AND status = 'pending' AND owner_id <> ${ownerID}
-            RETURNING id, owner_id)
-          SELECT pg_notify(${ANSWER_CHANNEL}, owner_id), pg_notify(${ASK_CHANNEL}, id) FROM c`.pipe(
-          Fx.asVoid,
-          Fx.catchAll(warn(`could not cascade the rejection of ${entry.request.id} to other processes`)),
-        )
-      }),
+      Fx.suspend(() =>
+        claimCascades(sql, {
+          sessionID: entry.request.sessionID,
+          cause: entry.request.id,
+          now: now(),
+          exceptOwner: ownerID,
+        }).pipe(Fx.catchAll(warn(`could not cascade the rejection of ${entry.request.id} to other processes`))),
+      ),
   })
 
   return { ownerID, mirror } satisfies Interface
