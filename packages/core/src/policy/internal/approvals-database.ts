@@ -22,6 +22,7 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Fx from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -65,6 +66,27 @@ export const Claim = Schema.Union(
  */
 export type Claim = typeof Claim.Type
 
+const ClaimJson = Schema.parseJson(Claim)
+
+/**
+ * A claim as the JSON text `pending_ask.answer` holds (the one codec of that column: the server writes it, the
+ * asking process reads it).
+ *
+ * @since 0.3.0
+ * @category codecs
+ * @internal
+ */
+export const encodeClaim: (claim: Claim) => string = Schema.encodeSync(ClaimJson)
+
+/**
+ * The claim in a `pending_ask.answer` text; none when the text is not a claim.
+ *
+ * @since 0.3.0
+ * @category codecs
+ * @internal
+ */
+export const decodeClaim: (text: unknown) => Option.Option<Claim> = Schema.decodeUnknownOption(ClaimJson)
+
 /**
  * The notification channel an asking process's row changes are announced on (payload: the request id).
  *
@@ -100,9 +122,6 @@ export interface DatabaseOptions {
   readonly poll?: Duration.DurationInput | undefined
 }
 
-const ClaimJson = Schema.parseJson(Claim)
-const encodeClaim = Schema.encodeSync(ClaimJson)
-const decodeClaim = Schema.decodeUnknownOption(ClaimJson)
 
 /**
  * Claims every `pending` row of `sessionID` as a cascade of the rejection of `cause`, in one statement that also

@@ -37,7 +37,7 @@ import type * as ProjectV2 from "../../place/project.js"
 import * as Notifications from "../../system/notifications.js"
 import * as OwnerLease from "../../system/owner-lease.js"
 import * as SqlDialect from "../../system/internal/sql-dialect.js"
-import { ANSWER_CHANNEL, ASK_CHANNEL, Claim, claimCascades } from "./approvals-database.js"
+import { ANSWER_CHANNEL, ASK_CHANNEL, type Claim, claimCascades, decodeClaim, encodeClaim } from "./approvals-database.js"
 import * as Approvals from "./approvals-schema.js"
 import type { Request } from "./permission-schema.js"
 
@@ -117,9 +117,6 @@ export interface Interface {
  */
 export class SharedAsks extends Context.Tag("@toolgate/v2/PermissionSharedAsks")<SharedAsks, Interface>() {}
 
-const ClaimJson = Schema.parseJson(Claim)
-const encodeClaim = Schema.encodeSync(ClaimJson)
-const decodeClaim = Schema.decodeUnknownOption(ClaimJson)
 const encodePrompt = Schema.encodeSync(Schema.parseJson(Approvals.Prompt))
 
 /** The rows of one statement at most (an `IN (…)` list). */
