@@ -87,6 +87,26 @@ export const encodeClaim: (claim: Claim) => string = Schema.encodeSync(ClaimJson
  */
 export const decodeClaim: (text: unknown) => Option.Option<Claim> = Schema.decodeUnknownOption(ClaimJson)
 
+const PromptJson = Schema.parseJson(Prompt)
+
+/**
+ * A prompt as the JSON text `pending_ask.prompt` holds (the asking process writes it, the server reads it).
+ *
+ * @since 0.3.0
+ * @category codecs
+ * @internal
+ */
+export const encodePrompt: (prompt: Prompt) => string = Schema.encodeSync(PromptJson)
+
+/**
+ * The prompt in a `pending_ask.prompt` text; none when the text is not a prompt.
+ *
+ * @since 0.3.0
+ * @category codecs
+ * @internal
+ */
+export const decodePrompt: (text: unknown) => Option.Option<Prompt> = Schema.decodeUnknownOption(PromptJson)
+
 /**
  * The notification channel an asking process's row changes are announced on (payload: the request id).
  *
@@ -122,7 +142,6 @@ export interface DatabaseOptions {
   readonly poll?: Duration.DurationInput | undefined
 }
 
-
 /**
  * Claims every `pending` row of `sessionID` as a cascade of the rejection of `cause`, in one statement that also
  * notifies each row's owner (`toolgate_answer`) and the servers' streams (`toolgate_ask`); inside a transaction the
@@ -145,8 +164,6 @@ export const claimCascades = (
       RETURNING id, owner_id)
     SELECT pg_notify(${ANSWER_CHANNEL}, owner_id), pg_notify(${ASK_CHANNEL}, id) FROM c`)
 }
-
-const decodePrompt = Schema.decodeUnknownOption(Schema.parseJson(Prompt))
 
 interface ListedRow {
   readonly id: string

@@ -31,13 +31,20 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
-import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type * as ProjectV2 from "../../place/project.js"
 import * as Notifications from "../../system/notifications.js"
 import * as OwnerLease from "../../system/owner-lease.js"
 import * as SqlDialect from "../../system/internal/sql-dialect.js"
-import { ANSWER_CHANNEL, ASK_CHANNEL, type Claim, claimCascades, decodeClaim, encodeClaim } from "./approvals-database.js"
+import {
+  ANSWER_CHANNEL,
+  ASK_CHANNEL,
+  type Claim,
+  claimCascades,
+  decodeClaim,
+  encodeClaim,
+  encodePrompt,
+} from "./approvals-database.js"
 import * as Approvals from "./approvals-schema.js"
 import type { Request } from "./permission-schema.js"
 
@@ -116,8 +123,6 @@ export interface Interface {
  * @category tags
  */
 export class SharedAsks extends Context.Tag("@toolgate/v2/PermissionSharedAsks")<SharedAsks, Interface>() {}
-
-const encodePrompt = Schema.encodeSync(Schema.parseJson(Approvals.Prompt))
 
 /** The rows of one statement at most (an `IN (…)` list). */
 const CHUNK = 500
