@@ -9,8 +9,9 @@ export default defineConfig({
     // Stress, differential and load suites run in the separate stress project (vitest.stress.config.ts).
     exclude: [...configDefaults.exclude, "test/**/*.stress.test.ts"],
     environment: "node",
-    // One throwaway Postgres server per run for the engine suites (test/support/engines.ts).
-    globalSetup: ["test/support/postgres-setup.ts"],
+    // One throwaway Postgres server per run for the engine suites (test/support/engines.ts); the child-process
+    // entries bundled from the sources once per run (test/support/bundle-setup.ts).
+    globalSetup: ["test/support/postgres-setup.ts", "test/support/bundle-setup.ts"],
     // One module graph per worker instead of one per file (here for `vitest run` in this folder; the root config sets
     // the same for `pnpm test`): importing the sources again for every file was a third of the suite's time. A file must leave no global state behind (AGENTS.md, "Tests"); effect-it-reset.ts undoes the
     // one piece @effect/vitest leaves (its `layer(...)` rebinds the shared `it`).

@@ -11,8 +11,8 @@ import * as net from "node:net"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { inject } from "vitest"
 import { AppProcess, type Config, Project } from "../src/index.js"
-import { SOURCE_NODE_ARGS } from "../../../vitest.shared.js"
 import { tempDir } from "./support/location.js"
 
 const works = (command: string, args: ReadonlyArray<string>) =>
@@ -30,7 +30,8 @@ if (!hasPython) console.warn("sandbox-escape: python3 is missing; the socket cas
 const NOBODY = 65534
 /** Each case starts the sandbox child one to three times; on a loaded two-core machine that takes a while. */
 const TIMEOUT = 240_000
-const CHILD = path.join(import.meta.dirname, "support", "sandbox-child.ts")
+/** support/sandbox-child.ts, bundled from the sources once per run (support/bundle-setup.ts). */
+const CHILD = path.join(inject("toolgateChildBundle"), "sandbox-child.js")
 
 type User = "root" | "nobody"
 interface Result {
@@ -71,7 +72,7 @@ const sandboxed = (
 ) =>
   Effect.gen(function* () {
     const input = JSON.stringify({ ...where, bash, commands })
-    const node = [process.execPath, ...SOURCE_NODE_ARGS, CHILD, input]
+    const node = [process.execPath, CHILD, input]
     const command: AppProcess.Command =
       user === "root"
         ? { command: node[0]!, args: node.slice(1) }
