@@ -9,6 +9,8 @@ export default defineConfig({
     name: "core-stress",
     include: ["test/**/*.stress.test.ts"],
     environment: "node",
+    // The child-process entries bundled from the sources once per run (test/support/bundle-setup.ts).
+    globalSetup: ["test/support/bundle-setup.ts"],
     testTimeout: 600_000,
     hookTimeout: 120_000,
   },

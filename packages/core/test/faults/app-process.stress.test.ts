@@ -1,33 +1,18 @@
 /**
  * Runners killed with SIGKILL mid-command, in rounds, under the stress project's load: every round's command tree
  * (a shell, a nested shell, three sleeps) is gone within the round's own deadline. Each round is a fresh runner
- * (test/fixtures/group-runner.ts, the smallest one, bundled once so that each start is plain `node` and rounds stay
- * cheap); in even rounds the tree is the runner's
+ * (test/fixtures/group-runner.ts, the smallest one, bundled once per run like every fixture); in even rounds the tree is the runner's
  * first command, so its keeper is started for it (the case that once left the tree alive: the keeper was started
  * after the command and the runner was killed before it had told the keeper the group), in odd rounds a second
  * command after one that ended (the keeper already running). The whole runner (Core, Runner, bash) is killed the
  * same way in app-process.test.ts.
  */
 import * as fs from "node:fs"
-import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-// @ts-expect-error: a plain ES module script without declarations
-import { bundle } from "../../../../scripts/bundle-bins.mjs"
 import * as Children from "../support/children.js"
 
 const ROUNDS = 12
-
-/** group-runner.ts bundled with its sources into one file under the package's (ignored) test-bundle/. */
-const bundledRunner = Effect.promise(async () => {
-  const outdir = "packages/core/test-bundle/keeper-rounds"
-  await bundle({
-    entries: { "group-runner": "packages/core/test/fixtures/group-runner.ts" },
-    outdir,
-    source: true,
-  })
-  return path.join(Children.packageDir, "test-bundle", "keeper-rounds", "group-runner.js")
-})
 
 /** Live (non-zombie) processes other than this one whose command line contains `marker`. */
 const liveWithMarker = (marker: string): Array<string> =>
@@ -58,7 +43,7 @@ const pollUntil = (marker: string, done: (found: ReadonlyArray<string>) => boole
 describe("runners killed with SIGKILL, in rounds", () => {
   it.live(`${ROUNDS} rounds: nothing of the command outlives its runner`, () =>
     Effect.gen(function* () {
-      const runnerScript = yield* bundledRunner
+      const runnerScript = Children.fixture("group-runner.ts")
       const left: Array<string> = []
       for (let round = 0; round < ROUNDS; round++) {
         yield* Effect.scoped(

@@ -1,17 +1,22 @@
 /**
- * Child processes for the multi-process database tests: TypeScript fixtures under test/fixtures run through tsx,
- * read line by line, killed with SIGKILL when the scope closes if still running.
+ * Child processes for the multi-process tests: the fixtures under test/fixtures (bundled once per run, see
+ * `fixture`), read line by line, killed with SIGKILL when the scope closes if still running.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
+import { inject } from "vitest"
 
 /** The core package directory (children run with it as cwd). */
 export const packageDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..")
 
-/** A fixture script's absolute path. */
-export const fixture = (name: string): string => path.join(packageDir, "test", "fixtures", name)
+/**
+ * A fixture script's absolute path: `name` (`"pending-ask.ts"`) as bundled from the sources once per run by
+ * bundle-setup.ts, which starts much faster than the TypeScript file through tsx.
+ */
+export const fixture = (name: string): string =>
+  path.join(inject("toolgateChildBundle"), `${path.basename(name, ".ts")}.js`)
 
 /** A running child. */
 export interface Child {
