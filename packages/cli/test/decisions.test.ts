@@ -5,11 +5,11 @@ import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
 import type { DecisionJournal } from "@toolgate/core"
-import { SOURCE_NODE_ARGS } from "../../../vitest.shared.js"
 import { parseSince } from "../src/decisions.js"
 import { tempDir, toolgate } from "./support.js"
 
-const fixture = fileURLToPath(new URL("./fixtures/journal-session.ts", import.meta.url))
+/** fixtures/journal-session.ts, bundled from the sources once per run (global-setup.ts). */
+const fixture = fileURLToPath(new URL("../test-bundle/journal-session.js", import.meta.url))
 
 /** Runs the scripted session until it prints its line, then kills it with SIGKILL; resolves with that line. */
 const sessionKilledAfterAnswers = (
@@ -17,7 +17,7 @@ const sessionKilledAfterAnswers = (
   directory: string,
 ): Promise<{ readonly sessionID: string; readonly savedID: string }> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...SOURCE_NODE_ARGS, fixture, data, directory], {
+    const child = spawn(process.execPath, [fixture, data, directory], {
       stdio: ["ignore", "pipe", "pipe"],
     })
     let stderr = ""
