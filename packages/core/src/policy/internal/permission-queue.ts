@@ -30,7 +30,7 @@ import { prompt as promptOf } from "./approvals-prompt.js"
 import { CallSource } from "./permission-call.js"
 import { CorrectedError, DeclinedError, NotFoundError, SaveError } from "./permission-error.js"
 import { saveError } from "./permission-journal.js"
-import { evaluate } from "./permission-evaluate.js"
+import { evaluate, EXPLICIT_ACTIONS } from "./permission-evaluate.js"
 import * as Drafts from "./permission-journal.js"
 import * as Watch from "./permission-watch.js"
 import { Event, type ID, type Reply, type Request, type Ruleset } from "./permission-schema.js"
@@ -104,6 +104,38 @@ export const aggregate = (
     if (evaluate(action, resource, configured, approvals).effect !== "allow") return "ask"
   }
   return "allow"
+}
+
+/**
+ * The effect of a request, as the configured deny check followed by `aggregate` decides it, with each resource
+ * evaluated once against each ruleset: deny when the configured rules alone deny a resource; else allow when every
+ * resource is allowed by an approval or, with no approval allowing it, by the configured rules; else ask.
+ * `approvals` hold only allow rules (saved and session approvals): one that matches allows, except that for an
+ * `EXPLICIT_ACTIONS` action an approval naming another action counts as ask, so a resource of such an action that
+ * no approval allows is evaluated against both rulesets, as `aggregate` does.
+ *
+ * @internal
+ * @category utilities
+ */
+export const effectOf = (
+  action: string,
+  resources: ReadonlyArray<string>,
+  configured: Ruleset,
+  approvals: Ruleset,
+): "allow" | "ask" | "deny" => {
+  let effect: "allow" | "ask" = "allow"
+  for (const resource of resources) {
+    const alone = evaluate(action, resource, configured).effect
+    if (alone === "deny") return "deny"
+    if (effect === "ask" || approvals.length === 0) {
+      if (alone === "ask") effect = "ask"
+      continue
+    }
+    if (evaluate(action, resource, approvals).effect === "allow") continue
+    if (alone === "ask") effect = "ask"
+    else if (EXPLICIT_ACTIONS.has(action)) effect = aggregate(action, [resource], configured, approvals)
+  }
+  return effect
 }
 
 const declined = () => new DeclinedError()
@@ -225,64 +257,82 @@ export const make = (deps: Deps) => {
     })
 
   /**
-   * Inserts a pending entry (with a Deferred when the caller waits) and publishes Asked; a failed publish removes the
-   * entry again (as a defect).
+   * Inserts a pending entry (with a Deferred when the caller waits), or dies when the Location closed or the id is
+   * pending already. The caller runs it in an uninterruptible region and then runs `announce(entry, …)` in the same
+   * region, so an entry is never left inserted without its Asked event.
    */
-  const create = (request: Request, agent: string | undefined, waits: boolean): Fx.Effect<Pending> =>
+  const admit = (request: Request, agent: string | undefined, waits: boolean): Pending | Fx.Effect<never> => {
+    if (deps.closed()) return Fx.die(declined())
+    if (pending.has(request.id)) return Fx.die(new globalThis.Error(`Duplicate pending permission ID: ${request.id}`))
+    const entry: Pending = {
+      request,
+      agent,
+      deferred: waits ? Deferred.unsafeMake<void, CorrectedError | Approvals.TimedOutError>(FiberId.none) : undefined,
+      askedAt: now(),
+      timer: undefined,
+      answering: false,
+      prompt: undefined,
+    }
+    pending.set(request.id, entry)
+    watcher.ensure()
+    return entry
+  }
+
+  /**
+   * Publishes Asked for an admitted entry, then starts its expiry timer and journals it, and succeeds with `value`;
+   * a failed publish removes the entry again (as a defect).
+   */
+  const announce = <A>(entry: Pending, value: A): Fx.Effect<A> => {
+    const request = entry.request
+    // On Postgres the row is written once Asked is published (`created` never fails).
+    const asked = events.publish(Event.Asked, request)
+    const published = mirror === undefined ? asked : Fx.zipLeft(asked, mirror.created(entry, prompt(entry)))
+    // `exit` and one flatMap instead of a match with two new handlers: this is on every queued ask's path.
+    return Fx.flatMap(Fx.exit(published), (exit) => {
+      if (Exit.isFailure(exit)) {
+        drop(entry)
+        return Fx.orDie(Fx.failCause(exit.cause))
+      }
+      if (timeout !== undefined && pending.get(request.id) === entry) {
+        entry.timer = fork(Fx.forkIn(Fx.zipRight(Fx.sleep(timeout), expire(entry)), deps.layerScope)) as never
+      }
+      if (journal === undefined) return Fx.succeed(value)
+      // Built when the journal writes it, off the ask's path (the prompt is computed then, once).
+      return Fx.as(
+        journal.record(() => {
+          const shown = prompt(entry)
+          return {
+            kind: "asked",
+            ...about(entry),
+            detail: {
+              digest: shown.digest,
+              ...(request.save === undefined ? {} : { save: request.save }),
+              choices: shown.choices.map((choice) => choice.id),
+              ...(shown.tool === undefined ? {} : { tool: { name: shown.tool.name, callID: shown.tool.callID } }),
+              ...(shown.deadline === undefined ? {} : { deadline: shown.deadline }),
+            },
+          }
+        }),
+        value,
+      )
+    })
+  }
+
+  /**
+   * Queues `request` and succeeds with `value` once Asked is published; runs `admit` and `announce` from the caller's
+   * synchronous part, so it must be called inside an uninterruptible region (`ask` runs it in one).
+   */
+  const enqueue = <A>(request: Request, agent: string | undefined, value: A): Fx.Effect<A> => {
+    const admitted = admit(request, agent, false)
+    return Fx.isEffect(admitted) ? admitted : announce(admitted, value)
+  }
+
+  /** Queues `request` with a Deferred for the caller to wait on, and succeeds with its entry. */
+  const create = (request: Request, agent: string | undefined): Fx.Effect<Pending> =>
     Fx.uninterruptible(
       Fx.suspend(() => {
-        if (deps.closed()) return Fx.die(declined())
-        if (pending.has(request.id)) {
-          return Fx.die(new globalThis.Error(`Duplicate pending permission ID: ${request.id}`))
-        }
-        const deferred = waits
-          ? Deferred.unsafeMake<void, CorrectedError | Approvals.TimedOutError>(FiberId.none)
-          : undefined
-        const entry: Pending = {
-          request,
-          agent,
-          deferred,
-          askedAt: now(),
-          timer: undefined,
-          answering: false,
-          prompt: undefined,
-        }
-        pending.set(request.id, entry)
-        watcher.ensure()
-        // One match instead of onError + orDie + as: this is on every queued ask's path.
-        // On Postgres the row is written once Asked is published (`created` never fails).
-        const asked = events.publish(Event.Asked, request)
-        const published = mirror === undefined ? asked : Fx.zipLeft(asked, mirror.created(entry, prompt(entry)))
-        return Fx.matchCauseEffect(published, {
-          onFailure: (cause) => {
-            drop(entry)
-            return Fx.orDie(Fx.failCause(cause))
-          },
-          onSuccess: () => {
-            if (timeout !== undefined && pending.get(request.id) === entry) {
-              entry.timer = fork(Fx.forkIn(Fx.zipRight(Fx.sleep(timeout), expire(entry)), deps.layerScope)) as never
-            }
-            if (journal === undefined) return Fx.succeed(entry)
-            // Built when the journal writes it, off the ask's path (the prompt is computed then, once).
-            return Fx.as(
-              journal.record(() => {
-                const shown = prompt(entry)
-                return {
-                  kind: "asked",
-                  ...about(entry),
-                  detail: {
-                    digest: shown.digest,
-                    ...(request.save === undefined ? {} : { save: request.save }),
-                    choices: shown.choices.map((choice) => choice.id),
-                    ...(shown.tool === undefined ? {} : { tool: { name: shown.tool.name, callID: shown.tool.callID } }),
-                    ...(shown.deadline === undefined ? {} : { deadline: shown.deadline }),
-                  },
-                }
-              }),
-              entry,
-            )
-          },
-        })
+        const admitted = admit(request, agent, true)
+        return Fx.isEffect(admitted) ? admitted : announce(admitted, admitted)
       }),
     )
 
@@ -353,8 +403,7 @@ export const make = (deps: Deps) => {
         const configured = configuredBy.get(keys[i]!)
         if (configured === undefined) continue
         const { action, resources, sessionID } = entry.request
-        if (resources.some((resource) => evaluate(action, resource, configured).effect === "deny")) continue
-        if (aggregate(action, resources, configured, sessions.approvals(sessionID, base)) !== "allow") continue
+        if (effectOf(action, resources, configured, sessions.approvals(sessionID, base)) !== "allow") continue
         released.push(entry)
       }
       if (journal !== undefined && released.length > 0) {
@@ -534,5 +583,5 @@ export const make = (deps: Deps) => {
     answer,
   }
   mirror = deps.share?.({ entry: (id) => pending.get(id as ID), answer: (input) => answer(input), cascade })
-  return { queue, create, drop, close, pending }
+  return { queue, create, enqueue, drop, close, pending }
 }

@@ -164,7 +164,7 @@ export const make = Fx.gen(function* () {
   const view = View.make(saved, sessionService, agents, scope, now)
   const { configuredFor } = view
   const sessions = Session.make(now)
-  const { queue, create, drop, close } = Queue.make({
+  const { queue, create, enqueue, drop, close } = Queue.make({
     events,
     saved,
     view,
@@ -179,22 +179,15 @@ export const make = Fx.gen(function* () {
     share: shared === undefined ? undefined : (holder) => shared.mirror(scope, holder),
   })
 
+  // One evaluation of each resource per ruleset (see `Queue.effectOf`); the journal's entry and a deny's error read
+  // the rest of the decision.
   const decide = (input: AssertInput, configured: Ruleset): Decision => {
-    let denied: Array<string> | undefined
-    for (const resource of input.resources) {
-      if (evaluate(input.action, resource, configured).effect === "deny") (denied ??= []).push(resource)
-    }
-    const base = view.approvals()
+    const approvals = sessions.approvals(input.sessionID, view.approvals())
     const rows = view.rows()
-    const approvals = sessions.approvals(input.sessionID, base)
-    if (denied !== undefined)
-      return { effect: "deny", rules: relevant(input.action, configured), denied, configured, approvals, rows }
-    return {
-      effect: Queue.aggregate(input.action, input.resources, configured, approvals),
-      configured,
-      approvals,
-      rows,
-    }
+    const effect = Queue.effectOf(input.action, input.resources, configured, approvals)
+    if (effect !== "deny") return { effect, configured, approvals, rows }
+    const denied = input.resources.filter((resource) => evaluate(input.action, resource, configured).effect === "deny")
+    return { effect, rules: relevant(input.action, configured), denied, configured, approvals, rows }
   }
 
   /**
@@ -218,14 +211,14 @@ export const make = Fx.gen(function* () {
     )
   }
 
+  const noResources = (input: AssertInput) =>
+    Fx.die(new globalThis.Error(`Permission request for ${input.action} must name at least one resource`))
+  const notFound = (input: AssertInput) => Fx.fail(new SessionV2.NotFoundError({ sessionID: input.sessionID }))
+
   const evaluateInput = (input: AssertInput): Fx.Effect<Decision, SessionV2.NotFoundError> => {
-    if (input.resources.length === 0) {
-      return Fx.die(new globalThis.Error(`Permission request for ${input.action} must name at least one resource`))
-    }
+    if (input.resources.length === 0) return noResources(input)
     return Fx.flatMap(configuredFor(input.sessionID, input.agent), (configured) =>
-      configured === undefined
-        ? Fx.fail(new SessionV2.NotFoundError({ sessionID: input.sessionID }))
-        : Fx.succeed(decide(input, configured)),
+      configured === undefined ? notFound(input) : Fx.succeed(decide(input, configured)),
     )
   }
 
@@ -248,20 +241,47 @@ export const make = Fx.gen(function* () {
     return request
   }
 
-  // `ask` and `assert` are plain functions returning an Effect, without a span: they run on every tool call. `ask`
-  // needs no suspend (evaluateInput builds its Effect without reading anything) and, without a journal, no step
-  // for the journal's no-op.
-  const ask = (input: AssertInput): Fx.Effect<AskResult, SessionV2.NotFoundError> =>
-    Fx.flatMap(evaluateInput(input), (decision): Fx.Effect<AskResult> => {
+  /**
+   * The rest of an ask once its configured rules are known, all synchronous up to the Asked publish: it runs inside
+   * an uninterruptible region (an entry is inserted and announced in one), from that region's synchronous part.
+   */
+  const askWith = (input: AssertInput, configured: Ruleset): Fx.Effect<AskResult> => {
+    if (journal !== undefined) {
+      const decision = decide(input, configured)
       if (decision.effect !== "ask") {
         const id = createID(input.id)
-        const result: AskResult = { id, effect: decision.effect }
-        return journal === undefined ? Fx.succeed(result) : Fx.as(journalEvaluation(input, decision, id), result)
+        return Fx.as(journalEvaluation(input, decision, id), { id, effect: decision.effect })
       }
       const request = toRequest(input)
-      const queued = Fx.as(create(request, input.agent, false), { id: request.id, effect: decision.effect })
-      return journal === undefined ? queued : Fx.zipRight(journalEvaluation(input, decision, request.id), queued)
+      return Fx.zipRight(
+        journalEvaluation(input, decision, request.id),
+        Fx.suspend(() => enqueue(request, input.agent, { id: request.id, effect: decision.effect })),
+      )
+    }
+    const approvals = sessions.approvals(input.sessionID, view.approvals())
+    const effect = Queue.effectOf(input.action, input.resources, configured, approvals)
+    if (effect !== "ask") return Fx.succeed({ id: createID(input.id), effect })
+    const request = toRequest(input)
+    return enqueue(request, input.agent, { id: request.id, effect })
+  }
+
+  // `ask` and `assert` are plain functions returning an Effect, without a span: they run on every tool call. When
+  // nothing changed since the views were read (the change stamp is where it was and the session is in the view),
+  // an ask is the stamp, the agent and one synchronous step (`askWith`); otherwise the views are read first.
+  const ask = (input: AssertInput): Fx.Effect<AskResult, SessionV2.NotFoundError> => {
+    if (input.resources.length === 0) return noResources(input)
+    return Fx.flatMap(saved.changeStamp, (stamp): Fx.Effect<AskResult, SessionV2.NotFoundError> => {
+      const session = view.current(stamp, input.sessionID)
+      if (session !== undefined) {
+        return Fx.uninterruptible(
+          Fx.flatMap(agents.resolve(input.agent ?? session.agent), (agent) => askWith(input, view.rulesFrom(agent))),
+        )
+      }
+      return Fx.flatMap(view.configuredAt(stamp, input.sessionID, input.agent), (configured) =>
+        configured === undefined ? notFound(input) : Fx.uninterruptible(Fx.suspend(() => askWith(input, configured))),
+      )
     })
+  }
 
   const assert = (input: AssertInput): Fx.Effect<void, Error | SessionV2.NotFoundError> =>
     Fx.uninterruptibleMask((restore) =>
@@ -276,7 +296,7 @@ export const make = Fx.gen(function* () {
         const request = toRequest(input)
         return Fx.zipRight(
           journalEvaluation(input, decision, request.id),
-          Fx.flatMap(create(request, input.agent, true), (entry) =>
+          Fx.flatMap(create(request, input.agent), (entry) =>
             restore(Deferred.await(entry.deferred!)).pipe(Fx.ensuring(Fx.sync(() => drop(entry)))),
           ),
         )

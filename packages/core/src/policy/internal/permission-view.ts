@@ -44,6 +44,15 @@ export interface View {
   readonly rulesOf: (session: SessionV2.Info, agent: string | undefined) => Fx.Effect<Ruleset>
   /** The configured rules for a request, with the views refreshed; `undefined` when the session does not exist. */
   readonly configuredFor: (sessionID: string, agent: string | undefined) => Fx.Effect<Ruleset | undefined>
+  /**
+   * The session from the view when the views were read under `stamp` (a change stamp just read) and hold it:
+   * then nothing changed since, and a request needs no read. `undefined` otherwise (`configuredAt` reads).
+   */
+  readonly current: (stamp: string, sessionID: string) => SessionV2.Info | undefined
+  /** `configuredFor` with the change stamp already read. */
+  readonly configuredAt: (stamp: string, sessionID: string, agent: string | undefined) => Fx.Effect<Ruleset | undefined>
+  /** The configured rules of a resolved agent, as `rulesOf` gives them (deny-all for none). */
+  readonly rulesFrom: (info: AgentV2.Info | undefined) => Ruleset
 }
 
 /**
@@ -120,27 +129,35 @@ export const make = (
     })
   }
 
-  const rulesOf = (session: SessionV2.Info, agent: string | undefined): Fx.Effect<Ruleset> =>
-    Fx.map(agents.resolve(agent ?? session.agent), (info) => {
-      if (info === undefined) return denyAll
-      if (info !== lastAgent) {
-        lastAgent = info
-        agentOfRules.set(info.permissions, info.id)
-      }
-      return info.permissions
-    })
+  const rulesFrom = (info: AgentV2.Info | undefined): Ruleset => {
+    if (info === undefined) return denyAll
+    if (info !== lastAgent) {
+      lastAgent = info
+      agentOfRules.set(info.permissions, info.id)
+    }
+    return info.permissions
+  }
 
-  const configuredFor = (sessionID: string, agent: string | undefined): Fx.Effect<Ruleset | undefined> =>
-    Fx.flatMap(saved.changeStamp, (current) => {
-      // The common case, nothing changed and the session already read: straight to the agent.
-      const hit = current === stamp ? sessionView.get(sessionID) : undefined
-      if (hit !== undefined) return rulesOf(hit, agent)
-      return Fx.flatMap(refreshAt(current), () =>
-        Fx.flatMap(sessionOf(sessionID), (session) =>
-          session === undefined ? Fx.succeed(undefined) : rulesOf(session, agent),
-        ),
-      )
-    })
+  const rulesOf = (session: SessionV2.Info, agent: string | undefined): Fx.Effect<Ruleset> =>
+    Fx.map(agents.resolve(agent ?? session.agent), rulesFrom)
+
+  const current = (stampNow: string, sessionID: string): SessionV2.Info | undefined =>
+    stampNow === stamp ? sessionView.get(sessionID) : undefined
+
+  const configuredAt = (
+    stampNow: string,
+    sessionID: string,
+    agent: string | undefined,
+  ): Fx.Effect<Ruleset | undefined> => {
+    // The common case, nothing changed and the session already read: straight to the agent.
+    const hit = current(stampNow, sessionID)
+    if (hit !== undefined) return rulesOf(hit, agent)
+    return Fx.flatMap(refreshAt(stampNow), () =>
+      Fx.flatMap(sessionOf(sessionID), (session) =>
+        session === undefined ? Fx.succeed(undefined) : rulesOf(session, agent),
+      ),
+    )
+  }
 
   return {
     approvals: () => {
@@ -153,6 +170,10 @@ export const make = (
     refresh: Fx.flatMap(saved.changeStamp, refreshAt),
     sessionOf,
     rulesOf,
-    configuredFor,
+    configuredFor: (sessionID, agent) =>
+      Fx.flatMap(saved.changeStamp, (stampNow) => configuredAt(stampNow, sessionID, agent)),
+    current,
+    configuredAt,
+    rulesFrom,
   }
 }
