@@ -79,3 +79,78 @@ describe("ConfinedWalk.walk", () => {
     }).pipe(Effect.provide(NodeFileSystem.layer)),
   )
 })
+
+describe("ConfinedWalk.walkSync", () => {
+  it("is the same walk: the files inside, every entry leaving the root reported as it is met, a loop walked once", () => {
+    const { root, outside } = tree()
+    const skipped: Array<ConfinedWalk.Outside> = []
+    const files = ConfinedWalk.walkSync(root, { onOutside: (entry) => void skipped.push(entry) })
+    expect(files).toEqual(
+      [
+        path.join(root, "a", "b", "deep.md"),
+        path.join(root, "a", "inside-link.md"),
+        path.join(root, "top.md"),
+        path.join(root, "top.txt"),
+      ].sort(),
+    )
+    expect(skipped.map((entry) => [entry.entry, entry.real, entry.root]).sort()).toEqual(
+      [
+        [path.join(root, "a", "out-dir"), outside, root],
+        [path.join(root, "linked.md"), path.join(outside, "secret.md"), root],
+      ].sort(),
+    )
+  })
+
+  it("throws the SystemError FileSystem would fail with, naming the method and the path; lenient gives nothing", () => {
+    const { root } = tree()
+    // A regular file as the walked directory: it resolves, but cannot be listed (root lists anything else it can).
+    const file = path.join(root, "top.txt")
+    let thrown: unknown
+    try {
+      ConfinedWalk.walkSync(file, { root })
+    } catch (error) {
+      thrown = error
+    }
+    expect(thrown).toMatchObject({ _tag: "SystemError", method: "readDirectory", pathOrDescriptor: file })
+    expect(ConfinedWalk.walkSync(file, { root, lenient: true })).toEqual([])
+    // A root whose real path cannot be found: a failure, or nothing when lenient.
+    const missing = path.join(root, "missing")
+    expect(() => ConfinedWalk.walkSync(missing)).toThrow(
+      expect.objectContaining({ reason: "NotFound", method: "realPath" }),
+    )
+    expect(ConfinedWalk.walkSync(missing, { lenient: true })).toEqual([])
+  })
+
+  it.effect(
+    "walk fails with that error after reporting what it met; a throwing include is a defect, not a failure",
+    () =>
+      Effect.gen(function* () {
+        const { root, outside } = tree()
+        const reported: Array<string> = []
+        const bad = yield* Effect.exit(
+          ConfinedWalk.walk(path.join(root, "top.txt"), {
+            root,
+            onOutside: (entry) => Effect.sync(() => void reported.push(entry.real)),
+          }),
+        )
+        expect(Exit.isFailure(bad) && bad.cause._tag === "Fail" ? bad.cause.error._tag : undefined).toBe("SystemError")
+        const thrower = yield* Effect.exit(
+          ConfinedWalk.walk(root, {
+            include: () => {
+              throw new Error("include failed")
+            },
+          }),
+        )
+        expect(Exit.isFailure(thrower) && thrower.cause._tag === "Die").toBe(true)
+        const lenient = yield* ConfinedWalk.walk(path.join(root, "a", "b"), { root, lenient: true })
+        expect(lenient).toEqual([path.join(root, "a", "b", "deep.md")])
+        const away = yield* ConfinedWalk.walk(path.join(root, "a", "out-dir"), {
+          root,
+          lenient: true,
+          onOutside: (entry) => Effect.sync(() => void reported.push(entry.real)),
+        })
+        expect(away).toEqual([])
+        expect(reported).toEqual([outside])
+      }),
+  )
+})

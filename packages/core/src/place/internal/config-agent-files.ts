@@ -10,7 +10,7 @@ import * as path from "node:path"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as YAML from "yaml"
-import * as Path from "../../values/path.js"
+import * as ConfinedWalk from "../../system/confined-walk.js"
 import { type Document, InvalidError } from "./config-document.js"
 import { describeIssues } from "./config-issues.js"
 import { Agent } from "./config-schema.js"
@@ -29,57 +29,6 @@ const SOURCES = [
 export interface Skipped {
   readonly file: string
   readonly reason: string
-}
-
-const realOrUndefined = (target: string): string | undefined => {
-  try {
-    return fs.realpathSync(target)
-  } catch {
-    return undefined
-  }
-}
-
-/**
- * The markdown files below `directory`, confined to `root` like `read`: a file or folder whose real path leaves
- * `root` through a symlink is skipped (and reported in `skipped`), and nothing of it is read.
- */
-const listMarkdown = (directory: string, recursive: boolean, root: string, skipped: Array<Skipped>): Array<string> => {
-  const out: Array<string> = []
-  const seen = new Set<string>()
-  const outside = (target: string, real: string) =>
-    skipped.push({ file: target, reason: `it resolves to ${real}, outside ${root}` })
-  const walk = (dir: string) => {
-    const real = realOrUndefined(dir)
-    if (real === undefined) return
-    if (!Path.isWithin(root, real)) return outside(dir, real)
-    if (seen.has(real)) return
-    seen.add(real)
-    let entries: Array<fs.Dirent>
-    try {
-      entries = fs.readdirSync(dir, { withFileTypes: true })
-    } catch {
-      return
-    }
-    for (const entry of entries) {
-      const full = path.join(dir, entry.name)
-      let stat: fs.Stats
-      try {
-        stat = fs.statSync(full)
-      } catch {
-        continue
-      }
-      if (stat.isDirectory()) {
-        if (recursive) walk(full)
-      } else if (stat.isFile() && entry.name.endsWith(".md")) {
-        const file = realOrUndefined(full)
-        if (file === undefined) continue
-        if (!Path.isWithin(root, file)) outside(full, file)
-        else out.push(full)
-      }
-    }
-  }
-  walk(directory)
-  return out
 }
 
 /** Splits `---` front matter from the body; `undefined` when the front matter is unterminated or not YAML. */
@@ -143,9 +92,9 @@ const markdownDocument = (
 
 /**
  * The markdown agent files of a configuration directory (`agent/`, `agents/` recursively; `mode/`, `modes/` as
- * primary agents), each folder sorted. Confined like `read`: a file or folder whose real path leaves the directory
- * through a symlink is listed in `skipped` and never read. Files whose front matter does not decode as an agent
- * entry are in `invalid` (discovery fails on them; an embedder's directory entry only warns).
+ * primary agents), sorted per pair of folders. Confined like `read` (`ConfinedWalk`): a file or folder whose real
+ * path leaves the directory through a symlink is listed in `skipped` and never read. Files whose front matter does
+ * not decode as an agent entry are in `invalid` (discovery fails on them; an embedder's directory entry only warns).
  *
  * @since 0.2.0
  * @category utilities
@@ -159,10 +108,21 @@ export const agentFiles = (
 } => {
   const skipped: Array<Skipped> = []
   const invalid: Array<InvalidError> = []
-  const root = realOrUndefined(directory) ?? path.resolve(directory)
+  const onOutside = (outside: ConfinedWalk.Outside) => {
+    skipped.push({ file: outside.entry, reason: `it resolves to ${outside.real}, outside ${outside.root}` })
+  }
+  // Lenient: a missing folder (or configuration directory) contributes nothing.
+  const walk = (folder: string, recursive: boolean) =>
+    ConfinedWalk.walkSync(path.join(directory, folder), {
+      root: directory,
+      recursive,
+      include: (name) => name.endsWith(".md"),
+      lenient: true,
+      onOutside,
+    })
   const documents = SOURCES.flatMap((source) =>
     source.roots
-      .flatMap((folder) => listMarkdown(path.join(directory, folder), source.recursive, root, skipped))
+      .flatMap((folder) => walk(folder, source.recursive))
       .sort()
       .flatMap((file) => {
         const document = markdownDocument(directory, file, source.primary)
