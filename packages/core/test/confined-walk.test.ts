@@ -23,6 +23,28 @@ const tree = () => {
   return { base, root, outside }
 }
 
+/** What walking the whole of `tree()` from its root finds and skips. */
+const expectWholeTree = (
+  { root, outside }: { readonly root: string; readonly outside: string },
+  files: ReadonlyArray<string>,
+  skipped: ReadonlyArray<ConfinedWalk.Outside>,
+) => {
+  expect(files).toEqual(
+    [
+      path.join(root, "a", "b", "deep.md"),
+      path.join(root, "a", "inside-link.md"),
+      path.join(root, "top.md"),
+      path.join(root, "top.txt"),
+    ].sort(),
+  )
+  expect(skipped.map((entry) => [entry.entry, entry.real, entry.root]).sort()).toEqual(
+    [
+      [path.join(root, "a", "out-dir"), outside, root],
+      [path.join(root, "linked.md"), path.join(outside, "secret.md"), root],
+    ].sort(),
+  )
+}
+
 describe("ConfinedWalk.walk", () => {
   it.effect("returns the files inside, skips and reports every entry that leaves the root, walks a loop once", () =>
     Effect.gen(function* () {
@@ -31,20 +53,7 @@ describe("ConfinedWalk.walk", () => {
       const files = yield* ConfinedWalk.walk(root, {
         onOutside: (entry) => Effect.sync(() => void skipped.push(entry)),
       })
-      expect(files).toEqual(
-        [
-          path.join(root, "a", "b", "deep.md"),
-          path.join(root, "a", "inside-link.md"),
-          path.join(root, "top.md"),
-          path.join(root, "top.txt"),
-        ].sort(),
-      )
-      expect(skipped.map((entry) => [entry.entry, entry.real, entry.root]).sort()).toEqual(
-        [
-          [path.join(root, "a", "out-dir"), outside, root],
-          [path.join(root, "linked.md"), path.join(outside, "secret.md"), root],
-        ].sort(),
-      )
+      expectWholeTree({ root, outside }, files, skipped)
     }).pipe(Effect.provide(NodeFileSystem.layer)),
   )
 
@@ -85,20 +94,7 @@ describe("ConfinedWalk.walkSync", () => {
     const { root, outside } = tree()
     const skipped: Array<ConfinedWalk.Outside> = []
     const files = ConfinedWalk.walkSync(root, { onOutside: (entry) => void skipped.push(entry) })
-    expect(files).toEqual(
-      [
-        path.join(root, "a", "b", "deep.md"),
-        path.join(root, "a", "inside-link.md"),
-        path.join(root, "top.md"),
-        path.join(root, "top.txt"),
-      ].sort(),
-    )
-    expect(skipped.map((entry) => [entry.entry, entry.real, entry.root]).sort()).toEqual(
-      [
-        [path.join(root, "a", "out-dir"), outside, root],
-        [path.join(root, "linked.md"), path.join(outside, "secret.md"), root],
-      ].sort(),
-    )
+    expectWholeTree({ root, outside }, files, skipped)
   })
 
   it("throws the SystemError FileSystem would fail with, naming the method and the path; lenient gives nothing", () => {
