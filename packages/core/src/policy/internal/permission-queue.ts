@@ -4,7 +4,7 @@
  * asks that saved or session approvals now cover, and the same-session cascade of a rejection. The `Queue` tag is how
  * `Approvals.layer` reads the same queue; it is provided by `PermissionV2.layer` beside `PermissionV2.Service`.
  *
- * Why it is one file of about 500 lines: every part reads and changes the same private state (the `pending` map,
+ * Why it is one file of about 550 lines: every part reads and changes the same private state (the `pending` map,
  * each entry's `answering` flag and timer, the `recent` ids) under one rule — an entry is settled exactly once, and
  * only after what its answer saves is in force. Splitting answer, expiry, release and cascade into files would
  * export that state and let each part break the rule on its own. What does not touch it lives beside it: session
@@ -30,7 +30,7 @@ import { prompt as promptOf } from "./approvals-prompt.js"
 import { CallSource } from "./permission-call.js"
 import { CorrectedError, DeclinedError, NotFoundError, SaveError } from "./permission-error.js"
 import { saveError } from "./permission-journal.js"
-import { evaluate, EXPLICIT_ACTIONS } from "./permission-evaluate.js"
+import { effectOf } from "./permission-decide.js"
 import * as Drafts from "./permission-journal.js"
 import * as Watch from "./permission-watch.js"
 import { Event, type ID, type Reply, type Request, type Ruleset } from "./permission-schema.js"
@@ -86,57 +86,6 @@ export class Queue extends Context.Tag("@toolgate/v2/PermissionQueue")<Queue, In
 
 /** How many settled request ids are remembered, so a late answer gets `AlreadyAnswered` rather than `NotFound`. */
 const RECENT = 4096
-
-/**
- * Aggregates per resource against the configured rules followed by the approvals, for requests the configured
- * rules alone do not deny: allow when every resource evaluates to allow, else ask.
- *
- * @internal
- * @category utilities
- */
-export const aggregate = (
-  action: string,
-  resources: ReadonlyArray<string>,
-  configured: Ruleset,
-  approvals: Ruleset,
-): "allow" | "ask" => {
-  for (const resource of resources) {
-    if (evaluate(action, resource, configured, approvals).effect !== "allow") return "ask"
-  }
-  return "allow"
-}
-
-/**
- * The effect of a request, as the configured deny check followed by `aggregate` decides it, with each resource
- * evaluated once against each ruleset: deny when the configured rules alone deny a resource; else allow when every
- * resource is allowed by an approval or, with no approval allowing it, by the configured rules; else ask.
- * `approvals` hold only allow rules (saved and session approvals): one that matches allows, except that for an
- * `EXPLICIT_ACTIONS` action an approval naming another action counts as ask, so a resource of such an action that
- * no approval allows is evaluated against both rulesets, as `aggregate` does.
- *
- * @internal
- * @category utilities
- */
-export const effectOf = (
-  action: string,
-  resources: ReadonlyArray<string>,
-  configured: Ruleset,
-  approvals: Ruleset,
-): "allow" | "ask" | "deny" => {
-  let effect: "allow" | "ask" = "allow"
-  for (const resource of resources) {
-    const alone = evaluate(action, resource, configured).effect
-    if (alone === "deny") return "deny"
-    if (effect === "ask" || approvals.length === 0) {
-      if (alone === "ask") effect = "ask"
-      continue
-    }
-    if (evaluate(action, resource, approvals).effect === "allow") continue
-    if (alone === "ask") effect = "ask"
-    else if (EXPLICIT_ACTIONS.has(action)) effect = aggregate(action, [resource], configured, approvals)
-  }
-  return effect
-}
 
 const declined = () => new DeclinedError()
 

@@ -25,6 +25,7 @@ import * as SessionV2 from "../../place/session.js"
 import { replyChoice } from "./approvals-prompt.js"
 import * as Approvals from "./approvals-schema.js"
 import { BlockedError, type CorrectedError, NotFoundError, type SaveError } from "./permission-error.js"
+import { aggregate, effectOf } from "./permission-decide.js"
 import { denyAll, evaluate, relevant } from "./permission-evaluate.js"
 import { evaluatedEntry, type Evaluation, type Provenance } from "./permission-journal.js"
 import { saveEntry } from "./permission-leaf.js"
@@ -179,12 +180,12 @@ export const make = Fx.gen(function* () {
     share: shared === undefined ? undefined : (holder) => shared.mirror(scope, holder),
   })
 
-  // One evaluation of each resource per ruleset (see `Queue.effectOf`); the journal's entry and a deny's error read
+  // One evaluation of each resource per ruleset (see `effectOf`); the journal's entry and a deny's error read
   // the rest of the decision.
   const decide = (input: AssertInput, configured: Ruleset): Decision => {
     const approvals = sessions.approvals(input.sessionID, view.approvals())
     const rows = view.rows()
-    const effect = Queue.effectOf(input.action, input.resources, configured, approvals)
+    const effect = effectOf(input.action, input.resources, configured, approvals)
     if (effect !== "deny") return { effect, configured, approvals, rows }
     const denied = input.resources.filter((resource) => evaluate(input.action, resource, configured).effect === "deny")
     return { effect, rules: relevant(input.action, configured), denied, configured, approvals, rows }
@@ -259,7 +260,7 @@ export const make = Fx.gen(function* () {
       )
     }
     const approvals = sessions.approvals(input.sessionID, view.approvals())
-    const effect = Queue.effectOf(input.action, input.resources, configured, approvals)
+    const effect = effectOf(input.action, input.resources, configured, approvals)
     if (effect !== "ask") return Fx.succeed({ id: createID(input.id), effect })
     const request = toRequest(input)
     return enqueue(request, input.agent, { id: request.id, effect })
@@ -335,7 +336,7 @@ export const make = Fx.gen(function* () {
     return input.resources.map((resource): Effect => {
       const alone = evaluate(input.action, resource, configured).effect
       // Saved rows only ever allow, so a configured allow or deny is already the answer.
-      return alone === "ask" ? Queue.aggregate(input.action, [resource], configured, approvals) : alone
+      return alone === "ask" ? aggregate(input.action, [resource], configured, approvals) : alone
     })
   })
 

@@ -1,13 +1,13 @@
 /**
- * The queue's one-pass decision (`effectOf`) against what it replaced, the configured deny check followed by
+ * The one-pass decision of a request (`effectOf`) against what it replaced, the configured deny check followed by
  * `aggregate` (every resource evaluated against the configured rules, then against both rulesets), over generated
  * actions, resources, configured rules and allow-only approvals, including the explicit `protected_path` action and
  * approvals whose action is a wildcard.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
+import { aggregate, effectOf } from "../src/policy/internal/permission-decide.js"
 import { evaluate } from "../src/policy/internal/permission-evaluate.js"
-import { aggregate, effectOf } from "../src/policy/internal/permission-queue.js"
 import type { Rule } from "../src/policy/internal/permission-schema.js"
 
 const text = fc.string({ unit: fc.constantFrom("a", "b", "/", ".", " ", "\\"), maxLength: 6 })
@@ -38,7 +38,7 @@ const reference = (
     ? "deny"
     : aggregate(act, resources, rules, saved)
 
-describe("Queue.effectOf", () => {
+describe("effectOf", () => {
   it("decides every request as the configured deny check followed by aggregate", () => {
     fc.assert(
       fc.property(
