@@ -247,23 +247,18 @@ export const make = Fx.gen(function* () {
    * an uninterruptible region (an entry is inserted and announced in one), from that region's synchronous part.
    */
   const askWith = (input: AssertInput, configured: Ruleset): Fx.Effect<AskResult> => {
-    if (journal !== undefined) {
-      const decision = decide(input, configured)
-      if (decision.effect !== "ask") {
-        const id = createID(input.id)
-        return Fx.as(journalEvaluation(input, decision, id), { id, effect: decision.effect })
-      }
-      const request = toRequest(input)
-      return Fx.zipRight(
-        journalEvaluation(input, decision, request.id),
-        Fx.suspend(() => enqueue(request, input.agent, { id: request.id, effect: decision.effect })),
-      )
+    const decision = decide(input, configured)
+    if (decision.effect !== "ask") {
+      const result: AskResult = { id: createID(input.id), effect: decision.effect }
+      return journal === undefined ? Fx.succeed(result) : Fx.as(journalEvaluation(input, decision, result.id), result)
     }
-    const approvals = sessions.approvals(input.sessionID, view.approvals())
-    const effect = effectOf(input.action, input.resources, configured, approvals)
-    if (effect !== "ask") return Fx.succeed({ id: createID(input.id), effect })
     const request = toRequest(input)
-    return enqueue(request, input.agent, { id: request.id, effect })
+    const result: AskResult = { id: request.id, effect: decision.effect }
+    if (journal === undefined) return enqueue(request, input.agent, result)
+    return Fx.zipRight(
+      journalEvaluation(input, decision, request.id),
+      Fx.suspend(() => enqueue(request, input.agent, result)),
+    )
   }
 
   // `ask` and `assert` are plain functions returning an Effect, without a span: they run on every tool call. When
