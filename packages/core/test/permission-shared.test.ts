@@ -8,79 +8,11 @@
 import { SqlClient } from "@effect/sql"
 import { expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, Schedule, TestClock } from "effect"
-import { Approvals, Core, Database, PermissionSaved, PermissionV2, SessionV2 } from "../src/index.js"
+import { Approvals, Database, PermissionSaved, PermissionV2 } from "../src/index.js"
 import * as Notifications from "../src/system/notifications.js"
 import * as Engines from "./support/engines.js"
 import { tempDir } from "./support/location.js"
-
-interface Row {
-  readonly id: string
-  readonly owner_id: string
-  readonly status: string
-  readonly answer: string | null
-  readonly digest: string
-  readonly session_id: string
-}
-
-const config = (askTimeout?: number) => ({
-  permissions: [{ action: "read", resource: "fault/*", effect: "ask" as const }],
-  ...(askTimeout === undefined ? {} : { permission: { askTimeout } }),
-})
-
-/** One stack (a host): a Location on its own pool. */
-const host = (url: string | undefined, askTimeout?: number, at?: string) =>
-  Effect.gen(function* () {
-    const directory = at ?? (yield* tempDir())
-    const data = yield* tempDir()
-    return yield* Layer.build(
-      Core.layer({
-        directory,
-        data,
-        discover: false,
-        config: config(askTimeout),
-        ...(url === undefined ? { memoryDatabase: true } : { databaseUrl: url }),
-      }),
-    )
-  })
-
-const rows = Effect.flatMap(
-  SqlClient.SqlClient,
-  (sql) => sql<Row>`SELECT id, owner_id, status, answer, digest, session_id FROM pending_ask ORDER BY id`,
-)
-
-/** Re-reads the table (each read a round trip, no sleeping) until `until` holds; dies after 2000 reads. */
-const waitFor = (until: (rows: ReadonlyArray<Row>) => boolean) =>
-  Effect.gen(function* () {
-    let last: ReadonlyArray<Row> = []
-    for (let i = 0; i < 2000; i++) {
-      last = yield* rows
-      if (until(last)) return last
-      yield* Effect.yieldNow()
-    }
-    return yield* Effect.dieMessage(`the table never got there: ${JSON.stringify(last)}`)
-  })
-
-const statusOf = (all: ReadonlyArray<Row>, id: string) => all.find((row) => row.id === id)?.status
-
-/** What another host's `Approvals.answer` writes: the claim, then the owner's wake-up (unless `notify` is false). */
-const claim = (id: string, answer: unknown, notify = true) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql.withTransaction(
-      Effect.gen(function* () {
-        const won = yield* sql<{ owner_id: string }>`UPDATE pending_ask SET status = 'claimed',
-            answer = ${JSON.stringify(answer)}, time_updated = 1 WHERE id = ${id} AND status = 'pending' RETURNING owner_id`
-        expect(won.length).toBe(1)
-        if (notify) yield* sql`SELECT pg_notify('toolgate_answer', ${won[0]!.owner_id})`
-      }),
-    ),
-  )
-
-const asserting = (sessionID: string, id: string, file: string) =>
-  Effect.flatMap(PermissionV2.Service, (permission) =>
-    Effect.fork(permission.assert({ id, sessionID, agent: "build", action: "read", resources: [`fault/${file}`] })),
-  )
-
-const session = Effect.flatMap(SessionV2.Service, (sessions) => sessions.create({ agent: "build" }))
+import { asserting, claim, host, rows, session, statusOf, waitFor } from "./support/shared-asks.js"
 
 Engines.describeEach(
   "pending asks across hosts",

@@ -79,6 +79,22 @@ export {
    */
   SHARED_POLL_INTERVAL_MS,
 } from "./permission-shared.js"
+export {
+  /**
+   * How often a process that shares asks touches its pending rows and prunes `pending_ask`.
+   *
+   * @since 0.3.0
+   * @category constants
+   */
+  SHARED_PRUNE_INTERVAL_MS,
+  /**
+   * How long `pending_ask` keeps a settled row, or a row whose owner is gone.
+   *
+   * @since 0.3.0
+   * @category constants
+   */
+  SHARED_RETENTION_MS,
+} from "./permission-shared-retention.js"
 
 /**
  * The typed failures of `assert`: a configured deny, a rejection with feedback, and an ask nobody answered before

@@ -15,6 +15,7 @@
  *   waits (an `always` whose save fails) puts the row back to `pending` (answer cleared, `toolgate_ask` notified).
  * - A reject answered here claims the other `pending` rows of its session, in any process, as cascades.
  * - The owner is a `runner_owner` row with a lease (`OwnerLease`), renewed while the process runs.
+ * - Settled rows, and the rows of owners that are gone, are pruned a day later (`permission-shared-retention.ts`).
  *
  * One file (about 450 lines): the insert, the batched settles and the claim listener share one owner id, one set of
  * known entries and one poll loop; the row and claim formats are `approvals-database.ts`'s.
@@ -46,6 +47,7 @@ import {
   encodePrompt,
 } from "./approvals-database.js"
 import * as Approvals from "./approvals-schema.js"
+import * as Retention from "./permission-shared-retention.js"
 import type { Request } from "./permission-schema.js"
 
 /**
@@ -385,6 +387,7 @@ export const make = Fx.gen(function* () {
 
   yield* Fx.forkScoped(listen)
   yield* Fx.forkScoped(applyLoop)
+  yield* Fx.forkScoped(Retention.job(sql, ownerID))
   const settler = yield* Fx.forkScoped(settleLoop)
   // Closing (after every Location closed): the writer stops, then everything not yet settled is written before the
   // owner's row goes (finalizers run last-added first).
