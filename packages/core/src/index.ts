@@ -145,6 +145,13 @@ export * as FileDiff from "./values/file-diff.js"
  */
 export * as FileMutation from "./world/file-mutation.js"
 /**
+ * The platform error of a failed node:fs call, shaped like `NodeFileSystem`'s (one errno table).
+ *
+ * @since 0.3.0
+ * @category modules
+ */
+export * as FsError from "./system/fs-error.js"
+/**
  * Where toolgate keeps its files: the data, config and tmp directories.
  *
  * @since 0.1.0

@@ -10,9 +10,10 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { type PlatformError, SystemError, type SystemErrorReason } from "@effect/platform/Error"
+import { type PlatformError, SystemError } from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
 import * as Path from "../values/path.js"
+import * as FsError from "./fs-error.js"
 
 /**
  * An entry skipped because its real path is outside `root`.
@@ -59,31 +60,12 @@ export interface SyncOptions extends Omit<Options, "onOutside"> {
   readonly onOutside?: (outside: Outside) => void
 }
 
-/** The reasons `NodeFileSystem` gives the errno codes a walk can meet. */
-const reasonOf = (code: string | undefined): SystemErrorReason =>
-  code === "ENOENT"
-    ? "NotFound"
-    : code === "EACCES"
-      ? "PermissionDenied"
-      : code === "ENOTDIR" || code === "ELOOP"
-        ? "BadResource"
-        : "Unknown"
-
 /** Runs one node:fs call; its failure is thrown as the `SystemError` that call of `FileSystem` would fail with. */
 const call = <A>(method: string, target: string, run: () => A): A => {
   try {
     return run()
   } catch (cause) {
-    const error = cause as NodeJS.ErrnoException
-    throw new SystemError({
-      reason: reasonOf(error.code),
-      module: "FileSystem",
-      method,
-      pathOrDescriptor: target,
-      ...(error.syscall === undefined ? {} : { syscall: error.syscall }),
-      description: error.message,
-      cause,
-    })
+    throw FsError.fromErrno(method, target, cause as NodeJS.ErrnoException)
   }
 }
 

@@ -16,9 +16,10 @@
  */
 import * as nfs from "node:fs"
 import * as path from "node:path"
-import { SystemError, type PlatformError, type SystemErrorReason } from "@effect/platform/Error"
+import type { PlatformError, SystemError } from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as FsError from "../system/fs-error.js"
 
 /**
  * The path (or one of its directories) no longer is the place that was resolved and approved: a symlink was swapped
@@ -50,33 +51,14 @@ export const flags = {
   directoryNoFollow: C.O_RDONLY | (C.O_DIRECTORY ?? 0) | (C.O_NOFOLLOW ?? 0),
 } as const
 
-const REASONS: Record<string, SystemErrorReason> = {
-  ENOENT: "NotFound",
-  EACCES: "PermissionDenied",
-  EPERM: "PermissionDenied",
-  EEXIST: "AlreadyExists",
-  EISDIR: "BadResource",
-  ENOTDIR: "BadResource",
-  EBUSY: "Busy",
-  ELOOP: "BadResource",
-}
-
 /**
- * The platform error for a failed node:fs call, shaped like the ones `NodeFileSystem` produces.
+ * The platform error for a failed node:fs call, shaped like the ones `NodeFileSystem` produces (`FsError.fromErrno`).
  *
  * @since 0.2.0
  * @category utilities
  */
-export const systemError = (method: string, target: string | number, error: NodeJS.ErrnoException): PlatformError =>
-  new SystemError({
-    reason: REASONS[error.code ?? ""] ?? "Unknown",
-    module: "FileSystem",
-    method,
-    pathOrDescriptor: target,
-    ...(error.syscall === undefined ? {} : { syscall: error.syscall }),
-    description: error.message,
-    cause: error,
-  })
+export const systemError: (method: string, target: string | number, error: NodeJS.ErrnoException) => PlatformError =
+  FsError.fromErrno
 
 /** True for the error `O_NOFOLLOW` gives when the final component is a symlink. */
 const isSymlinkRefusal = (error: NodeJS.ErrnoException): boolean => error.code === "ELOOP" || error.code === "EMLINK"

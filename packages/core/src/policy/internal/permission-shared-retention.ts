@@ -44,11 +44,7 @@ export const SHARED_PRUNE_INTERVAL_MS = 3_600_000
  * @internal
  * @category utilities
  */
-export const prune = (
-  sql: SqlClient.SqlClient,
-  ownerID: string,
-  now: number,
-): Fx.Effect<number, SqlError.SqlError> =>
+export const prune = (sql: SqlClient.SqlClient, ownerID: string, now: number): Fx.Effect<number, SqlError.SqlError> =>
   Fx.gen(function* () {
     yield* sql`UPDATE pending_ask SET time_updated = ${now} WHERE owner_id = ${ownerID} AND status = 'pending'`
     const deleted = yield* sql<{ readonly id: string }>`DELETE FROM pending_ask
@@ -66,7 +62,10 @@ export const prune = (
  * @category constructors
  */
 export const job = (sql: SqlClient.SqlClient, ownerID: string): Fx.Effect<void> => {
-  const once = Fx.flatMap(Fx.clockWith((clock) => clock.currentTimeMillis), (now) => prune(sql, ownerID, now)).pipe(
+  const once = Fx.flatMap(
+    Fx.clockWith((clock) => clock.currentTimeMillis),
+    (now) => prune(sql, ownerID, now),
+  ).pipe(
     Fx.asVoid,
     Fx.catchAll((error) => Fx.logWarning("PermissionV2 shared asks: could not prune pending_ask; retrying", error)),
   )
