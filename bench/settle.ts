@@ -23,7 +23,7 @@
  * minimum over several rounds (after a warm-up round) of the process CPU time, which a loaded machine disturbs far
  * less than wall time.
  *
- * Run: npx tsx --conditions=@toolgate/source bench/settle.ts   (`--gate`: a short run that ends with a `GATE` line
+ * Run: node --expose-gc --import tsx --conditions=@toolgate/source bench/settle.ts   (`--gate`: a short run that ends with a `GATE` line
  * of figures for scripts/bench-gate.mjs)
  */
 import * as fs from "node:fs"
@@ -86,7 +86,8 @@ const modelContinue = (id: string) => (value: Echoed) => modelDone(id, value)
 const modelSettle = (id: string, run: (input: Echoed) => Effect.Effect<Echoed>, value: Echoed) =>
   Effect.suspend(() => {
     const effect = run(value)
-    if (Exit.isExit(effect) && Exit.isSuccess(effect)) return modelDone(id, (effect as Exit.Success<Echoed, never>).value)
+    if (Exit.isExit(effect) && Exit.isSuccess(effect))
+      return modelDone(id, (effect as Exit.Success<Echoed, never>).value)
     return Effect.matchEffect(effect, { onFailure: modelFail, onSuccess: modelContinue(id) })
   })
 
@@ -122,15 +123,25 @@ const cpuMs = (since: NodeJS.CpuUsage) => {
   return (used.user + used.system) / 1000
 }
 
+// With `--expose-gc` (as the gate runs) each timed loop starts on a collected heap and ends with a young-generation
+// collection inside its window, so it pays for its own short-lived garbage and not for another loop's.
+const gc = (globalThis as { gc?: (options?: { type: "minor" | "major"; execution: "sync" }) => void }).gc
+const before = () => gc?.()
+const after = () => gc?.({ type: "minor", execution: "sync" })
+
 const timeSync = (run: () => void): number => {
+  before()
   const start = process.cpuUsage()
   run()
+  after()
   return cpuMs(start)
 }
 
 const timeAsync = async (run: () => Promise<void>): Promise<number> => {
+  before()
   const start = process.cpuUsage()
   await run()
+  after()
   return cpuMs(start)
 }
 
@@ -178,7 +189,9 @@ const main = async () => {
           const settleFn = Effect.forEach(fnCalls, (call) => turn.settle(call), {
             discard: true,
           }) as Effect.Effect<void>
-          const modelSync = Effect.forEach(calls, (call) => modelSettle(call.call.id, execute, input), { discard: true })
+          const modelSync = Effect.forEach(calls, (call) => modelSettle(call.call.id, execute, input), {
+            discard: true,
+          })
           const modelFn = Effect.forEach(calls, (call) => modelSettle(call.call.id, executeFn, input), {
             discard: true,
           })
@@ -240,11 +253,11 @@ const main = async () => {
             const settleFnMs = timeSync(() => Effect.runSync(settleFn))
             const modelSyncMs = timeSync(() => Effect.runSync(modelSync))
             const modelFnMs = timeSync(() => Effect.runSync(modelFn))
-            const jsPerCallMs = timeSync(jsGeneratorPerCall)
-            const jsOnceMs = timeSync(jsGeneratorOnce)
             const zodMs = timeSync(zodSync)
             const zodAsyncMs = yield* Effect.promise(() => timeAsync(zodAsync))
             const handleMs = timeSync(() => Effect.runSync(handle))
+            const jsPerCallMs = timeSync(jsGeneratorPerCall)
+            const jsOnceMs = timeSync(jsGeneratorOnce)
             if (round === 0) continue // warm-up
             times.bare.push(bareMs)
             times.bareGen.push(bareGenMs)
