@@ -38,7 +38,7 @@ import { z } from "zod"
 import { report } from "./gate-report.js"
 
 const gate = process.argv.includes("--gate")
-const CALLS = gate ? 20_000 : 100_000
+const CALLS = gate ? 50_000 : 100_000
 const HANDLE_CALLS = gate ? 2_000 : 20_000
 const ROUNDS = gate ? 5 : 7
 
