@@ -1,9 +1,9 @@
 /**
  * The retention of `pending_ask` on Postgres (docs/approvals.md, "Retention"): a settled row and a row whose owner is
  * gone go a day after they were last touched; a row of a live owner stays however old it is; a live owner whose
- * lease lapsed touches its pending rows before it prunes, so another process's prune leaves them. Every process
- * prunes when it starts and every hour (the job is timed on its own: an hour of a whole host's loops is slow to
- * simulate). Time is the TestClock's; the table is written and read raw.
+ * lease lapsed touches its pending rows before it prunes, so another process's prune leaves them; a large table is
+ * pruned in batches. Every process prunes when it starts and every hour (the job is timed on its own: an hour of a
+ * whole host's loops is slow to simulate). Time is the TestClock's; the table is written and read raw.
  */
 import { SqlClient } from "@effect/sql"
 import { expect, it } from "@effect/vitest"
@@ -132,6 +132,22 @@ Engines.describeEach(
         expect(ids(yield* Effect.provide(rows, one))).toEqual(["per_touched"])
         expect(yield* Retention.prune(sql, "own_someone_else", NOW)).toBe(0)
         expect(ids(yield* Effect.provide(rows, one))).toEqual(["per_touched"])
+      }),
+    )
+
+    it.scoped("a large table is pruned whole, in several statements", () =>
+      Effect.gen(function* () {
+        const db = yield* Layer.build(engine.layer())
+        const sql = yield* Effect.provide(SqlClient.SqlClient, db)
+        // More rows than one statement deletes (5,000), all settled two days ago, and one settled just now.
+        yield* sql`INSERT INTO pending_ask (id, owner_id, project_id, directory, session_id, digest, prompt, status,
+            answer, deadline, time_created, time_updated)
+          SELECT 'per_bulk_' || g, 'own_gone', 'prj_x', '/x', 'ses_x', 'dig', '{}', 'settled', NULL, NULL,
+            ${NOW - 2 * DAY}, ${NOW - 2 * DAY}
+          FROM generate_series(1, 12345) AS g`
+        yield* Effect.provide(insertRow("per_recent", "own_gone", "settled", NOW - 1), db)
+        expect(yield* Retention.prune(sql, "own_job", NOW)).toBe(12345)
+        expect(ids(yield* sql<{ readonly id: string }>`SELECT id FROM pending_ask`)).toEqual(["per_recent"])
       }),
     )
   },

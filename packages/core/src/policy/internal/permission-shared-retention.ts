@@ -37,9 +37,12 @@ export const SHARED_RETENTION_MS = 86_400_000
  */
 export const SHARED_PRUNE_INTERVAL_MS = 3_600_000
 
+/** The rows one `DELETE` removes at most, so that a table grown large before an upgrade is pruned in short steps. */
+const BATCH = 5000
+
 /**
- * Touches `ownerID`'s pending rows at `now`, then deletes what the retention no longer keeps; returns how many rows
- * went.
+ * Touches `ownerID`'s pending rows at `now`, then deletes what the retention no longer keeps, `BATCH` rows per
+ * statement; returns how many rows went.
  *
  * @internal
  * @category utilities
@@ -47,11 +50,17 @@ export const SHARED_PRUNE_INTERVAL_MS = 3_600_000
 export const prune = (sql: SqlClient.SqlClient, ownerID: string, now: number): Fx.Effect<number, SqlError.SqlError> =>
   Fx.gen(function* () {
     yield* sql`UPDATE pending_ask SET time_updated = ${now} WHERE owner_id = ${ownerID} AND status = 'pending'`
-    const deleted = yield* sql<{ readonly id: string }>`DELETE FROM pending_ask
-      WHERE time_updated < ${now - SHARED_RETENTION_MS}
-        AND (status = 'settled' OR owner_id NOT IN (SELECT id FROM runner_owner WHERE lease_expires > ${now}))
-      RETURNING id`
-    return deleted.length
+    let total = 0
+    for (;;) {
+      const deleted = yield* sql<{ readonly id: string }>`DELETE FROM pending_ask WHERE id IN (
+          SELECT id FROM pending_ask
+          WHERE time_updated < ${now - SHARED_RETENTION_MS}
+            AND (status = 'settled' OR owner_id NOT IN (SELECT id FROM runner_owner WHERE lease_expires > ${now}))
+          LIMIT ${BATCH})
+        RETURNING id`
+      total += deleted.length
+      if (deleted.length < BATCH) return total
+    }
   })
 
 /**
