@@ -75,6 +75,22 @@ describe("PermissionV2 pending asks", () => {
     }),
   )
 
+  scoped("check answers each resource as assert decides it, a wildcard-action approval of protected_path too", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture
+      const saved = yield* PermissionSaved.Service
+      yield* f.setRules([{ action: "protected_path", resource: "*", effect: "allow" }])
+      const input = { sessionID: "ses_test", action: "protected_path", resources: ["toolgate.json"] }
+      expect(yield* f.permission.check(input)).toEqual(["allow"])
+      expect((yield* f.permission.ask({ ...input, id: "per_pp_1" })).effect).toBe("allow")
+      // An approval whose action is a wildcard never allows protected_path; under the evaluation's last-match rule
+      // it turns the configured allow into an ask, for assert and check alike.
+      yield* saved.add({ ...(yield* savedScope), action: "*", resources: ["*"] })
+      expect(yield* f.permission.check(input)).toEqual(["ask"])
+      expect((yield* f.permission.ask({ ...input, id: "per_pp_2" })).effect).toBe("ask")
+    }),
+  )
+
   scoped("a save between queueing and the release is honoured by the release", () =>
     Effect.gen(function* () {
       const f = yield* fixture

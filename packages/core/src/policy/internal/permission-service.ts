@@ -25,7 +25,7 @@ import * as SessionV2 from "../../place/session.js"
 import { replyChoice } from "./approvals-prompt.js"
 import * as Approvals from "./approvals-schema.js"
 import { BlockedError, type CorrectedError, NotFoundError, type SaveError } from "./permission-error.js"
-import { aggregate, effectOf } from "./permission-decide.js"
+import { effectOf } from "./permission-decide.js"
 import { denyAll, evaluate, relevant } from "./permission-evaluate.js"
 import { evaluatedEntry, type Evaluation, type Provenance } from "./permission-journal.js"
 import { saveEntry } from "./permission-leaf.js"
@@ -344,11 +344,8 @@ export const make = Fx.gen(function* () {
     const configured = yield* configuredFor(input.sessionID, input.agent)
     if (configured === undefined) return yield* new SessionV2.NotFoundError({ sessionID: input.sessionID })
     const approvals = sessions.approvals(input.sessionID, view.approvals())
-    return input.resources.map((resource): Effect => {
-      const alone = evaluate(input.action, resource, configured).effect
-      // Saved rows only ever allow, so a configured allow or deny is already the answer.
-      return alone === "ask" ? aggregate(input.action, [resource], configured, approvals) : alone
-    })
+    // Each resource as `assert` would decide a request for it alone: one decision path for both.
+    return input.resources.map((resource): Effect => effectOf(input.action, [resource], configured, approvals))
   })
 
   const get = Fx.fn("PermissionV2.get")(function* (id: string) {
