@@ -23,8 +23,8 @@
  * minimum over several rounds (after a warm-up round) of the process CPU time, which a loaded machine disturbs far
  * less than wall time.
  *
- * Run: node --expose-gc --import tsx --conditions=@toolgate/source bench/settle.ts   (`--gate`: a short run that ends with a `GATE` line
- * of figures for scripts/bench-gate.mjs)
+ * Run: node --expose-gc --import tsx --conditions=@toolgate/source bench/settle.ts
+ * (`--gate`: a short run that ends with a `GATE` line of figures for scripts/bench-gate.mjs)
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -76,9 +76,9 @@ const echoFn = Tool.make({
   toModelOutput: ({ output }) => [{ type: "text", text: output.text }],
 })
 
-// The model settlement (the floor): the same shape as a settlement, with nothing of its own to do. The continuation
-// is returned by a function, not written as an `onSuccess:` property, so a transpiler that keeps names (tsx) does not
-// name it on every call.
+// The public-API model settlement (the reference): the same shape as a settlement, with nothing of its own to do.
+// The continuation is returned by a function, not written as an `onSuccess:` property, so a transpiler that keeps
+// names (tsx) does not name it on every call.
 type Echoed = { readonly text: string }
 const modelDone = (id: string, value: Echoed) => Effect.succeed({ id, text: value.text })
 const modelFail = (error: unknown) => Effect.succeed({ id: "", text: String(error) })
