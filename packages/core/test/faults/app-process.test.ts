@@ -95,7 +95,7 @@ const killRunnerMidSleep = (mode: "none" | "bubblewrap") =>
 
       runner.process.kill("SIGKILL")
       expect((yield* Children.exited(runner)).signal).toBe("SIGKILL")
-      return yield* pollUntil(marker, (found) => found.length === 0, 1000)
+      return yield* pollUntil(marker, (found) => found.length === 0, 10_000)
     }),
   )
 
@@ -134,6 +134,26 @@ echo end`
 
 /** SEE_KEEPER, and the keeper it found killed with SIGKILL (as someone else might). */
 const KILL_KEEPER = SEE_KEEPER.replace('echo "keeper $k"', 'echo "keeper $k"; kill -s KILL "$k"')
+
+/** The live keepers among `pid`'s children (a keeper's command line begins `/bin/sh -c live=`). */
+const keepersOf = (pid: number): Array<number> => {
+  let kids: Array<string>
+  try {
+    kids = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(" ").filter(Boolean)
+  } catch {
+    return []
+  }
+  return kids
+    .map(Number)
+    .filter((kid) => alive(kid))
+    .filter((kid) => {
+      try {
+        return fs.readFileSync(`/proc/${kid}/cmdline`, "utf8").startsWith("/bin/sh\0-c\0live=")
+      } catch {
+        return false
+      }
+    })
+}
 
 const childrenListed = fs.existsSync(`/proc/${process.pid}/task/${process.pid}/children`)
 if (!childrenListed)
@@ -185,7 +205,38 @@ describe("the keeper", () => {
           expect(running.filter((line) => /: sleep 10/.test(line)).length).toBeGreaterThanOrEqual(3)
           runner.process.kill("SIGKILL")
           yield* Children.exited(runner)
-          expect(yield* pollUntil(marker, (found) => found.length === 0, 1000)).toEqual([])
+          expect(yield* pollUntil(marker, (found) => found.length === 0, 10_000)).toEqual([])
+        }),
+      ),
+    60_000,
+  )
+
+  it.live.skipIf(!childrenListed)(
+    "killed during a run, is replaced at once and told the run's group, which still dies with its runner",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const marker = `${Date.now()}${Math.floor(Math.random() * 1e6)}`
+          const tree = `sleep 10${marker} & sh -c 'sleep 10${marker}; :' & sleep 10${marker}; wait`
+          const runner = yield* Children.scoped(Children.fixture("group-runner.ts"), [tree])
+          expect(yield* Children.nextLine(runner)).toBe("started")
+          const running = yield* pollUntil(
+            marker,
+            (found) => found.filter((line) => /: sleep 10/.test(line)).length >= 3,
+            30_000,
+          )
+          expect(running.filter((line) => /: sleep 10/.test(line)).length).toBeGreaterThanOrEqual(3)
+          const pid = runner.process.pid!
+          const [first] = keepersOf(pid)
+          expect(first).toBeDefined()
+          process.kill(first!, "SIGKILL")
+          // No further spawn comes: the runner replaces the keeper when it learns the first one is gone.
+          expect(yield* pollWhile(() => keepersOf(pid).filter((keeper) => keeper !== first).length === 0, 10_000)).toBe(
+            false,
+          )
+          runner.process.kill("SIGKILL")
+          yield* Children.exited(runner)
+          expect(yield* pollUntil(marker, (found) => found.length === 0, 10_000)).toEqual([])
         }),
       ),
     60_000,

@@ -105,11 +105,28 @@ const tellKeeper = (line: string): void => {
   stdin.write(line)
 }
 
+/**
+ * True while `child` (a keeper) is a live process. A keeper that was killed is a zombie until this process reaps it,
+ * and its exit is reported only then, in a later turn of the event loop: without this check, a command spawned in
+ * between would be registered with a keeper that is already dead.
+ */
+const running = (child: ChildProcess.ChildProcess): boolean => {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null || child.stdin?.destroyed)
+    return false
+  if (process.platform !== "linux") return true
+  try {
+    const stat = fs.readFileSync(`/proc/${child.pid}/stat`, "utf8")
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3)
+    return state !== "Z" && state !== "X"
+  } catch {
+    return false
+  }
+}
+
 /** The running keeper, started on first use; neither it nor its pipe keeps this process alive. */
 const ensureKeeper = (): void => {
   if (keeperUnavailable || !isPosix) return
-  // A keeper whose exit has not been reported yet is known dead by its pipe.
-  if (keeper !== undefined && keeper.exitCode === null && keeper.signalCode === null && !keeper.stdin?.destroyed) return
+  if (keeper !== undefined && running(keeper)) return
   keeper = undefined
   const started = ChildProcess.spawn("/bin/sh", ["-c", KEEPER_SCRIPT], {
     stdio: ["pipe", "ignore", "ignore"],
@@ -123,9 +140,13 @@ const ensureKeeper = (): void => {
   keeper = started
   started.once("error", () => {})
   started.stdin?.on("error", () => {})
-  // A keeper that died (someone killed it) is replaced on the next run, and told every group still running.
+  // A keeper that dies (someone killed it) while runs are in flight is replaced at once and told every group still
+  // running: a runner killed before its next spawn would otherwise leave those runs to nobody. With nothing in
+  // flight it is replaced before the next spawn.
   started.once("exit", () => {
-    if (keeper === started) keeper = undefined
+    if (keeper !== started) return
+    keeper = undefined
+    if (guarded.size > 0) ensureKeeper()
   })
   started.unref()
   ;(started.stdin as net.Socket | null)?.unref()
