@@ -7,38 +7,12 @@
  * command after one that ended (the keeper already running). The whole runner (Core, Runner, bash) is killed the
  * same way in app-process.test.ts.
  */
-import * as fs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Children from "../support/children.js"
+import { treeCommand, treeMarker, treeRunning, treeLeft } from "../support/process-tree.js"
 
 const ROUNDS = 12
-
-/** Live (non-zombie) processes other than this one whose command line contains `marker`. */
-const liveWithMarker = (marker: string): Array<string> =>
-  fs.readdirSync("/proc").flatMap((entry) => {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) return []
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
-      const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0]
-      if (state === "Z" || state === "X") return []
-      const cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").replace(/\0/g, " ")
-      return cmdline.includes(marker) ? [`${entry}: ${cmdline}`] : []
-    } catch {
-      return []
-    }
-  })
-
-const pollUntil = (marker: string, done: (found: ReadonlyArray<string>) => boolean, ms: number) =>
-  Effect.promise(async () => {
-    const deadline = Date.now() + ms
-    let found = liveWithMarker(marker)
-    while (!done(found) && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 20))
-      found = liveWithMarker(marker)
-    }
-    return found
-  })
 
 describe("runners killed with SIGKILL, in rounds", () => {
   it.live(`${ROUNDS} rounds: nothing of the command outlives its runner`, () =>
@@ -48,20 +22,15 @@ describe("runners killed with SIGKILL, in rounds", () => {
       for (let round = 0; round < ROUNDS; round++) {
         yield* Effect.scoped(
           Effect.gen(function* () {
-            const marker = `${Date.now()}${round}${Math.floor(Math.random() * 1e6)}`
-            const tree = `sleep 10${marker} & sh -c 'sleep 10${marker}; :' & sleep 10${marker}; wait`
+            const marker = treeMarker()
+            const tree = treeCommand(marker)
             const runner = yield* Children.scoped(runnerScript, round % 2 === 0 ? [tree] : ["echo first", tree])
             if (round % 2 === 1) expect(yield* Children.nextLine(runner)).toBe("first")
             expect(yield* Children.nextLine(runner)).toBe("started")
-            const running = yield* pollUntil(
-              marker,
-              (found) => found.filter((line) => /: sleep 10/.test(line)).length >= 3,
-              30_000,
-            )
-            expect(running.filter((line) => /: sleep 10/.test(line)).length).toBeGreaterThanOrEqual(3)
+            yield* treeRunning(marker)
             runner.process.kill("SIGKILL")
             yield* Children.exited(runner)
-            left.push(...(yield* pollUntil(marker, (found) => found.length === 0, 5000)))
+            left.push(...(yield* treeLeft(marker)))
           }),
         )
       }

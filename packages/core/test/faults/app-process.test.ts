@@ -7,56 +7,8 @@ import * as fs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Children from "../support/children.js"
+import { alive, pollWhile, treeCommand, treeLeft, treeMarker, treeRunning } from "../support/process-tree.js"
 import { tempDir } from "../support/location.js"
-
-/** Live (non-zombie) processes other than this one whose command line contains `marker`. */
-const liveWithMarker = (marker: string): Array<string> => {
-  const found: Array<string> = []
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
-      const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0]
-      if (state === "Z" || state === "X") continue
-      const cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").replace(/\0/g, " ")
-      if (cmdline.includes(marker)) found.push(`${entry}: ${cmdline}`)
-    } catch {
-      continue
-    }
-  }
-  return found
-}
-
-/** Polls /proc every 20 ms until `done(found)` or the test's own deadline; returns the last reading. */
-const pollUntil = (marker: string, done: (found: ReadonlyArray<string>) => boolean, deadlineMs: number) =>
-  Effect.promise(async () => {
-    const deadline = Date.now() + deadlineMs
-    let found = liveWithMarker(marker)
-    while (!done(found) && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 20))
-      found = liveWithMarker(marker)
-    }
-    return found
-  })
-
-/** True while `pid` is a live (non-zombie) process. */
-const alive = (pid: number): boolean => {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-    const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0]
-    return state !== "Z" && state !== "X"
-  } catch {
-    return false
-  }
-}
-
-/** Polls every 20 ms while `holds()` and the test's own deadline allow; returns the last reading. */
-const pollWhile = (holds: () => boolean, deadlineMs: number) =>
-  Effect.promise(async () => {
-    const deadline = Date.now() + deadlineMs
-    while (holds() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
-    return holds()
-  })
 
 const bwrapWorks =
   ChildProcess.spawnSync(
@@ -70,32 +22,25 @@ if (!bwrapWorks)
 /**
  * Starts a runner whose bash call runs a shell with three descendants (two background sleeps, one of them under a
  * nested shell, and a foreground sleep), waits until all of them run, kills the runner with SIGKILL and returns
- * what is still alive of the command one second later.
+ * what is left of the command (`treeLeft`).
  */
 const killRunnerMidSleep = (mode: "none" | "bubblewrap") =>
   Effect.scoped(
     Effect.gen(function* () {
-      const marker = `${Date.now()}${Math.floor(Math.random() * 1e6)}`
-      // `sleep 10<marker>` sleeps for ages and names the run in /proc.
-      const command = `sleep 10${marker} & sh -c 'sleep 10${marker}; :' & sleep 10${marker}; wait`
+      const marker = treeMarker()
       const runner = yield* Children.scoped(Children.fixture("bash-runner.ts"), [
         yield* tempDir(),
         yield* tempDir(),
         mode,
-        command,
+        treeCommand(marker),
       ])
       expect(yield* Children.nextLine(runner)).toBe("started")
       // The shell, the nested shell and the three sleeps (bwrap's own processes carry the marker too).
-      const running = yield* pollUntil(
-        marker,
-        (found) => found.filter((line) => /: sleep 10/.test(line)).length >= 3,
-        30_000,
-      )
-      expect(running.filter((line) => /: sleep 10/.test(line)).length).toBeGreaterThanOrEqual(3)
+      yield* treeRunning(marker)
 
       runner.process.kill("SIGKILL")
       expect((yield* Children.exited(runner)).signal).toBe("SIGKILL")
-      return yield* pollUntil(marker, (found) => found.length === 0, 10_000)
+      return yield* treeLeft(marker)
     }),
   )
 
@@ -189,23 +134,18 @@ describe("the keeper", () => {
     () =>
       Effect.scoped(
         Effect.gen(function* () {
-          const marker = `${Date.now()}${Math.floor(Math.random() * 1e6)}`
-          const tree = `sleep 10${marker} & sh -c 'sleep 10${marker}; :' & sleep 10${marker}; wait`
+          const marker = treeMarker()
+          const tree = treeCommand(marker)
           const runner = yield* Children.scoped(Children.fixture("group-runner.ts"), [KILL_KEEPER, tree])
           const first = yield* Children.nextLine(runner)
           expect(first).toMatch(/^keeper \d+$/)
           expect(yield* Children.nextLine(runner)).toBe("end")
           expect(yield* Children.nextLine(runner)).toBe("started")
           expect(alive(Number(first.slice("keeper ".length)))).toBe(false)
-          const running = yield* pollUntil(
-            marker,
-            (found) => found.filter((line) => /: sleep 10/.test(line)).length >= 3,
-            30_000,
-          )
-          expect(running.filter((line) => /: sleep 10/.test(line)).length).toBeGreaterThanOrEqual(3)
+          yield* treeRunning(marker)
           runner.process.kill("SIGKILL")
           yield* Children.exited(runner)
-          expect(yield* pollUntil(marker, (found) => found.length === 0, 10_000)).toEqual([])
+          expect(yield* treeLeft(marker)).toEqual([])
         }),
       ),
     60_000,
@@ -216,16 +156,11 @@ describe("the keeper", () => {
     () =>
       Effect.scoped(
         Effect.gen(function* () {
-          const marker = `${Date.now()}${Math.floor(Math.random() * 1e6)}`
-          const tree = `sleep 10${marker} & sh -c 'sleep 10${marker}; :' & sleep 10${marker}; wait`
+          const marker = treeMarker()
+          const tree = treeCommand(marker)
           const runner = yield* Children.scoped(Children.fixture("group-runner.ts"), [tree])
           expect(yield* Children.nextLine(runner)).toBe("started")
-          const running = yield* pollUntil(
-            marker,
-            (found) => found.filter((line) => /: sleep 10/.test(line)).length >= 3,
-            30_000,
-          )
-          expect(running.filter((line) => /: sleep 10/.test(line)).length).toBeGreaterThanOrEqual(3)
+          yield* treeRunning(marker)
           const pid = runner.process.pid!
           const [first] = keepersOf(pid)
           expect(first).toBeDefined()
@@ -236,7 +171,7 @@ describe("the keeper", () => {
           )
           runner.process.kill("SIGKILL")
           yield* Children.exited(runner)
-          expect(yield* pollUntil(marker, (found) => found.length === 0, 10_000)).toEqual([])
+          expect(yield* treeLeft(marker)).toEqual([])
         }),
       ),
     60_000,
