@@ -2,6 +2,7 @@ import * as fs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Exit, Fiber, FastCheck } from "effect"
 import { AppProcess } from "../src/index.js"
+import { liveWithMarker } from "./support/process-tree.js"
 
 const run = (command: AppProcess.Command, options?: AppProcess.RunOptions) =>
   Effect.flatMap(AppProcess.Service, (service) => service.run(command, options)).pipe(Effect.provide(AppProcess.layer))
@@ -23,24 +24,6 @@ const liveInGroup = (pgid: number): Array<string> => {
     }
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
     if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") found.push(`${entry} ${stat}`)
-  }
-  return found
-}
-
-/** Live processes whose command line contains `marker`. */
-const liveWithMarker = (marker: string): Array<string> => {
-  const found: Array<string> = []
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
-    try {
-      const state = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
-      const fields = state.slice(state.lastIndexOf(")") + 2).split(" ")
-      if (fields[0] === "Z") continue
-      const cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").replace(/\0/g, " ")
-      if (cmdline.includes(marker)) found.push(`${entry}: ${cmdline}`)
-    } catch {
-      continue
-    }
   }
   return found
 }

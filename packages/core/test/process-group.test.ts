@@ -1,20 +1,9 @@
-import * as fs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { ProcessGroup } from "../src/index.js"
+import { alive } from "./support/process-tree.js"
 
 const sh = (script: string): ProcessGroup.Command => ({ command: script, shell: "/bin/sh" })
-
-/** True while `pid` is a live (non-zombie) process. */
-const alive = (pid: number): boolean => {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-    const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0]
-    return state !== "Z" && state !== "X"
-  } catch {
-    return false
-  }
-}
 
 describe("ProcessGroup.run line streaming", () => {
   it.live("hands stdout over line by line, the unterminated last line at the end, and still captures it", () =>

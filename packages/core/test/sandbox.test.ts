@@ -6,6 +6,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, FastCheck, Fiber, Layer, Queue } from "effect"
 import { AppProcess, ChildEnvironment, Config, EventV2, Global, Project, Sandbox } from "../src/index.js"
 import { locationLayer, tempDir } from "./support/location.js"
+import { liveWithMarker } from "./support/process-tree.js"
 
 const bwrapWorks = (() => {
   const probe = ChildProcess.spawnSync(
@@ -436,19 +437,7 @@ describe.runIf(bwrapWorks)("Sandbox in bubblewrap mode (real processes)", () => 
         const marker = `toolgate-sandbox-marker-${process.pid}-${Date.now()}`
         const command = `sh -c 'sleep 1000; echo ${marker}' & sh -c 'sleep 1001; echo ${marker}' & echo started; wait`
         const layer = sandboxLayer(root, { sandbox: { mode: "bubblewrap" } })
-        const live = () =>
-          fs
-            .readdirSync("/proc")
-            .filter((entry) => /^\d+$/.test(entry))
-            .filter((entry) => {
-              try {
-                const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
-                if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) return false
-                return fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(marker)
-              } catch {
-                return false
-              }
-            })
+        const live = () => liveWithMarker(marker)
         const fiber = yield* Effect.fork(run(command, root).pipe(Effect.provide(layer)))
         for (let i = 0; i < 400 && live().length < 2; i++) yield* Effect.sleep("25 millis")
         expect(live().length).toBeGreaterThanOrEqual(2)

@@ -1,7 +1,8 @@
 /**
- * Process trees for the keeper tests (faults/app-process*.test.ts): a command whose shell starts three sleeps (two in
- * the background, one of them under a nested shell), all named by a marker, and /proc readings of what is left of it.
- * Every wait is bounded by the test's own deadline, never a speed claim.
+ * Processes as /proc shows them, for the tests of the process spawner, the sandbox and the keeper: which are alive,
+ * which carry a marker in their command line, and the keeper tests' tree (a shell starting three sleeps, two in the
+ * background, one of them under a nested shell, all named by a marker). Every wait is bounded by the test's own
+ * deadline, never a speed claim.
  */
 import * as fs from "node:fs"
 import { expect } from "@effect/vitest"

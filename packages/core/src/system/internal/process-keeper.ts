@@ -23,6 +23,22 @@ import type * as net from "node:net"
 export const isPosix = process.platform !== "win32"
 
 /**
+ * The fields of `/proc/<pid>/stat` after the parenthesised command name (state, ppid, pgrp, …), or undefined when the
+ * process is gone.
+ */
+const statFields = (pid: string | number): Array<string> | undefined => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  } catch {
+    return undefined
+  }
+}
+
+/** True for a state letter of a live process: a zombie (Z) or a dead one (X) is gone. */
+const liveState = (state: string | undefined): boolean => state !== undefined && state !== "Z" && state !== "X"
+
+/**
  * True while a non-zombie process of group `pgid` exists. Zombies are dead: an init that never reaps keeps them.
  *
  * @since 0.3.0
@@ -43,15 +59,8 @@ export const groupAlive = (pgid: number): boolean => {
   }
   for (const entry of entries) {
     if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue
-    let stat: string
-    try {
-      stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
-    } catch {
-      continue
-    }
-    // Fields after the parenthesised command name: state ppid pgrp …
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") return true
+    const fields = statFields(entry)
+    if (fields !== undefined && Number(fields[2]) === pgid && liveState(fields[0])) return true
   }
   return false
 }
@@ -113,14 +122,7 @@ const tellKeeper = (line: string): void => {
 const running = (child: ChildProcess.ChildProcess): boolean => {
   if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null || child.stdin?.destroyed)
     return false
-  if (process.platform !== "linux") return true
-  try {
-    const stat = fs.readFileSync(`/proc/${child.pid}/stat`, "utf8")
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3)
-    return state !== "Z" && state !== "X"
-  } catch {
-    return false
-  }
+  return process.platform !== "linux" || liveState(statFields(child.pid)?.[0])
 }
 
 /** The running keeper, started on first use; neither it nor its pipe keeps this process alive. */
