@@ -15,7 +15,7 @@ import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { FileSystem } from "@effect/platform"
 import { Effect, Layer, Option } from "effect"
-import { Core, LocationPath, ReadTool, ReadToolFileSystem, SessionV2, Tools, ToolRegistry } from "@toolgate/core"
+import { Core, LocationMutation, ReadTool, ReadToolFileSystem, SessionV2, Tools, ToolRegistry } from "@toolgate/core"
 
 const SETTLEMENTS = 10_000
 const CHUNK = 500
@@ -71,16 +71,16 @@ const legacyFiles = Effect.gen(function* () {
   return ReadToolFileSystem.Service.of({ ...current, read })
 })
 
-/** The previous LocationPath: no second resolution. */
-const legacyMutation = Effect.map(LocationPath.Service, (current) =>
-  LocationPath.Service.of({ ...current, recheck: () => Effect.void }),
+/** The previous LocationMutation: no second resolution. */
+const legacyMutation = Effect.map(LocationMutation.Service, (current) =>
+  LocationMutation.Service.of({ ...current, recheck: () => Effect.void }),
 )
 
 const main = Effect.gen(function* () {
   // The same leaf on the legacy services, registered next to the shipped `read`.
   const legacyTool = yield* ReadTool.tool.pipe(
     Effect.provideServiceEffect(ReadToolFileSystem.Service, legacyFiles),
-    Effect.provideServiceEffect(LocationPath.Service, legacyMutation),
+    Effect.provideServiceEffect(LocationMutation.Service, legacyMutation),
   )
   yield* (yield* Tools.Service).register({ read_legacy: legacyTool })
   const session = yield* (yield* SessionV2.Service).create({ agent: "build" })

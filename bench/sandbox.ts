@@ -14,7 +14,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { Context, Effect, Layer } from "effect"
 import { AppProcess, Config, EventV2, Global, Location, Sandbox } from "@toolgate/core"
-import * as Secrets from "../packages/core/src/world/internal/sandbox-secrets.js"
+import * as Secrets from "../packages/core/src/world/sandbox/internal/secrets.js"
 
 const RUNS = 40
 

@@ -15,7 +15,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Effect, ManagedRuntime } from "effect"
-import { Core, LocationPath, PermissionV2, Search, SessionV2 } from "@toolgate/core"
+import { Core, LocationMutation, PermissionV2, Search, SessionV2 } from "@toolgate/core"
 
 const FILES = 50_000
 const onlyTrust = process.argv.includes("trust")
@@ -197,7 +197,7 @@ const trustChecks = async (root: string, engines: Record<"ripgrep" | "node", Sea
         const session = yield* (yield* SessionV2.Service).create({ agent: "build" })
         return {
           permission: yield* PermissionV2.Service,
-          mutation: yield* LocationPath.Service,
+          mutation: yield* LocationMutation.Service,
           sessionID: session.id,
         }
       }),

@@ -25,7 +25,7 @@ import {
   Database,
   Global,
   Location,
-  LocationPath,
+  LocationMutation,
   PermissionV2,
   ShellCommand,
   ShellPlan,
@@ -133,7 +133,7 @@ const main = Effect.scoped(
       yield* Effect.promise(() => Language.load(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"))),
     )
 
-    // A real Location on disk (the planner inspects paths and resolves them through LocationPath).
+    // A real Location on disk (the planner inspects paths and resolves them through LocationMutation).
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "toolgate-bench-shell-"))
     const project = path.join(root, "project")
     for (const dir of ["src", "packages/core", "sub"]) fs.mkdirSync(path.join(project, dir), { recursive: true })
@@ -149,7 +149,7 @@ const main = Effect.scoped(
       NodeContext.layer,
     ).pipe(Layer.provideMerge(Database.layerMemory))
     const context = yield* Layer.build(
-      BashTool.layerPlan.pipe(Layer.provide(LocationPath.layer), Layer.provide(place)),
+      BashTool.layerPlan.pipe(Layer.provide(LocationMutation.layer), Layer.provide(place)),
     ).pipe(Effect.orDie)
     const setting = Context.get(context, ShellPlan.Service)
     const grammar = ShellCommand.grammarOf(setting.shell) ?? "bash"

@@ -12,7 +12,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import {
   AgentV2,
   BashTool,
-  LocationPath,
+  LocationMutation,
   PermissionExplain,
   PermissionSaved,
   ProtectedPath,
@@ -49,7 +49,7 @@ export const explain = (options: {
           BashTool.layerPlan.pipe(
             Layer.provide(
               Layer.mergeAll(
-                LocationPath.layer.pipe(Layer.provide(Layer.merge(location, NodeContext.layer))),
+                LocationMutation.layer.pipe(Layer.provide(Layer.merge(location, NodeContext.layer))),
                 ProtectedPath.layer.pipe(Layer.provide(Layer.merge(location, global))),
                 config,
                 NodeContext.layer,

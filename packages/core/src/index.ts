@@ -7,7 +7,7 @@
  * @since 0.1.0
  * @category modules
  */
-export * as AgentV2 from "./policy/agent.js"
+export * as AgentV2 from "./agent/agent.js"
 /**
  * Process-wide tool registrations that embedding applications make once and every Location sees.
  *
@@ -35,7 +35,7 @@ export * as AppProcess from "./world/app-process.js"
  * @since 0.2.0
  * @category modules
  */
-export * as BashArity from "./policy/bash-arity.js"
+export * as BashArity from "./shell/bash-arity.js"
 /**
  * The `bash` built-in: runs one command string through the configured shell.
  *
@@ -122,7 +122,7 @@ export * as EditTool from "./builtin/edit-tool.js"
  * @since 0.3.0
  * @category modules
  */
-export * as EgressProxy from "./world/egress-proxy.js"
+export * as EgressProxy from "./world/egress/egress-proxy.js"
 /**
  * Typed live events published inside a Location and the subscriptions to them.
  *
@@ -206,7 +206,7 @@ export * as Location from "./place/location.js"
  * @since 0.1.0
  * @category modules
  */
-export * as LocationPath from "./world/location-path.js"
+export * as LocationMutation from "./world/location-mutation.js"
 /**
  * The model interface the runner drives: one request streams text, tool calls and results.
  *
@@ -234,42 +234,42 @@ export * as Patch from "./builtin/patch.js"
  * @since 0.3.0
  * @category modules
  */
-export * as DecisionJournal from "./policy/decision-journal.js"
+export * as DecisionJournal from "./journal/decision-journal.js"
 /**
  * Why a request is allowed, asked or denied: every rule considered, and the one that decided.
  *
  * @since 0.2.0
  * @category modules
  */
-export * as PermissionExplain from "./policy/permission-explain.js"
+export * as PermissionExplain from "./permission/permission-explain.js"
 /**
  * Mistakes in permission rules that would otherwise fail silently.
  *
  * @since 0.2.0
  * @category modules
  */
-export * as PermissionLint from "./policy/permission-lint.js"
+export * as PermissionLint from "./permission/permission-lint.js"
 /**
  * The one approval protocol: prompts with everything a client must show, and digest-bound answers.
  *
  * @since 0.3.0
  * @category modules
  */
-export * as Approvals from "./policy/approvals.js"
+export * as Approvals from "./approvals/approvals.js"
 /**
  * Saved approvals: what a user allowed with `always`, per project and directory.
  *
  * @since 0.1.0
  * @category modules
  */
-export * as PermissionSaved from "./policy/permission-saved.js"
+export * as PermissionSaved from "./permission/permission-saved.js"
 /**
  * The permission gate: allow, deny and ask rules (last match wins) and the pending asks.
  *
  * @since 0.1.0
  * @category modules
  */
-export * as PermissionV2 from "./policy/permission.js"
+export * as PermissionV2 from "./permission/permission.js"
 /**
  * Text as a person must see it before approving it: controls, escape sequences, bidi and invisible characters
  * shown as visible escapes.
@@ -319,7 +319,7 @@ export * as QuestionTool from "./builtin/question-tool.js"
  * @since 0.1.0
  * @category modules
  */
-export * as QuestionV2 from "./policy/question.js"
+export * as QuestionV2 from "./agent/question.js"
 /**
  * The `read` built-in: reads a text file by pages, an image as media, or a directory listing.
  *
@@ -347,7 +347,7 @@ export * as Runner from "./assembly/runner.js"
  * @since 0.2.0
  * @category modules
  */
-export * as Sandbox from "./world/sandbox.js"
+export * as Sandbox from "./world/sandbox/sandbox.js"
 /**
  * A model that replays a script of turns, for tests and the demo.
  *
@@ -389,7 +389,7 @@ export * as SettleInput from "./tool/settle-input.js"
  * @since 0.2.0
  * @category modules
  */
-export * as ShellCommand from "./policy/shell-command.js"
+export * as ShellCommand from "./shell/shell-command.js"
 /**
  * The one planner of the bash leaf and `permissions explain`: a command's segments become the permission groups and
  * asserts the leaf makes.
@@ -397,7 +397,7 @@ export * as ShellCommand from "./policy/shell-command.js"
  * @since 0.3.0
  * @category modules
  */
-export * as ShellPlan from "./policy/shell-plan.js"
+export * as ShellPlan from "./shell/shell-plan.js"
 /**
  * The `skill` built-in: loads one discovered skill's instructions.
  *

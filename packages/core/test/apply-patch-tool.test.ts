@@ -9,7 +9,7 @@ import {
   ApplyPatchTool,
   FileMutation,
   Global,
-  LocationPath,
+  LocationMutation,
   ProtectedPath,
   ToolOutputStore,
   ToolRegistry,
@@ -59,7 +59,7 @@ const harness = (dir: string) => {
       ),
   })
   const protection = ProtectedPath.layer.pipe(Layer.provide(Global.layerWith({ config: `${dir}-no-global-config` })))
-  const services = Layer.mergeAll(LocationPath.layer, files, protection).pipe(Layer.provideMerge(base))
+  const services = Layer.mergeAll(LocationMutation.layer, files, protection).pipe(Layer.provideMerge(base))
   const layer = ApplyPatchTool.layer.pipe(Layer.provideMerge(Layer.mergeAll(registry, Permission.layer, services)))
   return { control, layer }
 }

@@ -1,5 +1,5 @@
 /**
- * `ApprovalServer.layerDatabase` (`layerRemote` over `Approvals.layerDatabase`), with no Location, on Postgres, over a real loopback
+ * `ApprovalServer.layerDatabase` (`layerRemote` over `ApprovalsDatabase.layer`), with no Location, on Postgres, over a real loopback
  * HTTP server: the asks every process wrote into `pending_ask` are listed and answered with the bearer token (the
  * claim is in the database), the event stream delivers them, and the saved approvals and journal are every
  * project's, `?projectID=` narrowing.
@@ -12,6 +12,7 @@ import { Approvals, DecisionJournal, PermissionSaved, PermissionV2 } from "../sr
 import { ApprovalServer } from "../src/entry/server.js"
 import * as Engines from "./support/engines.js"
 import { eventStream, request } from "./support/http-client.js"
+import { ApprovalsDatabase } from "../src/entry/hosts.js"
 
 const TOKEN = "remote-token-0123456789abcdef"
 const auth = { authorization: `Bearer ${TOKEN}` }

@@ -1,5 +1,5 @@
 /**
- * `Approvals.layerDatabase`: the approval protocol with no Location, over `pending_ask` rows inserted here as an
+ * `ApprovalsDatabase.layer`: the approval protocol with no Location, over `pending_ask` rows inserted here as an
  * asking process inserts them (Postgres only: no process writes the table on SQLite). Only pending rows of a live
  * owner before their deadline are listed; an answer claims a row exactly once under concurrency; a wrong digest or
  * an unknown choice changes nothing; a reject claims the session's other pending rows as cascades; the prompt stream
@@ -11,6 +11,7 @@ import { Clock, type Duration, Effect, Exit, Fiber, Layer, Queue, Schema, Stream
 import { Approvals, PermissionV2 } from "../src/index.js"
 import * as Notifications from "../src/system/notifications.js"
 import * as Engines from "./support/engines.js"
+import { ApprovalsDatabase } from "../src/entry/hosts.js"
 
 const HOUR = 3_600_000
 
@@ -65,7 +66,7 @@ const row = (sql: SqlClient.SqlClient, id: string) =>
   )
 
 const claimOf = (value: Row | undefined) =>
-  value?.answer == null ? undefined : Schema.decodeUnknownSync(Schema.parseJson(Approvals.Claim))(value.answer)
+  value?.answer == null ? undefined : Schema.decodeUnknownSync(Schema.parseJson(ApprovalsDatabase.Claim))(value.answer)
 
 /**
  * The service over a fresh database. `listen`: through `Notifications.layer` (the default) or `Notifications.silent`
@@ -81,7 +82,7 @@ const setup = (
         ? Layer.effect(Notifications.Service, Effect.map(SqlClient.SqlClient, Notifications.silent))
         : Notifications.layer
     const context = yield* Layer.build(
-      Approvals.layerDatabase({ poll: options.poll ?? "50 millis" }).pipe(
+      ApprovalsDatabase.layer({ poll: options.poll ?? "50 millis" }).pipe(
         Layer.provideMerge(notifications),
         Layer.provideMerge(engine.layer()),
       ),
@@ -96,7 +97,7 @@ const failure = <A, E>(exit: Exit.Exit<A, E>) =>
   Exit.isFailure(exit) && exit.cause._tag === "Fail" ? (exit.cause.error as { _tag: string }) : undefined
 
 Engines.describeEach(
-  "Approvals.layerDatabase",
+  "ApprovalsDatabase.layer",
   (engine) => {
     it.scoped("lists only pending rows of a live owner before their deadline, oldest first", () =>
       Effect.gen(function* () {
@@ -301,13 +302,13 @@ Engines.describeEach(
           yield* owner(sql, "own_1", (yield* Clock.currentTimeMillis) + HOUR)
           const woken = yield* Queue.unbounded<string>()
           yield* Effect.forkScoped(
-            Stream.runForEach(yield* listener.subscribe(Approvals.ANSWER_CHANNEL), (p) => woken.offer(p)),
+            Stream.runForEach(yield* listener.subscribe(ApprovalsDatabase.ANSWER_CHANNEL), (p) => woken.offer(p)),
           )
           const events = yield* Queue.unbounded<Approvals.PromptEvent>()
           yield* Effect.forkScoped(Stream.runForEach(approvals.prompts(), (e) => events.offer(e)))
           // The owner's insert notifies toolgate_ask, as the asking process does.
           const prompt = yield* ask(sql, { id: "per_1", owner: "own_1" })
-          yield* Notifications.notifyWith(sql, Approvals.ASK_CHANNEL, "per_1")
+          yield* Notifications.notifyWith(sql, ApprovalsDatabase.ASK_CHANNEL, "per_1")
           expect(yield* Queue.take(events)).toMatchObject({ _tag: "Asked", prompt: { request: { id: "per_1" } } })
           yield* approvals.answer({ requestID: "per_1", digest: prompt.digest, choice: "once", channel: "http" })
           expect(yield* Queue.take(woken)).toBe("own_1")
@@ -351,9 +352,9 @@ Engines.describeEach(
   Engines.postgresOnly,
 )
 
-describe("Approvals.Claim", () => {
+describe("ApprovalsDatabase.Claim", () => {
   it("is the JSON the design names", () => {
-    const encode = Schema.encodeSync(Schema.parseJson(Approvals.Claim))
+    const encode = Schema.encodeSync(Schema.parseJson(ApprovalsDatabase.Claim))
     expect(JSON.parse(encode({ kind: "cascade", cause: "per_1" }))).toEqual({ kind: "cascade", cause: "per_1" })
     expect(JSON.parse(encode({ kind: "answer", choice: "once", channel: "http" }))).toEqual({
       kind: "answer",

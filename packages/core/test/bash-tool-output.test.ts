@@ -16,7 +16,7 @@ import {
   Config,
   EventV2,
   Global,
-  LocationPath,
+  LocationMutation,
   Sandbox,
   type Tool,
   ToolOutputStore,
@@ -50,7 +50,7 @@ const environment = (root: string, data: string, bash: typeof Config.Bash.Type =
       Layer.mergeAll(
         registry,
         Permission.layer,
-        LocationPath.layer.pipe(Layer.provide(Layer.merge(location, NodeContext.layer))),
+        LocationMutation.layer.pipe(Layer.provide(Layer.merge(location, NodeContext.layer))),
         NodeContext.layer,
         config,
         AppProcess.layer,

@@ -18,7 +18,7 @@ import {
   Database,
   EventV2,
   Global,
-  LocationPath,
+  LocationMutation,
   PermissionV2,
   ProtectedPath,
   Sandbox,
@@ -63,7 +63,7 @@ const harness = (rules: ReadonlyArray<PermissionV2.Rule>, sandbox: Layer.Layer<S
       Layer.provideMerge(
         Layer.mergeAll(
           registry,
-          LocationPath.layer,
+          LocationMutation.layer,
           AppProcess.layer,
           Config.layerEmpty,
           ProtectedPath.layer,

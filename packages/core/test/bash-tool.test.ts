@@ -9,7 +9,7 @@ import {
   ApplicationTools,
   BashTool,
   Config,
-  LocationPath,
+  LocationMutation,
   Sandbox,
   ToolOutputStore,
   ToolRegistry,
@@ -78,7 +78,7 @@ const environment = <P>(
   },
 ) => {
   const place = Layer.merge(locationLayer(root), NodeContext.layer)
-  const mutation = LocationPath.layer.pipe(Layer.provide(place))
+  const mutation = LocationMutation.layer.pipe(Layer.provide(place))
   const store = options.store ?? ToolOutputStore.layerPassthrough
   const registry = ToolRegistry.layer.pipe(Layer.provideMerge(Layer.merge(ApplicationTools.layer, store)))
   return BashTool.layer.pipe(

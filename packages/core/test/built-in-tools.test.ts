@@ -16,7 +16,7 @@ import {
   Global,
   Image,
   ProtectedPath,
-  LocationPath,
+  LocationMutation,
   QuestionV2,
   Search,
   SessionTodo,
@@ -49,7 +49,7 @@ const expected = [
 type Supplied =
   | Tools.Service
   | PermissionV2.Service
-  | LocationPath.Service
+  | LocationMutation.Service
   | FileMutation.Service
   | ProtectedPath.Service
   | Config.Service
@@ -82,7 +82,7 @@ const services = (root: string) => {
   return Layer.mergeAll(
     registry,
     Permission.layer,
-    LocationPath.layer,
+    LocationMutation.layer,
     FileMutation.layer,
     ProtectedPath.layer,
     Config.layerEmpty,

@@ -14,7 +14,7 @@ import {
   FileMutation,
   Global,
   Location,
-  LocationPath,
+  LocationMutation,
   PermissionSaved,
   PermissionV2,
   QuestionV2,
@@ -145,9 +145,9 @@ layer(testLayer)("Core.layerTest", (it) => {
     }),
   )
 
-  it.effect("LocationPath and FileMutation confine and write", () =>
+  it.effect("LocationMutation and FileMutation confine and write", () =>
     Effect.gen(function* () {
-      const mutation = yield* LocationPath.Service
+      const mutation = yield* LocationMutation.Service
       const target = yield* mutation.resolve({ path: "nested/file.txt" })
       expect(target.resource).toBe("nested/file.txt")
       const written = yield* (yield* FileMutation.Service).create({ target, content: "x" })

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, FastCheck, Fiber } from "effect"
 import { EgressProxy, PermissionV2, WebAddress, WebFetchTool } from "../src/index.js"
-import * as Decision from "../src/world/internal/egress-decision.js"
+import * as Decision from "../src/world/egress/internal/decision.js"
 
 type Outcome = "allow" | "deny" | "correct" | "decline" | "hang"
 

@@ -7,8 +7,8 @@ import * as net from "node:net"
 import { Duplex, PassThrough } from "node:stream"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FastCheck } from "effect"
-import * as Frame from "../src/world/internal/egress-frame.js"
-import * as Mux from "../src/world/internal/egress-mux.js"
+import * as Frame from "../src/world/egress/internal/frame.js"
+import * as Mux from "../src/world/egress/internal/mux.js"
 
 const frameArbitrary: FastCheck.Arbitrary<Frame.Frame> = FastCheck.oneof(
   FastCheck.record({

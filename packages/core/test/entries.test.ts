@@ -25,9 +25,21 @@ const indexNamespaces = (): ReadonlyArray<readonly [string, string]> =>
 const entryOfFolder: Record<string, Record<string, unknown>> = {
   tool: ToolEntry,
   builtin: Builtins,
-  policy: Permission,
+  shell: Permission,
+  agent: Permission,
+  journal: Permission,
+  permission: Permission,
+  approvals: Permission,
 }
-const entryFile: Record<string, string> = { tool: "tool", builtin: "builtins", policy: "permission" }
+const entryFile: Record<string, string> = {
+  tool: "tool",
+  builtin: "builtins",
+  shell: "permission",
+  agent: "permission",
+  journal: "permission",
+  permission: "permission",
+  approvals: "permission",
+}
 
 describe("entries", () => {
   it("src/index.ts is read: it names modules of every floor", () => {

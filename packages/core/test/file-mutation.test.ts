@@ -3,7 +3,7 @@ import * as path from "node:path"
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Either, Fiber, Layer, Ref, Schedule } from "effect"
-import { FileMutation, LocationPath } from "../src/index.js"
+import { FileMutation, LocationMutation } from "../src/index.js"
 import { locationLayer, tempDir } from "./support/location.js"
 
 /** Observes content writes: how many run at once (at most), and an optional gate every write waits on. */
@@ -41,21 +41,21 @@ const probedFileMutation = Layer.unwrapEffect(
   }),
 )
 
-type Services = FileMutation.Service | LocationPath.Service | Probe
+type Services = FileMutation.Service | LocationMutation.Service | Probe
 
-/** Runs `body` with FileMutation and LocationPath on a fresh Location (`root`) and an outside directory. */
+/** Runs `body` with FileMutation and LocationMutation on a fresh Location (`root`) and an outside directory. */
 const withMutation = <A, E>(body: (dirs: { root: string; outside: string }) => Effect.Effect<A, E, Services>) =>
   Effect.gen(function* () {
     const root = yield* tempDir()
     const outside = yield* tempDir("toolgate-outside-")
-    const layer = Layer.mergeAll(probedFileMutation, LocationPath.layer).pipe(
+    const layer = Layer.mergeAll(probedFileMutation, LocationMutation.layer).pipe(
       Layer.provideMerge(Layer.merge(NodeFileSystem.layer, locationLayer(root))),
     )
     return yield* body({ root, outside }).pipe(Effect.provide(layer))
   })
 
 const resolve = (file: string) =>
-  Effect.flatMap(LocationPath.Service, (service) => service.resolve({ path: file, kind: "file" }))
+  Effect.flatMap(LocationMutation.Service, (service) => service.resolve({ path: file, kind: "file" }))
 const files = FileMutation.Service
 
 const bytes = (text: string) => new TextEncoder().encode(text)

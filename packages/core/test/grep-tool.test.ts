@@ -181,7 +181,7 @@ describe.each(engines)("grep ($engine engine)", ({ search, skip }) => {
         type: "error",
         value: "Unable to search sub: it resolved to another place after permission was asked",
       })
-      // Refused on the second resolution (`LocationPath.recheck`): the root changed, whatever it leads to now.
+      // Refused on the second resolution (`LocationMutation.recheck`): the root changed, whatever it leads to now.
       expect(result.out.result).toEqual({
         type: "error",
         value: "Unable to search sub: it resolved to another place after permission was asked",

@@ -3,12 +3,12 @@ import * as path from "node:path"
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
-import { LocationPath } from "../src/index.js"
+import { LocationMutation } from "../src/index.js"
 import { locationLayer, tempDir } from "./support/location.js"
 
-/** Runs `body` with LocationPath on a fresh Location (`root`, optionally reached through `directory`). */
+/** Runs `body` with LocationMutation on a fresh Location (`root`, optionally reached through `directory`). */
 const withResolver = <A, E>(
-  body: (dirs: { root: string; outside: string }) => Effect.Effect<A, E, LocationPath.Service>,
+  body: (dirs: { root: string; outside: string }) => Effect.Effect<A, E, LocationMutation.Service>,
   options: { readonly viaSymlink?: boolean } = {},
 ) =>
   Effect.gen(function* () {
@@ -19,21 +19,21 @@ const withResolver = <A, E>(
       directory = path.join(outside, "root-link")
       nodeFs.symlinkSync(root, directory)
     }
-    const layer = LocationPath.layer.pipe(
+    const layer = LocationMutation.layer.pipe(
       Layer.provide(Layer.merge(locationLayer(directory), NodeFileSystem.layer)),
     )
     return yield* body({ root, outside }).pipe(Effect.provide(layer))
   })
 
-const resolve = (input: LocationPath.ResolveInput) =>
-  Effect.flatMap(LocationPath.Service, (service) => service.resolve(input))
+const resolve = (input: LocationMutation.ResolveInput) =>
+  Effect.flatMap(LocationMutation.Service, (service) => service.resolve(input))
 
-const reasonOf = (input: LocationPath.ResolveInput) =>
+const reasonOf = (input: LocationMutation.ResolveInput) =>
   Effect.flip(resolve(input)).pipe(
-    Effect.map((error) => (error._tag === "LocationPath.PathError" ? error.reason : error._tag)),
+    Effect.map((error) => (error._tag === "LocationMutation.PathError" ? error.reason : error._tag)),
   )
 
-describe("LocationPath", () => {
+describe("LocationMutation", () => {
   it.scoped("resolves an active relative existing file target", () =>
     withResolver(({ root }) =>
       Effect.gen(function* () {
@@ -61,9 +61,9 @@ describe("LocationPath", () => {
     withResolver(() =>
       Effect.gen(function* () {
         const error = yield* Effect.flip(resolve({ path: "../outside.txt", kind: "file" }))
-        expect(error).toBeInstanceOf(LocationPath.PathError)
+        expect(error).toBeInstanceOf(LocationMutation.PathError)
         expect(error).toMatchObject({
-          _tag: "LocationPath.PathError",
+          _tag: "LocationMutation.PathError",
           path: "../outside.txt",
           reason: "relative_escape",
         })
@@ -127,7 +127,7 @@ describe("LocationPath", () => {
             save: `${outside}/*`,
           },
         })
-        expect(LocationPath.externalDirectoryPermission(target.externalDirectory!)).toEqual({
+        expect(LocationMutation.externalDirectoryPermission(target.externalDirectory!)).toEqual({
           action: "external_directory",
           resources: [`${outside}/*`],
           save: [`${outside}/*`],
@@ -158,10 +158,10 @@ describe("LocationPath", () => {
   )
 
   it("ignores unknown mutation input fields", () => {
-    expect(Schema.decodeUnknownSync(LocationPath.ResolveInput)({ path: "a.txt", reference: "project:x" })).toEqual({
+    expect(Schema.decodeUnknownSync(LocationMutation.ResolveInput)({ path: "a.txt", reference: "project:x" })).toEqual({
       path: "a.txt",
     })
-    expect(Schema.decodeUnknownSync(LocationPath.ResolveInput)({ path: "d", kind: "directory" })).toEqual({
+    expect(Schema.decodeUnknownSync(LocationMutation.ResolveInput)({ path: "d", kind: "directory" })).toEqual({
       path: "d",
       kind: "directory",
     })
@@ -223,7 +223,7 @@ describe("LocationPath", () => {
       withResolver(
         ({ root, outside }) =>
           Effect.gen(function* () {
-            const service = yield* LocationPath.Service
+            const service = yield* LocationMutation.Service
             expect(service.root).toBe(root)
             expect(yield* resolve({ path: "new.txt" })).toEqual({
               canonical: path.join(root, "new.txt"),
@@ -275,7 +275,7 @@ describe("LocationPath", () => {
             const before = nodeFs.readdirSync(root)
             for (const kind of ["file", "directory"] as const) {
               const error = yield* Effect.flip(resolve({ path: input, kind }))
-              expect(error).toMatchObject({ _tag: "LocationPath.PathError", reason: "invalid_path", detail })
+              expect(error).toMatchObject({ _tag: "LocationMutation.PathError", reason: "invalid_path", detail })
               expect(error.message).toBe(detail)
             }
             expect(nodeFs.readdirSync(root)).toEqual(before)
@@ -285,21 +285,21 @@ describe("LocationPath", () => {
     }
 
     it("accepts well-formed surrogate pairs and names of exactly 255 bytes", () => {
-      expect(LocationPath.invalidPath("emoji-😀.txt")).toBeUndefined()
-      expect(LocationPath.invalidPath(`${"a".repeat(251)}.txt`)).toBeUndefined()
-      expect(LocationPath.invalidPath(`${"a".repeat(252)}.txt`)).toBe("a name in the path is longer than 255 bytes")
+      expect(LocationMutation.invalidPath("emoji-😀.txt")).toBeUndefined()
+      expect(LocationMutation.invalidPath(`${"a".repeat(251)}.txt`)).toBeUndefined()
+      expect(LocationMutation.invalidPath(`${"a".repeat(252)}.txt`)).toBe("a name in the path is longer than 255 bytes")
     })
 
     it("gives the reference reasons a readable message", () => {
-      expect(new LocationPath.PathError({ path: "../x", reason: "relative_escape" }).message).toBe(
+      expect(new LocationMutation.PathError({ path: "../x", reason: "relative_escape" }).message).toBe(
         "a relative path may not leave the current location",
       )
     })
   })
 
   describe("recheck", () => {
-    const recheck = (input: LocationPath.ResolveInput, target: LocationPath.Target) =>
-      Effect.flatMap(LocationPath.Service, (service) => service.recheck(input, target))
+    const recheck = (input: LocationMutation.ResolveInput, target: LocationMutation.Target) =>
+      Effect.flatMap(LocationMutation.Service, (service) => service.recheck(input, target))
 
     it.scoped("passes while the path still resolves to the same target, existing or prospective", () =>
       withResolver(({ root, outside }) =>
@@ -328,7 +328,7 @@ describe("LocationPath", () => {
           nodeFs.symlinkSync("two", path.join(root, "link"))
           const error = yield* Effect.flip(recheck(input, target))
           expect(error).toMatchObject({ _tag: "FileMutation.PathChangedError", path: "link/file.txt" })
-          expect(error).toBeInstanceOf(LocationPath.PathChangedError)
+          expect(error).toBeInstanceOf(LocationMutation.PathChangedError)
         }),
       ),
     )

@@ -1,5 +1,5 @@
 /**
- * Path confinement: generated paths go through `LocationPath.resolve` and then `FileMutation.write` for every
+ * Path confinement: generated paths go through `LocationMutation.resolve` and then `FileMutation.write` for every
  * target without `externalDirectory`. Nothing may be written outside the Location, and every failure must be a
  * typed error (PathError, PathChangedError or PlatformError), never a defect.
  */
@@ -15,7 +15,7 @@ import {
   EditTool,
   FileMutation,
   Image,
-  LocationPath,
+  LocationMutation,
   ReadTool,
   ReadToolFileSystem,
   ToolOutputStore,
@@ -61,11 +61,11 @@ describe("path confinement", () => {
         },
       }
       const layer = Layer.merge(
-        LocationPath.layer.pipe(Layer.provide(Layer.merge(locationLayer(root), NodeFileSystem.layer))),
+        LocationMutation.layer.pipe(Layer.provide(Layer.merge(locationLayer(root), NodeFileSystem.layer))),
         FileMutation.layerWith(blinded),
       )
       yield* Effect.gen(function* () {
-        const target = yield* (yield* LocationPath.Service).resolve({ path: "dangling-out", kind: "file" })
+        const target = yield* (yield* LocationMutation.Service).resolve({ path: "dangling-out", kind: "file" })
         expect(target).toEqual({ canonical: path.join(root, "dangling-out"), resource: "dangling-out" })
         yield* (yield* FileMutation.Service).write({ target, content: "escaped" })
       }).pipe(Effect.provide(layer))
@@ -163,7 +163,7 @@ describe("path confinement", () => {
     const readLayer = (root: string) => {
       const base = Layer.mergeAll(locationLayer(root), FakePermission.layer, NodeFileSystem.layer)
       const services = Layer.mergeAll(
-        LocationPath.layer,
+        LocationMutation.layer,
         ReadToolFileSystem.layer,
         Image.layer.pipe(Layer.provide(Config.layerFromEntries([]))),
         ToolRegistry.layer.pipe(

@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import { aggregate, effectOf } from "../src/policy/internal/permission-decide.js"
-import { evaluate } from "../src/policy/internal/permission-evaluate.js"
-import type { Rule } from "../src/policy/internal/permission-schema.js"
+import { aggregate, effectOf } from "../src/permission/internal/decide.js"
+import { evaluate } from "../src/permission/internal/evaluate.js"
+import type { Rule } from "../src/permission/internal/schema.js"
 
 const text = fc.string({ unit: fc.constantFrom("a", "b", "/", ".", " ", "\\"), maxLength: 6 })
 const pattern = fc.string({ unit: fc.constantFrom("a", "b", "/", ".", "*", "?"), maxLength: 5 })

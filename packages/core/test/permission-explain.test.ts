@@ -10,7 +10,7 @@ import {
   Database,
   Global,
   Location,
-  LocationPath,
+  LocationMutation,
   PermissionExplain,
   PermissionSaved,
   Project,
@@ -51,7 +51,7 @@ const setup = Effect.gen(function* () {
     Global.layerWith({ data: path.join(root, "data"), tmp: path.join(root, "tmp"), home: path.join(root, "home") }),
     Config.layerFromEntries(entries),
   )
-  const plan = BashTool.layerPlan.pipe(Layer.provide(Layer.merge(LocationPath.layer, NodeContext.layer)))
+  const plan = BashTool.layerPlan.pipe(Layer.provide(Layer.merge(LocationMutation.layer, NodeContext.layer)))
   const layer = PermissionExplain.layer.pipe(
     Layer.provideMerge(Layer.mergeAll(AgentV2.layer, PermissionSaved.layer, ShellCommand.layer, plan)),
     Layer.provideMerge(place),

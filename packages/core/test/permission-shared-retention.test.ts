@@ -9,7 +9,7 @@ import { SqlClient } from "@effect/sql"
 import { expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, TestClock } from "effect"
 import { PermissionV2 } from "../src/index.js"
-import * as Retention from "../src/policy/internal/permission-shared-retention.js"
+import * as Retention from "../src/hosts/internal/retention.js"
 import * as Engines from "./support/engines.js"
 import { asserting, host, rows, session, statusOf, waitFor } from "./support/shared-asks.js"
 

@@ -13,6 +13,7 @@ import * as Notifications from "../src/system/notifications.js"
 import * as Engines from "./support/engines.js"
 import { tempDir } from "./support/location.js"
 import { asserting, claim, host, rows, session, statusOf, waitFor } from "./support/shared-asks.js"
+import { ApprovalsDatabase } from "../src/entry/hosts.js"
 
 Engines.describeEach(
   "pending asks across hosts",
@@ -301,14 +302,14 @@ it.scoped("on SQLite an ask writes no row", () =>
 )
 
 Engines.describeEach(
-  "pending asks across hosts, answered through Approvals.layerDatabase",
+  "pending asks across hosts, answered through ApprovalsDatabase.layer",
   (engine) => {
     it.scoped("the remote protocol lists the ask, and its answer completes the assert in the owner", () =>
       Effect.gen(function* () {
         const url = yield* engine.shared("")
         const one = yield* host(url)
         const remote = yield* Layer.build(
-          Approvals.layerDatabase().pipe(
+          ApprovalsDatabase.layer().pipe(
             Layer.provideMerge(Notifications.layer),
             Layer.provideMerge(Database.layerUrl(url)),
           ),

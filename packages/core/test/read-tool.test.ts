@@ -8,7 +8,7 @@ import {
   Config,
   Global,
   Image,
-  LocationPath,
+  LocationMutation,
   ReadTool,
   ReadToolFileSystem,
   ToolOutputStore,
@@ -22,12 +22,12 @@ const CWD = "/work/fake-location"
 const MISSING = "missing/deeper/file.txt"
 
 /** Resolves against CWD; MISSING fails non_directory_ancestor; absolute outside paths get `<dirname>/*`. */
-const fakeResolve: LocationPath.Interface["resolve"] = (input) => {
+const fakeResolve: LocationMutation.Interface["resolve"] = (input) => {
   if (input.path === MISSING) {
-    return Effect.fail(new LocationPath.PathError({ path: input.path, reason: "non_directory_ancestor" }))
+    return Effect.fail(new LocationMutation.PathError({ path: input.path, reason: "non_directory_ancestor" }))
   }
   const canonical = path.resolve(CWD, input.path)
-  if (LocationPath.isWithin(CWD, canonical)) {
+  if (LocationMutation.isWithin(CWD, canonical)) {
     return Effect.succeed({ canonical, resource: path.relative(CWD, canonical) || "." })
   }
   const resource = `${path.dirname(canonical)}/*`
@@ -44,20 +44,20 @@ const fakeResolve: LocationPath.Interface["resolve"] = (input) => {
 }
 
 const fakeMutation = Layer.succeed(
-  LocationPath.Service,
-  LocationPath.Service.of({
+  LocationMutation.Service,
+  LocationMutation.Service.of({
     root: CWD,
-    contains: (canonical) => LocationPath.isWithin(CWD, canonical),
+    contains: (canonical) => LocationMutation.isWithin(CWD, canonical),
     resolve: fakeResolve,
     recheck: (input, target) =>
       fakeResolve(input).pipe(
-        Effect.catchTag("LocationPath.PathError", () =>
-          Effect.fail(new LocationPath.PathChangedError({ path: input.path })),
+        Effect.catchTag("LocationMutation.PathError", () =>
+          Effect.fail(new LocationMutation.PathChangedError({ path: input.path })),
         ),
         Effect.flatMap((again) =>
           again.canonical === target.canonical
             ? Effect.void
-            : Effect.fail(new LocationPath.PathChangedError({ path: input.path })),
+            : Effect.fail(new LocationMutation.PathChangedError({ path: input.path })),
         ),
       ),
   }),

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
-import * as Seccomp from "../src/world/internal/sandbox-seccomp.js"
+import * as Seccomp from "../src/world/sandbox/internal/seccomp.js"
 
 interface Data {
   readonly nr: number

@@ -7,7 +7,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FastCheck } from "effect"
-import * as Secrets from "../src/world/internal/sandbox-secrets.js"
+import * as Secrets from "../src/world/sandbox/internal/secrets.js"
 import { tempDir } from "./support/location.js"
 
 const HOUR_AGO = new Date(Date.now() - 3_600_000)

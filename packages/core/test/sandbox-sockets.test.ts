@@ -11,8 +11,8 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer } from "effect"
 import { AppProcess, Config, EventV2, Global, Sandbox } from "../src/index.js"
-import * as Protect from "../src/world/internal/sandbox-protect.js"
-import * as Sockets from "../src/world/internal/sandbox-sockets.js"
+import * as Protect from "../src/world/sandbox/internal/protect.js"
+import * as Sockets from "../src/world/sandbox/internal/sockets.js"
 import { locationLayer, tempDir } from "./support/location.js"
 
 const bwrapWorks =

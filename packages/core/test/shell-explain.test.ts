@@ -21,7 +21,7 @@ import {
   EventV2,
   Global,
   Location,
-  LocationPath,
+  LocationMutation,
   PermissionExplain,
   PermissionSaved,
   PermissionV2,
@@ -119,7 +119,7 @@ const harness = (space: Fixture.Workspace, entries: ReadonlyArray<Config.Entry>)
           Layer.provideMerge(
             Layer.mergeAll(
               registry,
-              LocationPath.layer,
+              LocationMutation.layer,
               Layer.succeed(AppProcess.Service, recording),
               ProtectedPath.layer,
               Sandbox.layerNone,
@@ -131,7 +131,7 @@ const harness = (space: Fixture.Workspace, entries: ReadonlyArray<Config.Entry>)
           Layer.provide(
             Layer.mergeAll(
               ShellCommand.layer,
-              BashTool.layerPlan.pipe(Layer.provide(LocationPath.layer)),
+              BashTool.layerPlan.pipe(Layer.provide(LocationMutation.layer)),
               ProtectedPath.layer,
             ),
           ),

@@ -11,9 +11,9 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as AgentV2 from "../policy/agent.js"
-import * as DecisionJournal from "../policy/decision-journal.js"
-import * as Approvals from "../policy/approvals.js"
+import * as AgentV2 from "../agent/agent.js"
+import * as DecisionJournal from "../journal/decision-journal.js"
+import * as Approvals from "../approvals/approvals.js"
 import * as EventV2 from "../place/event.js"
 import * as Config from "../place/config.js"
 import * as Database from "../system/database.js"
@@ -22,15 +22,15 @@ import * as Global from "../system/global.js"
 import * as Notifications from "../system/notifications.js"
 import * as Image from "../world/image.js"
 import * as Location from "../place/location.js"
-import * as LocationPath from "../world/location-path.js"
-import * as PermissionSaved from "../policy/permission-saved.js"
-import * as PermissionLint from "../policy/permission-lint.js"
-import * as PermissionV2 from "../policy/permission.js"
+import * as LocationMutation from "../world/location-mutation.js"
+import * as PermissionSaved from "../permission/permission-saved.js"
+import * as PermissionLint from "../permission/permission-lint.js"
+import * as PermissionV2 from "../permission/permission.js"
 import * as ProtectedPath from "../place/protected-path.js"
 import * as AppProcess from "../world/app-process.js"
-import * as QuestionV2 from "../policy/question.js"
+import * as QuestionV2 from "../agent/question.js"
 import * as Search from "../world/search/search.js"
-import * as Sandbox from "../world/sandbox.js"
+import * as Sandbox from "../world/sandbox/sandbox.js"
 import * as SessionV2 from "../place/session.js"
 import * as SkillV2 from "../world/skill.js"
 import * as SessionTodo from "../world/session-todo.js"
@@ -40,6 +40,7 @@ import * as ReadToolFileSystem from "../builtin/read-tool-file-system.js"
 import * as ToolRegistry from "../tool/tool-registry.js"
 import * as WebSearchTool from "../builtin/web-search-tool.js"
 import * as ToolOutputStore from "../tool/tool-output-store.js"
+import * as SharedAsks from "../hosts/shared-asks.js"
 
 /**
  * Options of the process-wide part.
@@ -108,7 +109,7 @@ export const layerProcess = (options: ProcessOptions = {}) => {
     NodeHttpClient.layer,
     WebSearchTool.defaultConfigLayer,
     // On Postgres, every Location's pending asks are rows other hosts can answer (docs/approvals.md).
-    PermissionV2.layerShared.pipe(Layer.provideMerge(Notifications.layer)),
+    SharedAsks.layer.pipe(Layer.provideMerge(Notifications.layer)),
   ).pipe(Layer.provideMerge(database), Layer.provideMerge(base))
 }
 
@@ -137,7 +138,7 @@ export const layerLocation = (options: LocationOptions) => {
   const services = Layer.mergeAll(
     Approvals.layer.pipe(Layer.provideMerge(PermissionV2.layer)),
     ToolRegistry.layer,
-    LocationPath.layer,
+    LocationMutation.layer,
     ProtectedPath.layer,
     FileMutation.layer,
     QuestionV2.layer,

@@ -10,14 +10,14 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import * as Approvals from "../policy/approvals.js"
+import * as Approvals from "../approvals/approvals.js"
 import * as FileDiff from "../values/file-diff.js"
 import * as FileFailure from "./internal/file-failure.js"
 import * as FileMutation from "../world/file-mutation.js"
 import * as LLM from "../values/llm.js"
-import * as LocationPath from "../world/location-path.js"
+import * as LocationMutation from "../world/location-mutation.js"
 import * as MutationGate from "./mutation-gate.js"
-import * as PermissionV2 from "../policy/permission.js"
+import * as PermissionV2 from "../permission/permission.js"
 import * as ProtectedPath from "../place/protected-path.js"
 import * as Patch from "./patch.js"
 import * as Tool from "../tool/tool.js"
@@ -111,17 +111,17 @@ export const toModelText = (output: Output): string =>
   ].join("\n")
 
 type Prepared =
-  | { readonly type: "add"; readonly path: string; readonly target: LocationPath.Target; readonly after: string }
+  | { readonly type: "add"; readonly path: string; readonly target: LocationMutation.Target; readonly after: string }
   | {
       readonly type: "delete"
       readonly path: string
-      readonly target: LocationPath.Target
+      readonly target: LocationMutation.Target
       readonly before: string
     }
   | {
       readonly type: "update"
       readonly path: string
-      readonly target: LocationPath.Target
+      readonly target: LocationMutation.Target
       readonly source: Uint8Array
       readonly before: string
       readonly after: string
@@ -175,13 +175,13 @@ const diffOf = (change: Prepared): FileDiff.Info => {
  * @category utilities
  */
 export const tool = Effect.gen(function* () {
-  const mutation = yield* LocationPath.Service
+  const mutation = yield* LocationMutation.Service
   const files = yield* FileMutation.Service
   const permission = yield* PermissionV2.Service
   const fs = yield* FileSystem.FileSystem
   const gate = { permission, protection: yield* ProtectedPath.Service }
 
-  const prepare = (hunk: Patch.Hunk, target: LocationPath.Target) =>
+  const prepare = (hunk: Patch.Hunk, target: LocationMutation.Target) =>
     Effect.gen(function* () {
       if (hunk.type === "add") {
         const after = hunk.contents === "" || hunk.contents.endsWith("\n") ? hunk.contents : `${hunk.contents}\n`
@@ -246,7 +246,7 @@ export const tool = Effect.gen(function* () {
       }
 
       const targets = yield* Effect.gen(function* () {
-        const resolved: Array<LocationPath.Target> = []
+        const resolved: Array<LocationMutation.Target> = []
         for (const hunk of hunks) {
           resolved.push(
             yield* mutation

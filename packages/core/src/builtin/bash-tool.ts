@@ -27,13 +27,13 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Config from "../place/config.js"
 import * as ProtectedPath from "../place/protected-path.js"
-import * as ShellCommand from "../policy/shell-command.js"
-import * as ShellPlan from "../policy/shell-plan.js"
+import * as ShellCommand from "../shell/shell-command.js"
+import * as ShellPlan from "../shell/shell-plan.js"
 import * as LLM from "../values/llm.js"
-import * as LocationPath from "../world/location-path.js"
-import * as PermissionV2 from "../policy/permission.js"
+import * as LocationMutation from "../world/location-mutation.js"
+import * as PermissionV2 from "../permission/permission.js"
 import * as AppProcess from "../world/app-process.js"
-import * as Sandbox from "../world/sandbox.js"
+import * as Sandbox from "../world/sandbox/sandbox.js"
 import * as ToolOutputStore from "../tool/tool-output-store.js"
 import * as Tool from "../tool/tool.js"
 import * as Tools from "../tool/tools.js"
@@ -272,7 +272,7 @@ export const statusText = (output: Output): string => {
  */
 export interface Services {
   readonly permission: PermissionV2.Interface
-  readonly mutation: LocationPath.Interface
+  readonly mutation: LocationMutation.Interface
   readonly process: AppProcess.Interface
   readonly config: Config.Interface
   readonly fs: FileSystem.FileSystem
@@ -320,7 +320,7 @@ export const make = (services: Services) => {
         if (target.externalDirectory !== undefined) {
           yield* services.permission.assert({
             ...base,
-            ...LocationPath.externalDirectoryPermission(target.externalDirectory),
+            ...LocationMutation.externalDirectoryPermission(target.externalDirectory),
           })
         }
         const warnings = (yield* externalDirectories(input.command, target.canonical).pipe(
@@ -416,7 +416,7 @@ export const layer: Layer.Layer<
   never,
   | Tools.Service
   | PermissionV2.Service
-  | LocationPath.Service
+  | LocationMutation.Service
   | AppProcess.Service
   | Config.Service
   | FileSystem.FileSystem
@@ -428,7 +428,7 @@ export const layer: Layer.Layer<
     const found = yield* Effect.serviceOption(ProtectedPath.Service)
     // Without the Location's service, the name-based protected paths still apply.
     const protectedPaths = Option.getOrElse(found, () => ProtectedPath.make([]))
-    const mutation = yield* LocationPath.Service
+    const mutation = yield* LocationMutation.Service
     const fs = yield* FileSystem.FileSystem
     const config = yield* Config.Service
     const sandbox = yield* Sandbox.Service

@@ -3,7 +3,7 @@
  * service of its own; each member registers itself through `Tools.Service` for the lifetime of the Location.
  *
  * The caller supplies the shared Location services once: `Tools`/`ToolRegistry`, `PermissionV2`,
- * `LocationPath`, `FileMutation`, `Config`, `Location`, `QuestionV2`, `SkillV2`, `SessionTodo`, `Image`,
+ * `LocationMutation`, `FileMutation`, `Config`, `Location`, `QuestionV2`, `SkillV2`, `SessionTodo`, `Image`,
  * `Search`, `AppProcess`, an `HttpClient`, `WebSearchTool.Config`, and `FileSystem`/`Path` (`NodeContext.layer`).
  *
  * Still needs porting (one line, kept as the reference states it):

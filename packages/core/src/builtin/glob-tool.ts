@@ -10,8 +10,8 @@ import * as nodePath from "node:path"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as LLM from "../values/llm.js"
-import * as LocationPath from "../world/location-path.js"
-import * as PermissionV2 from "../policy/permission.js"
+import * as LocationMutation from "../world/location-mutation.js"
+import * as PermissionV2 from "../permission/permission.js"
 import * as Search from "../world/search/search.js"
 import * as Tool from "../tool/tool.js"
 import * as Tools from "../tool/tools.js"
@@ -92,7 +92,7 @@ export const toModelText = (directory: string, output: ReadonlyArray<Search.Entr
  */
 export const tool = Effect.gen(function* () {
   const permission = yield* PermissionV2.Service
-  const mutation = yield* LocationPath.Service
+  const mutation = yield* LocationMutation.Service
   const search = yield* Search.Service
 
   const execute = (input: Input, context: Tool.Context): Effect.Effect<Output, LLM.ToolFailure> => {

@@ -14,10 +14,10 @@
  * @since 0.2.0
  */
 import * as Effect from "effect/Effect"
-import type * as LocationPath from "../world/location-path.js"
-import * as PermissionV2 from "../policy/permission.js"
+import type * as LocationMutation from "../world/location-mutation.js"
+import * as PermissionV2 from "../permission/permission.js"
 import * as ProtectedPath from "../place/protected-path.js"
-import { externalDirectoryPermission } from "../world/location-path.js"
+import { externalDirectoryPermission } from "../world/location-mutation.js"
 
 /** The caller fields of `PermissionV2.fromToolCall`. */
 type Identity = ReturnType<typeof PermissionV2.fromToolCall>
@@ -45,12 +45,12 @@ const READ_SAVE = ["*"]
 export const authorize = (
   services: Services,
   identity: Identity,
-  targets: ReadonlyArray<LocationPath.Target>,
+  targets: ReadonlyArray<LocationMutation.Target>,
   preview?: Effect.Effect<string | undefined>,
 ) =>
   Effect.gen(function* () {
     const { permission, protection } = services
-    const external = new Map<string, LocationPath.ExternalDirectoryAuthorization>()
+    const external = new Map<string, LocationMutation.ExternalDirectoryAuthorization>()
     for (const target of targets) {
       const auth = target.externalDirectory
       if (auth !== undefined && !external.has(auth.resource)) external.set(auth.resource, auth)

@@ -12,8 +12,8 @@ import * as Schema from "effect/Schema"
 import * as FileFailure from "./internal/file-failure.js"
 import * as Image from "../world/image.js"
 import * as LLM from "../values/llm.js"
-import * as LocationPath from "../world/location-path.js"
-import * as PermissionV2 from "../policy/permission.js"
+import * as LocationMutation from "../world/location-mutation.js"
+import * as PermissionV2 from "../permission/permission.js"
 import type * as SessionV2 from "../place/session.js"
 import * as ReadToolFileSystem from "./read-tool-file-system.js"
 import * as Tool from "../tool/tool.js"
@@ -142,8 +142,8 @@ type Failure =
   | ReadToolFileSystem.InspectError
   | Image.DecodeError
   | Image.SizeError
-  | LocationPath.PathError
-  | LocationPath.PathChangedError
+  | LocationMutation.PathError
+  | LocationMutation.PathChangedError
   | PermissionV2.Error
   | SessionV2.NotFoundError
 
@@ -181,7 +181,7 @@ const toFailure = (input: Input, error: Failure): LLM.ToolFailure => {
  * @category utilities
  */
 export const tool = Effect.gen(function* () {
-  const mutation = yield* LocationPath.Service
+  const mutation = yield* LocationMutation.Service
   const files = yield* ReadToolFileSystem.Service
   const permission = yield* PermissionV2.Service
   const image = yield* Image.Service
@@ -204,7 +204,7 @@ export const tool = Effect.gen(function* () {
       const target = yield* mutation.resolve({ path: input.path, kind: "directory" })
       if (target.externalDirectory !== undefined) {
         yield* permission.assert({
-          ...LocationPath.externalDirectoryPermission(target.externalDirectory),
+          ...LocationMutation.externalDirectoryPermission(target.externalDirectory),
           ...identity,
         })
       }

@@ -12,9 +12,9 @@ import * as FileDiff from "../values/file-diff.js"
 import * as FileFailure from "./internal/file-failure.js"
 import * as FileMutation from "../world/file-mutation.js"
 import * as LLM from "../values/llm.js"
-import * as LocationPath from "../world/location-path.js"
+import * as LocationMutation from "../world/location-mutation.js"
 import * as MutationGate from "./mutation-gate.js"
-import * as PermissionV2 from "../policy/permission.js"
+import * as PermissionV2 from "../permission/permission.js"
 import * as ProtectedPath from "../place/protected-path.js"
 import * as Tool from "../tool/tool.js"
 import * as Tools from "../tool/tools.js"
@@ -104,7 +104,7 @@ export const toModelText = (output: Output): string =>
  */
 export const tool = Effect.gen(function* () {
   const permission = yield* PermissionV2.Service
-  const mutation = yield* LocationPath.Service
+  const mutation = yield* LocationMutation.Service
   const files = yield* FileMutation.Service
   const gate = { permission, protection: yield* ProtectedPath.Service }
 

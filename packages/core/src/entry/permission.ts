@@ -6,70 +6,70 @@
  * @since 0.2.0
  * @category modules
  */
-export * as AgentV2 from "../policy/agent.js"
+export * as AgentV2 from "../agent/agent.js"
 /**
  * The one approval protocol: prompts with everything a client must show, and digest-bound answers.
  *
  * @since 0.3.0
  * @category modules
  */
-export * as Approvals from "../policy/approvals.js"
+export * as Approvals from "../approvals/approvals.js"
 /**
  * How many leading words of a command a saved bash approval keeps (`git commit *`, `npm run test *`).
  *
  * @since 0.2.0
  * @category modules
  */
-export * as BashArity from "../policy/bash-arity.js"
+export * as BashArity from "../shell/bash-arity.js"
 /**
  * The decision journal: every evaluation, ask, answer, expiry, release, cascade and revoke, with provenance.
  *
  * @since 0.3.0
  * @category modules
  */
-export * as DecisionJournal from "../policy/decision-journal.js"
+export * as DecisionJournal from "../journal/decision-journal.js"
 /**
  * Why a request is allowed, asked or denied: every rule considered, and the one that decided.
  *
  * @since 0.2.0
  * @category modules
  */
-export * as PermissionExplain from "../policy/permission-explain.js"
+export * as PermissionExplain from "../permission/permission-explain.js"
 /**
  * Mistakes in permission rules that would otherwise fail silently.
  *
  * @since 0.2.0
  * @category modules
  */
-export * as PermissionLint from "../policy/permission-lint.js"
+export * as PermissionLint from "../permission/permission-lint.js"
 /**
  * Saved approvals: what a user allowed with `always`, per project and directory.
  *
  * @since 0.2.0
  * @category modules
  */
-export * as PermissionSaved from "../policy/permission-saved.js"
+export * as PermissionSaved from "../permission/permission-saved.js"
 /**
  * The permission gate: allow, deny and ask rules (last match wins) and the pending asks.
  *
  * @since 0.2.0
  * @category modules
  */
-export * as PermissionV2 from "../policy/permission.js"
+export * as PermissionV2 from "../permission/permission.js"
 /**
  * Questions a tool puts to the user, answered or dismissed by a client.
  *
  * @since 0.2.0
  * @category modules
  */
-export * as QuestionV2 from "../policy/question.js"
+export * as QuestionV2 from "../agent/question.js"
 /**
  * What a shell command string will run, read with the tree-sitter bash grammar.
  *
  * @since 0.2.0
  * @category modules
  */
-export * as ShellCommand from "../policy/shell-command.js"
+export * as ShellCommand from "../shell/shell-command.js"
 /**
  * The one planner of the bash leaf and `permissions explain`: a command's segments become the permission groups and
  * asserts the leaf makes.
@@ -77,7 +77,7 @@ export * as ShellCommand from "../policy/shell-command.js"
  * @since 0.3.0
  * @category modules
  */
-export * as ShellPlan from "../policy/shell-plan.js"
+export * as ShellPlan from "../shell/shell-plan.js"
 /**
  * Permission wildcard matching (`*`, `?`) in time linear in the input.
  *

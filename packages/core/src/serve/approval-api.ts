@@ -29,10 +29,10 @@ import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import * as DatabaseError from "../system/database-error.js"
-import * as Approvals from "../policy/approvals.js"
-import * as DecisionJournal from "../policy/decision-journal.js"
-import * as PermissionSaved from "../policy/permission-saved.js"
-import * as PermissionV2 from "../policy/permission.js"
+import * as Approvals from "../approvals/approvals.js"
+import * as DecisionJournal from "../journal/decision-journal.js"
+import * as PermissionSaved from "../permission/permission-saved.js"
+import * as PermissionV2 from "../permission/permission.js"
 
 /**
  * The request carries no bearer token, or a wrong one. HTTP 401.

@@ -11,7 +11,7 @@
  *
  * Answers are recorded with channel `http`. `layer` needs the Location's `Approvals`, `PermissionSaved`,
  * `DecisionJournal` and `Location` services (all in `Core.layer`) and an `HttpClient` for the webhook. `layerRemote`
- * runs with no Location, on a host of its own: over `Approvals.layerDatabase` it serves the asks of every process on
+ * runs with no Location, on a host of its own: over `ApprovalsDatabase.layer` it serves the asks of every process on
  * a Postgres database, and the saved approvals and journal of every project (`?projectID=` narrows). See
  * docs/approval-server.md. `layerDatabase` is `layerRemote` with those services built on the database in context.
  *
@@ -29,10 +29,11 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Location from "../place/location.js"
 import type * as SqlClient from "@effect/sql/SqlClient"
-import * as Approvals from "../policy/approvals.js"
-import * as DecisionJournal from "../policy/decision-journal.js"
-import * as PermissionSaved from "../policy/permission-saved.js"
+import * as Approvals from "../approvals/approvals.js"
+import * as DecisionJournal from "../journal/decision-journal.js"
+import * as PermissionSaved from "../permission/permission-saved.js"
 import * as Notifications from "../system/notifications.js"
+import * as ApprovalsDatabase from "../hosts/approvals-database.js"
 import * as ApprovalApi from "./approval-api.js"
 import * as Guard from "./internal/approval-server-guard.js"
 import * as Handlers from "./internal/approval-server-handlers.js"
@@ -185,7 +186,7 @@ export const layer = (
 
 /**
  * Serves the approval API and page with no Location, until the layer's scope closes: the asks are whatever the
- * `Approvals` in context serves (over `Approvals.layerDatabase`: every process's on the database), and the saved
+ * `Approvals` in context serves (over `ApprovalsDatabase.layer`: every process's on the database), and the saved
  * approvals and the journal are every project's (`?projectID=` narrows; a revoke may name any saved approval).
  *
  * @since 0.3.0
@@ -200,7 +201,7 @@ export const layerRemote = (
 > => make(options, Handlers.scopeEveryProject)
 
 /**
- * `layerRemote` with what it needs on the database in context: `Approvals.layerDatabase` (listening through
+ * `layerRemote` with what it needs on the database in context: `ApprovalsDatabase.layer` (listening through
  * `Notifications.layer`), `PermissionSaved.layer` and `DecisionJournal.layer`. Give it a Postgres client from
  * `Database.layerUrl` and an `HttpClient`; this is what `toolgate serve` runs without `--dir`.
  *
@@ -212,7 +213,7 @@ export const layerDatabase = (
 ): Layer.Layer<Service, StartError, SqlClient.SqlClient | HttpClient.HttpClient> =>
   layerRemote(options).pipe(
     Layer.provide(
-      Layer.mergeAll(Approvals.layerDatabase(), PermissionSaved.layer, DecisionJournal.layer).pipe(
+      Layer.mergeAll(ApprovalsDatabase.layer(), PermissionSaved.layer, DecisionJournal.layer).pipe(
         Layer.provide(Notifications.layer),
       ),
     ),

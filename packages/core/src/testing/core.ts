@@ -14,9 +14,9 @@ import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import * as Config from "../place/config.js"
 import * as EventV2 from "../place/event.js"
-import * as Approvals from "../policy/approvals.js"
-import * as PermissionV2 from "../policy/permission.js"
-import * as QuestionV2 from "../policy/question.js"
+import * as Approvals from "../approvals/approvals.js"
+import * as PermissionV2 from "../permission/permission.js"
+import * as QuestionV2 from "../agent/question.js"
 import { layerLocation, layerProcess } from "../assembly/core.js"
 
 /**

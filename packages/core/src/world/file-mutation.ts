@@ -22,7 +22,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import type * as LocationPath from "./location-path.js"
+import type * as LocationMutation from "./location-mutation.js"
 import { withLock } from "./internal/path-lock.js"
 import * as VerifiedFile from "./verified-file.js"
 
@@ -82,7 +82,7 @@ export interface RemoveResult {
   readonly existed: boolean
 }
 
-type Target = Pick<LocationPath.Target, "canonical" | "resource">
+type Target = Pick<LocationMutation.Target, "canonical" | "resource">
 
 /**
  * The FileMutation operations.

@@ -20,7 +20,7 @@ import * as Config from "../place/config.js"
 import * as Global from "../system/global.js"
 import * as Location from "../place/location.js"
 import * as ProtectedPath from "../place/protected-path.js"
-import * as PermissionV2 from "../policy/permission.js"
+import * as PermissionV2 from "../permission/permission.js"
 
 /**
  * A loaded skill. `location` is the absolute path of its file; `content` is the markdown body.

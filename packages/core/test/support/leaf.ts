@@ -1,5 +1,5 @@
 /**
- * Harness for file-mutating leaf tools: a real Location on a temp directory, the real LocationPath and
+ * Harness for file-mutating leaf tools: a real Location on a temp directory, the real LocationMutation and
  * FileMutation over the recording filesystem, the fake PermissionV2, and the real ToolRegistry (ApplicationTools +
  * passthrough output store) to materialize and settle.
  */
@@ -10,7 +10,7 @@ import {
   FileMutation,
   Global,
   type Location,
-  LocationPath,
+  LocationMutation,
   type PermissionV2,
   ProtectedPath,
   ToolOutputStore,
@@ -30,7 +30,7 @@ export type Services =
   | Tools.Service
   | PermissionV2.Service
   | FakePermission.FakePermissionState
-  | LocationPath.Service
+  | LocationMutation.Service
   | FileMutation.Service
   | ProtectedPath.Service
   | Location.Service
@@ -46,7 +46,7 @@ export const layer = <E>(
   const protection = ProtectedPath.layer.pipe(
     Layer.provide(Global.layerWith({ config: `${directory}-no-global-config` })),
   )
-  const mutation = Layer.mergeAll(LocationPath.layer, RecordingFs.fileMutationLayer, protection).pipe(
+  const mutation = Layer.mergeAll(LocationMutation.layer, RecordingFs.fileMutationLayer, protection).pipe(
     Layer.provideMerge(base),
   )
   const registry = ToolRegistry.layer.pipe(

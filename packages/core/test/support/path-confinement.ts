@@ -16,7 +16,7 @@ import {
   EditTool,
   FileMutation,
   Image,
-  LocationPath,
+  LocationMutation,
   ReadTool,
   ReadToolFileSystem,
   ToolOutputStore,
@@ -148,7 +148,7 @@ const pathArbitrary = (roots: { box: string; root: string; outside: string }) =>
 }
 
 const EXPECTED_FAILURES = new Set([
-  "LocationPath.PathError",
+  "LocationMutation.PathError",
   "FileMutation.PathChangedError",
   "SystemError",
   "BadArgument",
@@ -164,7 +164,7 @@ export const generatedRun = (numRuns: number) =>
     const box = yield* tempDirIn(nodeFs.existsSync("/dev/shm") ? "/dev/shm" : os.tmpdir())
     const { root, outside } = buildTree(box)
     const before = snapshot(box, root)
-    const layer = Layer.mergeAll(LocationPath.layer, FileMutation.layer).pipe(
+    const layer = Layer.mergeAll(LocationMutation.layer, FileMutation.layer).pipe(
       Layer.provide(Layer.merge(locationLayer(root), NodeFileSystem.layer)),
     )
     const context = yield* Layer.build(layer)
@@ -172,15 +172,15 @@ export const generatedRun = (numRuns: number) =>
 
     const attempt = (input: string) =>
       Effect.gen(function* () {
-        const mutation = yield* LocationPath.Service
+        const mutation = yield* LocationMutation.Service
         const files = yield* FileMutation.Service
         const target = yield* mutation.resolve({ path: input, kind: "file" })
         if (target.externalDirectory !== undefined) return "external" as const
         // The invariant behind the write: an internal target is canonical and inside the Location root.
-        expect(LocationPath.isWithin(root, target.canonical)).toBe(true)
+        expect(LocationMutation.isWithin(root, target.canonical)).toBe(true)
         expect(path.isAbsolute(target.resource)).toBe(false)
         yield* files.write({ target, content: "fuzz" })
-        expect(LocationPath.isWithin(root, nodeFs.realpathSync(target.canonical))).toBe(true)
+        expect(LocationMutation.isWithin(root, nodeFs.realpathSync(target.canonical))).toBe(true)
         return "written" as const
       })
 
@@ -238,7 +238,7 @@ export const generatedRun = (numRuns: number) =>
     // The generator reaches every branch: writes, external targets and each kind of refusal.
     expect(stats.written).toBeGreaterThan(numRuns / 100)
     expect(stats.external).toBeGreaterThan(numRuns / 100)
-    expect(stats.failed.get("LocationPath.PathError")).toBeGreaterThan(numRuns / 100)
+    expect(stats.failed.get("LocationMutation.PathError")).toBeGreaterThan(numRuns / 100)
     expect(stats.failed.get("FileMutation.PathChangedError")).toBeGreaterThan(0)
     expect(stats.failed.get("SystemError")).toBeGreaterThan(0)
     console.log(

@@ -12,7 +12,7 @@ import * as EventV2 from "../../src/place/event.js"
 import * as Location from "../../src/place/location.js"
 import * as Global from "../../src/system/global.js"
 import * as AppProcess from "../../src/world/app-process.js"
-import * as Sandbox from "../../src/world/sandbox.js"
+import * as Sandbox from "../../src/world/sandbox/sandbox.js"
 
 interface Input {
   readonly root: string

@@ -15,7 +15,7 @@ import {
   Core,
   EventV2,
   type Location,
-  LocationPath,
+  LocationMutation,
   PermissionV2,
   Search,
   SessionV2,
@@ -52,7 +52,7 @@ export const searchTool = (
   toolLayer: Layer.Layer<
     never,
     never,
-    Tools.Service | PermissionV2.Service | Location.Service | LocationPath.Service | Search.Service
+    Tools.Service | PermissionV2.Service | Location.Service | LocationMutation.Service | Search.Service
   >,
 ) => {
   const harness = (directory: string, search: Layer.Layer<Search.Service>) =>
@@ -63,7 +63,7 @@ export const searchTool = (
           ApplicationTools.layer,
           ToolOutputStore.layerPassthrough,
           FakePermission.layer,
-          LocationPath.layer.pipe(Layer.provideMerge(locationLayer(directory)), Layer.provide(NodeContext.layer)),
+          LocationMutation.layer.pipe(Layer.provideMerge(locationLayer(directory)), Layer.provide(NodeContext.layer)),
           search,
         ),
       ),

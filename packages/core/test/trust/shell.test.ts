@@ -17,7 +17,7 @@ import {
   Database,
   EventV2,
   Global,
-  LocationPath,
+  LocationMutation,
   PermissionSaved,
   PermissionV2,
   Project,
@@ -61,7 +61,7 @@ const harness = (rules: ReadonlyArray<PermissionV2.Rule>, entries: ReadonlyArray
       Layer.provideMerge(
         Layer.mergeAll(
           registry,
-          LocationPath.layer,
+          LocationMutation.layer,
           AppProcess.layer,
           Config.layerFromEntries(entries),
           ProtectedPath.layer,

@@ -12,14 +12,14 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as BashArity from "../../policy/bash-arity.js"
+import * as BashArity from "../../shell/bash-arity.js"
 import * as Config from "../../place/config.js"
 import * as ProtectedPath from "../../place/protected-path.js"
-import * as PermissionV2 from "../../policy/permission.js"
-import * as ShellCommand from "../../policy/shell-command.js"
-import * as ShellPlan from "../../policy/shell-plan.js"
-import * as LocationPath from "../../world/location-path.js"
-import * as Sandbox from "../../world/sandbox.js"
+import * as PermissionV2 from "../../permission/permission.js"
+import * as ShellCommand from "../../shell/shell-command.js"
+import * as ShellPlan from "../../shell/shell-plan.js"
+import * as LocationMutation from "../../world/location-mutation.js"
+import * as Sandbox from "../../world/sandbox/sandbox.js"
 
 /** Where bash is looked for before `PATH`. */
 const BASH_PATHS = ["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash", "/opt/homebrew/bin/bash"]
@@ -70,13 +70,13 @@ export const READERS: ReadonlySet<string> = new Set(ShellCommand.READING_COMMAND
 
 /**
  * The disk and the Location as `ShellPlan` sees them: links read without following them, canonical paths located
- * with `LocationPath`, protected paths classified with `ProtectedPath`.
+ * with `LocationMutation`, protected paths classified with `ProtectedPath`.
  *
  * @since 0.3.0
  * @category utilities
  */
 export const places = (
-  mutation: LocationPath.Interface,
+  mutation: LocationMutation.Interface,
   fs: FileSystem.FileSystem,
   protectedPaths: ProtectedPath.Interface,
   cdpath: string | undefined,
@@ -111,7 +111,7 @@ export const places = (
       })),
       Effect.catchAll((error) =>
         Effect.succeed<ShellPlan.Located>(
-          error._tag === "LocationPath.PathError" && error.reason === "non_directory_ancestor"
+          error._tag === "LocationMutation.PathError" && error.reason === "non_directory_ancestor"
             ? { _tag: "impossible" }
             : { _tag: "invalid", reason: error.message },
         ),
@@ -137,7 +137,7 @@ const missingOrOther = (error: { readonly cause?: unknown }): ShellPlan.Entry["t
  * @category utilities
  */
 export const setting = (
-  mutation: LocationPath.Interface,
+  mutation: LocationMutation.Interface,
   fs: FileSystem.FileSystem,
   protectedPaths: ProtectedPath.Interface,
   sandbox: Pick<Sandbox.Interface, "mode" | "autoAllow">,
@@ -165,7 +165,7 @@ export const setting = (
 export const layerPlan: Layer.Layer<
   ShellPlan.Service,
   never,
-  LocationPath.Service | FileSystem.FileSystem | Config.Service
+  LocationMutation.Service | FileSystem.FileSystem | Config.Service
 > = Layer.effect(
   ShellPlan.Service,
   Effect.gen(function* () {
@@ -178,7 +178,7 @@ export const layerPlan: Layer.Layer<
       autoAllow: configured?.mode === "bubblewrap" && configured.autoAllow === true,
     }
     return setting(
-      yield* LocationPath.Service,
+      yield* LocationMutation.Service,
       yield* FileSystem.FileSystem,
       Option.getOrElse(protectedPaths, () => ProtectedPath.make([])),
       Option.getOrElse(sandbox, () => assumed),

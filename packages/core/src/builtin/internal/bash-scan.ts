@@ -8,7 +8,7 @@
 import * as path from "node:path"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
-import * as LocationPath from "../../world/location-path.js"
+import * as LocationMutation from "../../world/location-mutation.js"
 
 /**
  * The advisory warning for an external directory referenced by a command argument.
@@ -49,7 +49,7 @@ export const externalDirectories = (
     const directories = new Set<string>()
     for (const argument of absoluteArguments(command)) {
       const resolved = yield* real(argument)
-      if (LocationPath.isWithin(workdir, resolved)) continue
+      if (LocationMutation.isWithin(workdir, resolved)) continue
       directories.add(yield* real(path.dirname(resolved)))
     }
     return Array.from(directories)

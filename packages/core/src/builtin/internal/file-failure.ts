@@ -8,7 +8,7 @@
  * @since 0.3.0
  */
 import type { PlatformError, SystemErrorReason } from "@effect/platform/Error"
-import type * as LocationPath from "../../world/location-path.js"
+import type * as LocationMutation from "../../world/location-mutation.js"
 
 /** The errno code of a platform error's cause (`ENOENT`, `EACCES`, `EIO`, …), when it has one. */
 const codeOf = (error: PlatformError): string | undefined => {
@@ -43,7 +43,7 @@ const CODES: Record<string, string> = {
   ENAMETOOLONG: "the name is too long",
 }
 
-const PATH_REASONS: Record<LocationPath.PathError["reason"], string> = {
+const PATH_REASONS: Record<LocationMutation.PathError["reason"], string> = {
   relative_escape:
     "a relative path may not leave the current location (an absolute path outside it asks for external_directory)",
   location_escape: "it is outside the current location (through a symbolic link)",
@@ -75,8 +75,8 @@ export const cause = (error: unknown): string | undefined => {
       const bad = error as PlatformError & { readonly description?: string }
       return `invalid argument${bad.description === undefined ? "" : `: ${bad.description}`}`
     }
-    case "LocationPath.PathError": {
-      const path = error as LocationPath.PathError
+    case "LocationMutation.PathError": {
+      const path = error as LocationMutation.PathError
       return path.reason === "invalid_path" && path.detail !== undefined ? path.detail : PATH_REASONS[path.reason]
     }
     case "FileMutation.PathChangedError":

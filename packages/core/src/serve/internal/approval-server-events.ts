@@ -10,7 +10,7 @@ import * as Duration from "effect/Duration"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as Approvals from "../../policy/approvals.js"
+import * as Approvals from "../../approvals/approvals.js"
 
 const encodeEvent = Schema.encodeSync(Approvals.PromptEvent)
 

@@ -18,7 +18,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as Approvals from "../../policy/approvals.js"
+import * as Approvals from "../../approvals/approvals.js"
 
 /**
  * Where and with what secret asks are posted.

@@ -12,8 +12,8 @@ import * as nodePath from "node:path"
 import type { PlatformError } from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import * as LocationPath from "../location-path.js"
-import * as PermissionV2 from "../../policy/permission.js"
+import * as LocationMutation from "../location-mutation.js"
+import * as PermissionV2 from "../../permission/permission.js"
 import * as Path from "../../values/path.js"
 import type * as SessionV2 from "../../place/session.js"
 import { invalidInput, type InvalidInputError, type Match } from "./schema.js"
@@ -53,34 +53,34 @@ export type Caller = ReturnType<typeof PermissionV2.fromToolCall>
  */
 export type RootError =
   | InvalidInputError
-  | LocationPath.PathError
+  | LocationMutation.PathError
   | PlatformError
-  | LocationPath.PathChangedError
+  | LocationMutation.PathChangedError
   | PermissionV2.Error
   | SessionV2.NotFoundError
 
 /**
  * Resolves the directory (or file) a search runs in. Order: check the text → resolve → assert
  * `external_directory` when the target is outside → `authorize` (the tool's own permission) → `recheck` (resolve
- * again; `LocationPath.PathChangedError` when it no longer gives the same place, resource and authority).
+ * again; `LocationMutation.PathChangedError` when it no longer gives the same place, resource and authority).
  *
  * @since 0.2.0
  * @category utilities
  */
 export const confineRoot = <E>(options: {
-  readonly mutation: LocationPath.Interface
+  readonly mutation: LocationMutation.Interface
   readonly permission: PermissionV2.Interface
   readonly caller: Caller
   readonly path: string
   readonly authorize: Effect.Effect<void, E>
-}): Effect.Effect<LocationPath.Target, RootError | E> =>
+}): Effect.Effect<LocationMutation.Target, RootError | E> =>
   Effect.gen(function* () {
     const invalid = invalidInput("path", options.path)
     if (invalid !== undefined) return yield* invalid
     const target = yield* options.mutation.resolve({ path: options.path, kind: "directory" })
     if (target.externalDirectory !== undefined) {
       yield* options.permission.assert({
-        ...LocationPath.externalDirectoryPermission(target.externalDirectory),
+        ...LocationMutation.externalDirectoryPermission(target.externalDirectory),
         ...options.caller,
       })
     }
@@ -92,7 +92,7 @@ export const confineRoot = <E>(options: {
 const ROOT_FAILURES: ReadonlySet<string> = new Set([
   "Search.InvalidInputError",
   "FileMutation.PathChangedError",
-  "LocationPath.PathError",
+  "LocationMutation.PathError",
   "SystemError",
   "BadArgument",
 ])
@@ -106,7 +106,7 @@ const ROOT_FAILURES: ReadonlySet<string> = new Set([
  */
 export const isRootFailure = (
   error: unknown,
-): error is InvalidInputError | LocationPath.PathChangedError | LocationPath.PathError | PlatformError =>
+): error is InvalidInputError | LocationMutation.PathChangedError | LocationMutation.PathError | PlatformError =>
   typeof error === "object" && error !== null && ROOT_FAILURES.has((error as { readonly _tag?: string })._tag ?? "")
 
 const visible = (value: string): string =>
@@ -128,8 +128,8 @@ export const rootFailureMessage = (path: string, error: { readonly _tag: string 
       return `${head}: ${(error as InvalidInputError).message.replace(/^The path /, "the path ")}`
     case "FileMutation.PathChangedError":
       return `${head}: it resolved to another place after permission was asked`
-    case "LocationPath.PathError":
-      switch ((error as LocationPath.PathError).reason) {
+    case "LocationMutation.PathError":
+      switch ((error as LocationMutation.PathError).reason) {
         case "relative_escape":
           return `${head}: a relative path must stay inside the Location (an absolute path outside it needs approval)`
         case "location_escape":

@@ -30,7 +30,7 @@ import {
   Database,
   EventV2,
   Global,
-  LocationPath,
+  LocationMutation,
   PermissionV2,
   ProtectedPath,
   Sandbox,
@@ -173,7 +173,7 @@ export const real = (space: Workspace): Effect.Effect<Gate, never, Scope.Scope> 
       Layer.provideMerge(
         Layer.mergeAll(
           registry,
-          LocationPath.layer,
+          LocationMutation.layer,
           Layer.succeed(AppProcess.Service, recordingProcess),
           Config.layerFromEntries([]),
           ProtectedPath.layer,

@@ -1,0 +1,34 @@
+/**
+ * The explicit resource prefixes: a resource that starts with one of them is allowed only by a rule whose resource
+ * pattern names the same prefix (`PermissionV2.EXPLICIT_RESOURCE_PREFIXES`). They are plain values here so that the
+ * shell planner, the egress proxy and the permission gate share one spelling without importing each other.
+ *
+ * @since 0.4.0
+ */
+
+/**
+ * The prefix of a resource that reaches a loopback, private, link-local or metadata address (`private:<URL>`,
+ * `private:net:<host>:<port>`). Explicit: see `PermissionV2.EXPLICIT_RESOURCE_PREFIXES`.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const PRIVATE_PREFIX = "private:"
+
+/**
+ * The prefix of a shell command that cannot be resolved statically (`unresolved:<text>`). Explicit: see
+ * `EXPLICIT_RESOURCE_PREFIXES`.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const UNRESOLVED_PREFIX = "unresolved:"
+
+/**
+ * The prefix of a sandboxed command's outgoing connection (`net:<host>:<port>`). Explicit: see
+ * `EXPLICIT_RESOURCE_PREFIXES`.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const NET_PREFIX = "net:"

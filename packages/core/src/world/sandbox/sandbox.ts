@@ -1,0 +1,370 @@
+/**
+ * Sandbox: opt-in containment of the bash tool's child processes. Mode `none` (the default) runs commands with the
+ * host user's full authority, as opencode does. Mode `bubblewrap` runs each command under `bwrap` in a user
+ * namespace without capabilities or new privileges, under a seccomp filter (no Unix sockets, no namespaces or
+ * mounts): the root filesystem read-only; the Location, the project's own tmp directory and configured paths
+ * writable; every protected path of the Location read-only, missing ones included; credential stores, system
+ * secrets, the `.env` family and `denyRead` paths hidden; and no network, the host's, or egress by rule through a
+ * per-call proxy. The service also decides the child's environment (`ChildEnvironment`). See docs/sandbox.md.
+ *
+ * The body lives in `internal/`: the mount plan (`sandbox-mounts.ts`), the seccomp program (`sandbox-seccomp.ts`),
+ * what is hidden (`sandbox-secrets.ts`), the protected paths and their placeholders (`sandbox-protect.ts`), allowed
+ * Unix sockets (`sandbox-sockets.ts`), the availability probe (`sandbox-probe.ts`) and a call's preparation
+ * (`sandbox-prepare.ts`).
+ *
+ * @since 0.2.0
+ */
+import * as path from "node:path"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import * as Config from "../../place/config.js"
+import * as EventV2 from "../../place/event.js"
+import * as Location from "../../place/location.js"
+import * as Project from "../../place/project.js"
+import * as ProtectedPath from "../../place/protected-path.js"
+import * as Global from "../../system/global.js"
+import * as AppProcess from "../app-process.js"
+import * as ChildEnvironment from "../child-environment.js"
+import * as Mounts from "./internal/mounts.js"
+import * as Prepare from "./internal/prepare.js"
+import * as Probe from "./internal/probe.js"
+import * as Protect from "./internal/protect.js"
+import * as Secrets from "./internal/secrets.js"
+
+/**
+ * The names protected in every directory from the project root down to the Location: read-only in the sandbox, and
+ * when missing, impossible to create there.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const READ_ONLY_IN_LOCATION: ReadonlyArray<string> = Protect.CHAIN_ENTRIES
+
+/**
+ * The credential stores below the home directory that the sandbox hides.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const CREDENTIAL_STORES: ReadonlyArray<string> = Secrets.CREDENTIAL_STORES
+
+/**
+ * The system secret files the sandbox hides (and `/etc/ssh/ssh_host_*_key`).
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const SYSTEM_SECRETS: ReadonlyArray<string> = Secrets.SYSTEM_SECRETS
+
+/**
+ * The directories the call-time search for `.env` files does not enter.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const SEARCH_SKIPS: ReadonlyArray<string> = Secrets.SEARCH_SKIPS
+
+/**
+ * The uid and gid a root runner's sandbox runs as (`nobody`); other runners keep their own.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const UNPRIVILEGED_ID = 65534
+
+/**
+ * What a bubblewrap sandbox may touch.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Plan = Mounts.Plan
+
+/**
+ * The `bwrap` arguments for `plan`, followed by `argv` (the command to run); see docs/sandbox.md for the order.
+ *
+ * @since 0.2.0
+ * @category utilities
+ */
+export const bubblewrapArgs: (plan: Plan, argv: ReadonlyArray<string>) => ReadonlyArray<string> = Mounts.bubblewrapArgs
+
+/**
+ * The configured mode could not be used: `bwrap` is missing or cannot create namespaces here.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class UnavailableError extends Schema.TaggedError<UnavailableError>()("Sandbox.UnavailableError", {
+  mode: Schema.String,
+  reason: Schema.String,
+}) {
+  override get message(): string {
+    return `The ${this.mode} sandbox is not available: ${this.reason}`
+  }
+}
+
+/**
+ * A call could not be sandboxed as configured, so it does not run.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class PrepareError extends Schema.TaggedError<PrepareError>()("Sandbox.PrepareError", {
+  reason: Schema.String,
+}) {
+  override get message(): string {
+    return `The command was not run because the sandbox could not be prepared: ${this.reason}`
+  }
+}
+
+/**
+ * Published once when the configured sandbox is unavailable and the Location falls back to mode `none`.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const Unavailable = EventV2.define(
+  "sandbox.unavailable",
+  Schema.Struct({ mode: Schema.String, reason: Schema.String }),
+)
+
+/**
+ * One bash command to prepare: the command, its cwd and shell, extra writable directories (an approved external
+ * working directory) and who asks for its egress destinations under `network: "rules"`.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Request = Prepare.Request
+
+/**
+ * A prepared command: what to spawn, and what belongs to the call while it runs.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Prepared extends AppProcess.Command {
+  /**
+   * Never completes, unless the user rejected an egress ask without a message: then it dies with
+   * `PermissionV2.DeclinedError`. Race the command against it.
+   */
+  readonly declined: Effect.Effect<never>
+  /** The note for the model about what the sandbox blocked, from the command's output and the call's egress. */
+  readonly note: (output: string) => Effect.Effect<string | undefined>
+}
+
+/**
+ * The Sandbox service shape.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Interface {
+  /** The mode in force for this Location (`none` after a fallback). */
+  readonly mode: "none" | "bubblewrap"
+  /** Network access of sandboxed commands: none, the host's, or through the egress proxy (`"rules"`). */
+  readonly network: boolean | "rules"
+  /**
+   * `bash.sandbox.autoAllow` while the sandbox is active (never in mode `none`): a segment that would only ask `bash`
+   * runs without asking; denies, `external_directory`, `protected_path` and unresolved segments still ask.
+   */
+  readonly autoAllow: boolean
+  /**
+   * The process to spawn for `request`: the shell itself, or `bwrap` around it; with the child's environment. What
+   * the call holds (placeholders of missing protected paths, the egress proxy) is released with the scope.
+   */
+  readonly prepare: (request: Request) => Effect.Effect<Prepared, PrepareError, Scope.Scope>
+  /**
+   * A note for the model when a sandboxed command's output shows that the sandbox blocked it (a read-only file
+   * system, a refused connection); `undefined` otherwise or in mode `none`. `Prepared.note` adds the call's egress.
+   */
+  readonly diagnose: (output: string) => string | undefined
+}
+
+/**
+ * The Location-scoped Sandbox service.
+ *
+ * @since 0.2.0
+ * @category tags
+ */
+export class Service extends Context.Tag("@toolgate/v2/Sandbox")<Service, Interface>() {}
+
+/**
+ * The model-facing note for `output` under a sandbox with the given network setting.
+ *
+ * @since 0.2.0
+ * @category utilities
+ */
+export const diagnose: (output: string, network: boolean | "rules") => string | undefined = Prepare.diagnose
+
+/**
+ * Options of `layerWith`.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Options {
+  /** The bubblewrap executable (default `bwrap` on `PATH`). */
+  readonly executable?: string
+}
+
+const resolveIn = (base: string, entry: string, home: string): string => {
+  const expanded = entry === "~" ? home : entry.startsWith("~/") ? path.join(home, entry.slice(2)) : entry
+  return path.resolve(base, expanded)
+}
+
+/** The last document that sets `bash.<key>`, so a later document's other `bash` settings do not drop it. */
+const lastSetting = <K extends "sandbox" | "env">(entries: ReadonlyArray<Config.Entry>, key: K) => {
+  let found: { readonly value: NonNullable<Config.Info["bash"]>[K]; readonly path: string | undefined } | undefined
+  for (const document of Config.documents(entries)) {
+    const value = document.info.bash?.[key]
+    if (value !== undefined) found = { value, path: document.path }
+  }
+  return found
+}
+
+/**
+ * The sandbox of a Location, configured by `bash.sandbox` and `bash.env`. Building it probes bubblewrap once when
+ * that mode is configured; an unavailable sandbox fails the build with `UnavailableError` when
+ * `failIfUnavailable` is set (the default), and otherwise publishes `sandbox.unavailable` and falls back to `none`.
+ * A configuration the sandbox cannot hold (`allowUnixSockets` with `network: true`) fails with
+ * `Config.InvalidError`.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layerWith = (
+  options: Options = {},
+): Layer.Layer<
+  Service,
+  UnavailableError | Config.InvalidError,
+  Config.Service | Location.Service | Global.Service | EventV2.Service | AppProcess.Service
+> =>
+  Layer.effect(
+    Service,
+    Effect.gen(function* () {
+      const entries = yield* (yield* Config.Service).entries()
+      const location = yield* Location.Service
+      const global = yield* Global.Service
+      const setting = lastSetting(entries, "sandbox")
+      const configured = setting?.value
+      const executable = options.executable ?? "bwrap"
+      const network = configured?.network ?? false
+      const sockets = configured?.allowUnixSockets ?? []
+      const user = process.getuid?.() === 0 ? { uid: UNPRIVILEGED_ID, gid: UNPRIVILEGED_ID } : undefined
+      const policy = { blockUnixSockets: sockets.length === 0 }
+
+      let mode: Interface["mode"] = configured?.mode ?? "none"
+      if (mode === "bubblewrap" && network === true && sockets.length > 0) {
+        const file = setting?.path ?? "the configuration"
+        return yield* new Config.InvalidError({
+          path: file,
+          message: `Invalid config in ${file} at bash.sandbox.allowUnixSockets: allowed Unix sockets need the sandbox's own network namespace (network false or "rules"), or every abstract socket of the host would be reachable`,
+        })
+      }
+      if (mode === "bubblewrap") {
+        const reason = yield* Probe.probe(executable, user, policy)
+        if (reason !== undefined) {
+          const error = new UnavailableError({ mode, reason })
+          if (configured?.failIfUnavailable ?? true) return yield* error
+          yield* Effect.logWarning(error.message)
+          yield* (yield* EventV2.Service).publish(Unavailable, { mode, reason }).pipe(Effect.ignore)
+          mode = "none"
+        }
+      }
+
+      const environment = ChildEnvironment.settings(
+        lastSetting(entries, "env")?.value,
+        mode === "bubblewrap" ? "scrub" : "inherit",
+      )
+      const diagnoseOutput = (output: string) => (mode === "none" ? undefined : diagnose(output, network))
+      if (mode === "none") {
+        return Service.of({
+          mode,
+          network,
+          autoAllow: false,
+          prepare: (request) =>
+            Effect.sync(() => Prepare.unsandboxed(request, ChildEnvironment.overrides(environment))),
+          diagnose: diagnoseOutput,
+        })
+      }
+
+      const base = location.directory
+      const home = global.home
+      const project = location.project
+      const tmp = path.join(
+        global.tmp,
+        Project.storageKey(project.id, project.id === Project.GLOBAL_ID ? base : project.directory),
+      )
+      const protectedPaths = yield* Effect.serviceOption(ProtectedPath.Service)
+      const roots = Option.match(protectedPaths, {
+        onNone: () => ProtectedPath.roots(location, global),
+        onSome: (service) => service.roots,
+      }).map((root) => root.directory)
+      const seccomp = Probe.seccompProgram(policy)
+      if ("reason" in seccomp) return yield* new UnavailableError({ mode, reason: seccomp.reason })
+      const program = seccomp.program
+      // Placeholders of missing protected paths that a toolgate process killed during a call left behind.
+      yield* Effect.sync(() => Protect.sweep([...Config.projectChain(location), base]))
+      const registry = Protect.registry()
+      const searchCache: Secrets.SearchCache = new Map()
+      const prepare = Effect.fn("Sandbox.prepare")(function* (request: Request) {
+        return yield* Prepare.sandboxed(request, {
+          executable,
+          environment,
+          network,
+          policy,
+          program,
+          user,
+          base,
+          tmp,
+          home,
+          chain: Config.projectChain(location),
+          roots,
+          writable: (configured?.writable ?? []).map((entry) => resolveIn(base, entry, home)),
+          readOnly: (configured?.readOnly ?? []).map((entry) => resolveIn(base, entry, home)),
+          denyRead: (configured?.denyRead ?? []).map((entry) => resolveIn(base, entry, home)),
+          allowUnixSockets: sockets.map((entry) => resolveIn(base, entry, home)),
+          registry,
+          searchCache,
+        }).pipe(Effect.mapError((reason) => new PrepareError({ reason })))
+      })
+
+      return Service.of({
+        mode,
+        network,
+        autoAllow: configured?.autoAllow === true,
+        prepare,
+        diagnose: diagnoseOutput,
+      })
+    }),
+  )
+
+/**
+ * The sandbox with `bwrap` from `PATH`.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layer = layerWith()
+
+/**
+ * A sandbox that never contains anything and passes the environment through (tests of other tools).
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layerNone: Layer.Layer<Service> = Layer.succeed(
+  Service,
+  Service.of({
+    mode: "none",
+    network: true,
+    autoAllow: false,
+    prepare: (request) => Effect.succeed(Prepare.unsandboxed(request, undefined)),
+    diagnose: () => undefined,
+  }),
+)
