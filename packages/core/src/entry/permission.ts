@@ -57,6 +57,14 @@ export * as PermissionSaved from "../permission/permission-saved.js"
  */
 export * as PermissionV2 from "../permission/permission.js"
 /**
+ * The approval to start a program a project's own document names (an MCP server, a plugin): action
+ * `project_program`, the exact program as the resource, never saved as a wildcard.
+ *
+ * @since 0.4.0
+ * @category modules
+ */
+export * as ProjectProgram from "../permission/project-program.js"
+/**
  * Questions a tool puts to the user, answered or dismissed by a client.
  *
  * @since 0.2.0

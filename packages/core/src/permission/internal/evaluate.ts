@@ -8,16 +8,22 @@
 import * as ProtectedPath from "../../place/protected-path.js"
 import * as Wildcard from "../../values/wildcard.js"
 import type { Rule, Ruleset } from "./schema.js"
-import { NET_PREFIX, PRIVATE_PREFIX, UNRESOLVED_PREFIX } from "../../values/internal/resource-prefix.js"
+import {
+  NET_PREFIX,
+  PRIVATE_PREFIX,
+  PROJECT_PROGRAM_ACTION,
+  UNRESOLVED_PREFIX,
+} from "../../values/internal/resource-prefix.js"
 
 /**
  * Actions only a rule naming them exactly can allow: an allow whose action is a wildcard (`* * allow`) counts as ask
- * for them. Denies and asks apply as usual. See docs/trust/protected-paths.md.
+ * for them. Denies and asks apply as usual. See docs/trust/protected-paths.md and, for `project_program`,
+ * docs/mcp-tools.md.
  *
  * @since 0.2.0
  * @category constants
  */
-export const EXPLICIT_ACTIONS: ReadonlySet<string> = new Set([ProtectedPath.ACTION])
+export const EXPLICIT_ACTIONS: ReadonlySet<string> = new Set([ProtectedPath.ACTION, PROJECT_PROGRAM_ACTION])
 
 export { NET_PREFIX, PRIVATE_PREFIX, UNRESOLVED_PREFIX } from "../../values/internal/resource-prefix.js"
 

@@ -22,6 +22,8 @@ import * as PermissionSaved from "../permission-saved.js"
 import * as ProjectV2 from "../../place/project.js"
 import * as ProtectedPath from "../../place/protected-path.js"
 import * as SessionV2 from "../../place/session.js"
+import { PROJECT_PROGRAM_ACTION } from "../../values/internal/resource-prefix.js"
+import * as Wildcard from "../../values/wildcard.js"
 import { replyChoice } from "./prompt.js"
 import * as Approvals from "./protocol.js"
 import { BlockedError, type CorrectedError, NotFoundError, type SaveError } from "./error.js"
@@ -233,7 +235,14 @@ export const make = Fx.gen(function* () {
   }
 
   // A protected_path ask saves nothing, whichever tool raised it: `always` acts as `once` (docs/trust/protected-paths.md).
-  const savesOf = (input: AssertInput) => (input.action === ProtectedPath.ACTION ? [] : input.save)
+  // A project_program ask saves exactly its programs, whatever the caller offered: never a wildcard
+  // (docs/mcp-tools.md).
+  const savesOf = (input: AssertInput) =>
+    input.action === ProtectedPath.ACTION
+      ? []
+      : input.action === PROJECT_PROGRAM_ACTION
+        ? input.resources.map(Wildcard.literal)
+        : input.save
   // Assigned in the order of the spread it replaces (same keys, same order), without the spread's temporary objects:
   // this is on every queued ask's path.
   const toRequest = (input: AssertInput): Request => {

@@ -32,3 +32,13 @@ export const UNRESOLVED_PREFIX = "unresolved:"
  * @category constants
  */
 export const NET_PREFIX = "net:"
+
+/**
+ * The action of starting a program a project's own document names (an MCP server, a plugin module): see
+ * `ProjectProgram`. Explicit: only a rule naming it allows it (`PermissionV2.EXPLICIT_ACTIONS`), and an approval of
+ * it is always saved as the exact program, never a wildcard.
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const PROJECT_PROGRAM_ACTION = "project_program"
