@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 /**
- * The import graph of packages/core/src: no cycle, and no module importing a floor above its own (the house plan
- * in AGENTS.md; `tool/` additionally never imports the policy floors, shell to hosts).
+ * The import graph of packages/core/src: no cycle, and no module importing a floor above its own (the floors of
+ * scripts/floors.mjs, the house plan of docs/architecture.md; `tool/` additionally never imports the policy floors,
+ * shell to hosts). Each floor's value imports of modules that reach outside the process (files, processes, network,
+ * host, database: `osKinds` in scripts/floors.mjs) are exactly the kinds its entry in scripts/floors.mjs lists: a
+ * kind used but not listed fails, and so does a kind listed but no longer used.
  *
  * Every .ts file under src/ is read with TypeScript's own pre-processor (static imports and re-exports, `import
  * type`, dynamic `import()`), each specifier is resolved with TypeScript's NodeNext resolver, and cycles are the
@@ -14,31 +17,15 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import ts from "typescript"
+import { FLOORS as PLAN, FORBIDDEN, osKinds } from "./floors.mjs"
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const src = path.resolve(process.argv[2] ?? path.join(repo, "packages/core/src"))
 
-/** Floors from the bottom up; a module may import its own floor or a lower one. */
-const FLOORS = [
-  "values",
-  "system",
-  "place",
-  "shell",
-  "agent",
-  "journal",
-  "permission",
-  "approvals",
-  "hosts",
-  "tool",
-  "world",
-  "builtin",
-  "assembly",
-  "serve",
-  "testing",
-  "entry",
-]
-/** Imports forbidden although the floors would allow them: [from folder, to folder]. */
-const FORBIDDEN = ["shell", "agent", "journal", "permission", "approvals", "hosts"].map((policy) => ["tool", policy])
+/** Floors from the bottom up (scripts/floors.mjs); a module may import its own floor or a lower one. */
+const FLOORS = PLAN.map((floor) => floor.folder)
+/** What each floor may reach outside the process, by folder. */
+const OS_ALLOWED = new Map(PLAN.map((floor) => [floor.folder, new Set(floor.os)]))
 
 const files = []
 const walk = (directory) => {
@@ -111,10 +98,41 @@ for (const [from, targets] of graph) {
   }
 }
 
+// What each floor reaches outside the process, from its value imports (type-only imports touch nothing).
+const reached = new Map()
+const outside = []
+for (const file of files) {
+  if (floor(file) === -1) continue
+  const source = ts.createSourceFile(file, fs.readFileSync(file, "utf8"), ts.ScriptTarget.Latest)
+  for (const statement of source.statements) {
+    let specifier
+    if (ts.isImportDeclaration(statement) && !(statement.importClause?.isTypeOnly ?? false))
+      specifier = statement.moduleSpecifier
+    else if (ts.isExportDeclaration(statement) && !statement.isTypeOnly) specifier = statement.moduleSpecifier
+    if (specifier === undefined || !ts.isStringLiteral(specifier)) continue
+    for (const kind of osKinds(specifier.text)) {
+      const seen = reached.get(folder(file)) ?? new Set()
+      seen.add(kind)
+      reached.set(folder(file), seen)
+      if (!OS_ALLOWED.get(folder(file)).has(kind))
+        outside.push(
+          `${relative(file)} imports "${specifier.text}" (${kind}), which scripts/floors.mjs does not allow ${folder(file)}/`,
+        )
+    }
+  }
+}
+for (const [name, allowed] of OS_ALLOWED)
+  for (const kind of allowed)
+    if (!(reached.get(name)?.has(kind) ?? false))
+      outside.push(
+        `${name}/ no longer imports anything that reaches ${kind}: drop it from its floor in scripts/floors.mjs`,
+      )
+
 for (const cycle of cycles) console.log(`cycle: ${cycle.map(relative).sort().join(" ↔ ")}`)
 for (const edge of upward) console.log(`imports upward: ${edge}`)
+for (const finding of outside) console.log(`operating system: ${finding}`)
 const edges = [...graph.values()].reduce((sum, targets) => sum + targets.length, 0)
 console.log(
-  `check-cycles: ${files.length} modules, ${edges} imports, ${cycles.length} cycle(s), ${upward.length} upward import(s)`,
+  `check-cycles: ${files.length} modules, ${edges} imports, ${cycles.length} cycle(s), ${upward.length} upward import(s), ${outside.length} operating-system finding(s)`,
 )
-process.exit(cycles.length === 0 && upward.length === 0 ? 0 : 1)
+process.exit(cycles.length === 0 && upward.length === 0 && outside.length === 0 ? 0 : 1)

@@ -138,12 +138,6 @@ export const toModelText = (input: Pick<Input, "oldString" | "newString">, outpu
     "```",
   ].join("\n")
 
-// Deferred V2 edit integrations, kept visible where the model meets the tool:
-// TODO: Add formatter integration after V2 formatter runtime exists.
-// TODO: Publish watcher/file-edit events after V2 watcher integration exists.
-// TODO: Add snapshots / undo after design exists.
-// TODO: Add LSP notification and diagnostics after V2 LSP runtime exists.
-
 const failure = (message: string) => new LLM.ToolFailure({ message })
 
 /**
