@@ -6,6 +6,7 @@
  * - every `/api` endpoint but the OpenAPI document needs `Authorization: Bearer <token>`: the configured token, or
  *   one generated from 32 random bytes (read it from `Service`; `toolgate serve` prints it);
  * - cross-origin browser requests and foreign `Host` headers are refused before routing (no CORS, no DNS rebinding);
+ * - a request body is read up to `MAX_BODY_BYTES` (413 past it) and nests at most `MAX_BODY_DEPTH` levels (400);
  * - the OpenAPI document is served at `/api/openapi.json`, the page at `/`;
  * - with `webhook`, every new ask is POSTed, HMAC-SHA256-signed, to a URL (see `internal/approval-server-webhook`).
  *
@@ -108,6 +109,26 @@ export const DEFAULT_HOST = "127.0.0.1"
  * @category constants
  */
 export const MIN_TOKEN_LENGTH = 16
+
+/**
+ * The largest request body the server reads, in bytes (64 KiB): a larger `Content-Length` is refused before any of
+ * it is read and a chunked body is cut at the limit (the rest is discarded unread), with 413
+ * `ApprovalServer.BodyTooLarge`.
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const MAX_BODY_BYTES: number = Guard.MAX_BODY_BYTES
+
+/**
+ * The deepest nesting of arrays and objects a request body may have (32): a deeper one is 400
+ * `ApprovalServer.BodyTooDeep`, before it is parsed. A body is JSON: another content type is 415 and malformed JSON
+ * 400 (`ApprovalServer.BodyNotJson`).
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const MAX_BODY_DEPTH: number = Guard.MAX_BODY_DEPTH
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"])
 

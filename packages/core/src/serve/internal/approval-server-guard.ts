@@ -8,9 +8,11 @@
  * @since 0.3.0
  */
 import * as crypto from "node:crypto"
+import type { IncomingMessage } from "node:http"
 import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 
@@ -73,6 +75,139 @@ const refuse = (status: number, tag: string, message: string) =>
   HttpServerResponse.unsafeJson({ _tag: tag, message }, { status, headers: SECURITY_HEADERS })
 
 /**
+ * The largest request body the server reads, in bytes. A request that declares more (`Content-Length`) is refused
+ * before any of it is read; a chunked body is cut when it passes the limit (the rest is discarded unread). Either
+ * way the answer is 413 `ApprovalServer.BodyTooLarge`.
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const MAX_BODY_BYTES = 64 * 1024
+
+/**
+ * The deepest nesting of arrays and objects a JSON request body may have (an answer body nests one level). A deeper
+ * body is 400 `ApprovalServer.BodyTooDeep` before it is parsed.
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const MAX_BODY_DEPTH = 32
+
+/**
+ * Whether the JSON text `text` nests arrays and objects deeper than `limit`. Only brackets outside strings count;
+ * the text is not otherwise checked (the parser does that once the depth is known to be bounded).
+ *
+ * @since 0.4.0
+ * @category utilities
+ */
+export const nestedDeeperThan = (text: string, limit: number): boolean => {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const char = text.charCodeAt(i)
+    if (inString) {
+      if (char === 0x5c) i++ // a backslash escapes the next character
+      else if (char === 0x22) inString = false
+    } else if (char === 0x22) inString = true
+    else if (char === 0x5b || char === 0x7b) {
+      if (++depth > limit) return true
+    } else if (char === 0x5d || char === 0x7d) depth--
+  }
+  return false
+}
+
+const tooLarge = () =>
+  refuse(
+    413,
+    "ApprovalServer.BodyTooLarge",
+    `The request body is larger than ${MAX_BODY_BYTES} bytes, the most this server reads.`,
+  )
+
+/**
+ * Reads a body up to `MAX_BODY_BYTES`: its text, or `undefined` past the limit (what follows is then discarded
+ * unread, so the connection stays usable and the refusal reaches the client), or a failure when the client goes
+ * away. The request is never destroyed here: that would reset the connection before the refusal is written.
+ */
+const readBounded = (source: IncomingMessage) =>
+  Effect.async<string | undefined, "gone">((resume) => {
+    const chunks: Array<Buffer> = []
+    let bytes = 0
+    const cleanup = () => {
+      source.off("data", onData)
+      source.off("end", onEnd)
+      source.off("error", onGone)
+      source.off("aborted", onGone)
+    }
+    const onData = (chunk: Buffer) => {
+      bytes += chunk.length
+      if (bytes <= MAX_BODY_BYTES) return void chunks.push(chunk)
+      cleanup()
+      chunks.length = 0
+      source.resume()
+      resume(Effect.succeed(undefined))
+    }
+    const onEnd = () => {
+      cleanup()
+      resume(Effect.succeed(Buffer.concat(chunks).toString("utf8")))
+    }
+    const onGone = () => {
+      cleanup()
+      resume(Effect.fail("gone"))
+    }
+    source.on("data", onData)
+    source.on("end", onEnd)
+    source.on("error", onGone)
+    source.on("aborted", onGone)
+    return Effect.sync(cleanup)
+  })
+
+/** `request` with its body already read as `text` (and parsed as `json`): the handlers decode these. */
+const withBody = (
+  request: HttpServerRequest.HttpServerRequest,
+  text: string,
+  json: unknown,
+): HttpServerRequest.HttpServerRequest =>
+  Object.create(request, {
+    text: { value: Effect.succeed(text) },
+    json: { value: Effect.succeed(json) },
+  }) as HttpServerRequest.HttpServerRequest
+
+/**
+ * Reads the body of a request that may carry one within `MAX_BODY_BYTES` and `MAX_BODY_DEPTH`, as JSON: a refusal
+ * response, or the request with its body read.
+ */
+const boundBody = (
+  request: HttpServerRequest.HttpServerRequest,
+): Effect.Effect<HttpServerResponse.HttpServerResponse | HttpServerRequest.HttpServerRequest> => {
+  if (request.method === "GET" || request.method === "HEAD" || request.method === "OPTIONS")
+    return Effect.succeed(request)
+  const declared = request.headers["content-length"]
+  if (declared !== undefined && !(Number(declared) <= MAX_BODY_BYTES)) return Effect.succeed(tooLarge())
+  const type = request.headers["content-type"]
+  return readBounded(NodeHttpServerRequest.toIncomingMessage(request)).pipe(
+    Effect.map((text) => {
+      if (text === undefined) return tooLarge()
+      if (text === "") return withBody(request, text, null)
+      if (type !== undefined && !type.toLowerCase().includes("application/json"))
+        return refuse(415, "ApprovalServer.BodyNotJson", "Request bodies are JSON (Content-Type: application/json).")
+      if (nestedDeeperThan(text, MAX_BODY_DEPTH))
+        return refuse(
+          400,
+          "ApprovalServer.BodyTooDeep",
+          `The request body nests arrays and objects deeper than ${MAX_BODY_DEPTH} levels, the most this server reads.`,
+        )
+      try {
+        return withBody(request, text, JSON.parse(text))
+      } catch {
+        return refuse(400, "ApprovalServer.BodyNotJson", "The request body is not valid JSON.")
+      }
+    }),
+    // The client went away mid-body: it reads no answer.
+    Effect.catchAll(() => Effect.succeed(refuse(400, "ApprovalServer.BodyNotJson", "The request body could not be read whole."))),
+  )
+}
+
+/**
  * Why a request is refused before routing, or `undefined` when it may go on. `hosts` are the host names this server
  * answers to besides the loopback names (the bound host when it is not loopback).
  *
@@ -105,8 +240,8 @@ export const refusal = (
 }
 
 /**
- * The middleware the server wraps the API in: refuses a foreign host or a cross-origin request, and adds the
- * security headers to every response.
+ * The middleware the server wraps the API in: refuses a foreign host or a cross-origin request, bounds the body
+ * (`MAX_BODY_BYTES`, `MAX_BODY_DEPTH`), and adds the security headers to every response.
  *
  * @since 0.3.0
  * @category utilities
@@ -117,11 +252,15 @@ export const middleware =
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
       const refused = refusal(request.headers, hosts)
       if (refused !== undefined) return Effect.succeed(refuse(refused.status, refused.tag, refused.message))
-      // The response is written inside `app`: the headers go in as a pre-response handler.
-      return Effect.zipRight(
-        HttpApp.appendPreResponseHandler((_request, response) =>
-          Effect.succeed(HttpServerResponse.setHeaders(response, SECURITY_HEADERS)),
-        ),
-        app,
+      return Effect.flatMap(boundBody(request), (read) =>
+        HttpServerResponse.isServerResponse(read)
+          ? Effect.succeed(read)
+          : // The response is written inside `app`: the headers go in as a pre-response handler.
+            Effect.zipRight(
+              HttpApp.appendPreResponseHandler((_request, response) =>
+                Effect.succeed(HttpServerResponse.setHeaders(response, SECURITY_HEADERS)),
+              ),
+              Effect.provideService(app, HttpServerRequest.HttpServerRequest, read),
+            ),
       )
     })
