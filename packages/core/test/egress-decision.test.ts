@@ -1,5 +1,5 @@
 /**
- * The egress proxy's decision logic (world/internal/egress-decision.ts) against a scripted permission service and
+ * The egress proxy's decision logic (world/egress/internal/decision.ts) against a scripted permission service and
  * resolver: how proxy request targets become `net:<host>:<port>`, what is asked in which order, that a refused name
  * is never resolved, how each refusal maps to the client's answer, and that a call decides each destination once.
  */

@@ -1,5 +1,5 @@
 /**
- * The egress channel's frame format and multiplexer (world/internal/egress-mux.ts): encode/decode round trips for
+ * The egress channel's frame format and multiplexer (world/egress/internal/mux.ts): encode/decode round trips for
  * any frames cut into any chunks, the malformed frames that end a channel, and the streams over a real socket pair
  * (half-close, abort, flow control with a consumer that does not read, many streams at once).
  */

@@ -1,6 +1,6 @@
 /**
  * EgressProxy: network access by rule for a sandboxed command (`network: "rules"`). The sandbox keeps its own
- * network namespace; a bridge started inside it (`internal/egress-bridge.ts`) listens on `127.0.0.1:<port>` there,
+ * network namespace; a bridge started inside it (`internal/bridge.ts`) listens on `127.0.0.1:<port>` there,
  * points the command's `HTTP_PROXY`/`HTTPS_PROXY`/`ALL_PROXY` at it, and carries each connection over one
  * inherited, already-connected socket (file descriptor 3) to this proxy, which lives for the call. The proxy speaks
  * HTTP proxy: `CONNECT host:port` tunnels (TLS stays end to end) and absolute-form `http://` requests.
@@ -176,7 +176,7 @@ export interface Interface {
 const packageDirectory = (): string => path.dirname(CorePackage.require.resolve("@toolgate/core/package.json"))
 
 /** The bridge's modules, in the order they are written out. */
-const BRIDGE_MODULES = ["egress-frame", "egress-mux", "egress-bridge"] as const
+const BRIDGE_MODULES = ["frame", "mux", "bridge"] as const
 
 /**
  * Whether `directory` and every entry in it belong to this process's user and nobody else can change them, so code
@@ -207,7 +207,7 @@ const transpiledBridge = (sources: string): string => {
   const texts = BRIDGE_MODULES.map((name) => fs.readFileSync(path.join(sources, `${name}.ts`), "utf8"))
   const digest = crypto.createHash("sha256").update(version).update(texts.join("\0")).digest("hex").slice(0, 16)
   const directory = path.join(os.tmpdir(), `toolgate-egress-bridge-${process.getuid?.() ?? "u"}-${digest}`)
-  if (fs.existsSync(path.join(directory, "egress-bridge.js")) && ownedByUs(directory)) return directory
+  if (fs.existsSync(path.join(directory, "bridge.js")) && ownedByUs(directory)) return directory
   const ts = CorePackage.require("typescript") as typeof import("typescript")
   const staging = fs.mkdtempSync(`${directory}-`)
   // Readable by the sandbox's user, which may not be ours (a root runner sandboxes as an unprivileged user).
@@ -231,7 +231,7 @@ const transpiledBridge = (sources: string): string => {
 let launched: Launch | undefined
 
 /**
- * How to start the bridge of this installation: the compiled `dist/world/internal/egress-bridge.js` with the running
+ * How to start the bridge of this installation: the compiled `dist/world/egress/internal/bridge.js` with the running
  * Node executable. When toolgate itself runs from its TypeScript sources (tests, `tsx`), the bridge's modules
  * are transpiled once into the system temp directory, so the sandbox still runs plain JavaScript with no loader.
  *
@@ -242,12 +242,12 @@ export const launch = (): Launch => {
   if (launched !== undefined) return launched
   const root = packageDirectory()
   if (import.meta.url.endsWith(".ts")) {
-    const directory = transpiledBridge(path.join(root, "src", "world", "internal"))
-    launched = { prefix: [process.execPath, path.join(directory, "egress-bridge.js")], readable: [directory] }
+    const directory = transpiledBridge(path.join(root, "src", "world", "egress", "internal"))
+    launched = { prefix: [process.execPath, path.join(directory, "bridge.js")], readable: [directory] }
   } else {
-    const directory = path.join(root, "dist", "world", "internal")
+    const directory = path.join(root, "dist", "world", "egress", "internal")
     launched = {
-      prefix: [process.execPath, path.join(directory, "egress-bridge.js")],
+      prefix: [process.execPath, path.join(directory, "bridge.js")],
       readable: [path.join(root, "package.json"), directory],
     }
   }

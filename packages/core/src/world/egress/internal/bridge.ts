@@ -6,7 +6,7 @@
  * `HTTPS_PROXY`, `ALL_PROXY` (and their lower-case forms) pointing at that port and `NO_PROXY` removed. It exits
  * with the command's status and forwards the usual termination signals to it.
  *
- * Usage: `node egress-bridge.js COMMAND [ARGUMENT…]`. Dependency-free, so a plain Node starts it. See docs/egress.md.
+ * Usage: `node bridge.js COMMAND [ARGUMENT…]`. Dependency-free, so a plain Node starts it. See docs/egress.md.
  *
  * @since 0.3.0
  */

@@ -1,5 +1,5 @@
 /**
- * The multiplexer of the egress channel: many TCP connections carried as streams of frames (`egress-frame.ts`) over
+ * The multiplexer of the egress channel: many TCP connections carried as streams of frames (`frame.ts`) over
  * one inherited, already-connected socket between the bridge (inside the sandbox) and the egress proxy (in
  * toolgate). Only the bridge opens streams, with strictly increasing ids. `end` is a half-close (no more data from
  * the sender), `close` an abort. Flow control is per stream: a sender may have at most the receiver's window
