@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Deferred, Duration, Effect, Fiber, Layer, Schema, TestClock } from "effect"
-import { Core, Runner, ScriptedModel, SessionV2, Tool, ToolRegistry } from "../src/index.js"
+import { Context, Deferred, Duration, Effect, Fiber, Layer, Schedule, Schema, TestClock, TestServices } from "effect"
+import { Core, Runner, ScriptedModel, SessionV2, Tool, ToolCallJournal, ToolRegistry } from "../src/index.js"
 import * as Children from "./support/children.js"
 import { tempDir } from "./support/location.js"
 
@@ -27,6 +27,21 @@ const location = (
       Layer.provideMerge(ScriptedModel.layer(script)),
       Layer.provideMerge(Core.layerLocation({ directory, discover: false })),
       Layer.provideMerge(Layer.succeedContext(processContext)),
+    ),
+  )
+
+/**
+ * Re-reads `read` until `done` holds: waits in real time (what is awaited runs in another fiber or process), bounded
+ * so a recovery that never comes fails the test instead of hanging it.
+ */
+const waitFor = <A, E, R>(
+  read: Effect.Effect<A, E, R>,
+  done: (value: A) => boolean,
+  bound: Duration.DurationInput = "30 seconds",
+) =>
+  TestServices.provideLive(
+    Effect.repeat(read, { until: done, schedule: Schedule.spaced("20 millis") }).pipe(
+      Effect.timeoutFail({ duration: bound, onTimeout: () => new Error("timed out waiting for recovery") }),
     ),
   )
 
@@ -81,7 +96,7 @@ describe("Runner ownership of tool calls", () => {
   )
 
   it.effect(
-    "a runner process killed with SIGKILL has its calls failed only once its lease has expired",
+    "a runner process killed with SIGKILL has its calls failed only once its lease has expired, by a live runner's recovery round",
     () =>
       Effect.gen(function* () {
         const data = yield* tempDir()
@@ -97,7 +112,9 @@ describe("Runner ownership of tool calls", () => {
 
         const processContext = yield* Layer.build(Core.layerProcess({ data }))
         const sql = Context.get(processContext, SqlClient.SqlClient)
-        const [owner] = yield* sql<{ lease_expires: number }>`SELECT lease_expires FROM runner_owner WHERE pid = ${child.process.pid!}`
+        const [owner] = yield* sql<{
+          lease_expires: number
+        }>`SELECT lease_expires FROM runner_owner WHERE pid = ${child.process.pid!}`
         const expires = owner!.lease_expires
 
         // While the child lives, a runner in this process (its Clock at the child's present) leaves its calls.
@@ -110,7 +127,9 @@ describe("Runner ownership of tool calls", () => {
         expect((yield* Children.exited(child)).signal).toBe("SIGKILL")
         // The child's heartbeat may have renewed its lease since the first read (a loaded machine can take longer
         // than one beat to get here): the lease that counts is the last one the child wrote before it died.
-        const [last] = yield* sql<{ lease_expires: number }>`SELECT lease_expires FROM runner_owner WHERE pid = ${child.process.pid!}`
+        const [last] = yield* sql<{
+          lease_expires: number
+        }>`SELECT lease_expires FROM runner_owner WHERE pid = ${child.process.pid!}`
         const final = last!.lease_expires
         expect(final).toBeGreaterThanOrEqual(expires)
         // Dead, but its lease has not run out yet: its calls are still left alone.
@@ -118,12 +137,57 @@ describe("Runner ownership of tool calls", () => {
         expect(yield* recover).toBe(0)
         expect((yield* rows.pipe(Effect.provide(runner))).map((row) => row.status)).toEqual(["running", "running"])
 
+        // Once it has run out, the live runner's own recovery round takes the calls over within one interval, with
+        // nobody calling `recover`; they are failed once (a later round finds nothing).
         yield* TestClock.setTime(final)
-        expect(yield* recover).toBe(2)
+        yield* TestClock.adjust(ToolCallJournal.recoveryInterval(Duration.toMillis(ToolCallJournal.LEASE)))
+        yield* waitFor(rows.pipe(Effect.provide(runner)), (all) => all.every((row) => row.status === "failed"))
         expect(yield* rows.pipe(Effect.provide(runner))).toEqual([
           { call_id: "child-0", status: "failed", error: Runner.INTERRUPTED },
           { call_id: "child-1", status: "failed", error: Runner.INTERRUPTED },
         ])
+        expect(yield* recover).toBe(0)
+      }).pipe(Effect.scoped),
+    120_000,
+  )
+  it.live(
+    "two live runner processes: one is killed with SIGKILL, the other fails its calls within a recovery interval",
+    () =>
+      Effect.gen(function* () {
+        const data = yield* tempDir()
+        // A short lease, so the survivor's recovery round comes within seconds in real time.
+        const lease = 1_500
+        const start = Effect.gen(function* () {
+          const child = yield* Children.scoped(Children.fixture("runner-child.ts"), [
+            data,
+            yield* tempDir(),
+            String(lease),
+            "2",
+          ])
+          expect((JSON.parse(yield* Children.nextLine(child)) as { running: Array<string> }).running).toHaveLength(2)
+          return child
+        })
+        const doomed = yield* start
+        const survivor = yield* start
+        const processContext = yield* Layer.build(Core.layerProcess({ data }))
+        const sql = Context.get(processContext, SqlClient.SqlClient)
+        const ownerOf = (pid: number) =>
+          Effect.map(sql<{ id: string }>`SELECT id FROM runner_owner WHERE pid = ${pid}`, (rows) => rows[0]!.id)
+        const doomedOwner = yield* ownerOf(doomed.process.pid!)
+        const survivorOwner = yield* ownerOf(survivor.process.pid!)
+        const callsOf = (owner: string) =>
+          sql<{ status: string; error: string | null }>`SELECT status, error FROM tool_call WHERE owner_id = ${owner}`
+
+        doomed.process.kill("SIGKILL")
+        expect((yield* Children.exited(doomed)).signal).toBe("SIGKILL")
+        // Bounded generously (the machine may be loaded); the survivor's round comes every half lease.
+        yield* waitFor(callsOf(doomedOwner), (calls) => calls.every((call) => call.status === "failed"))
+        expect(yield* callsOf(doomedOwner)).toEqual([
+          { status: "failed", error: Runner.INTERRUPTED },
+          { status: "failed", error: Runner.INTERRUPTED },
+        ])
+        // The survivor's own calls run on.
+        expect((yield* callsOf(survivorOwner)).map((call) => call.status)).toEqual(["running", "running"])
       }).pipe(Effect.scoped),
     120_000,
   )

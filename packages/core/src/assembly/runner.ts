@@ -59,8 +59,9 @@ export interface Interface {
   ) => Effect.Effect<RunResult, StepLimitExceeded | Model.ModelError | SessionV2.NotFoundError | ToolOutputStore.Error>
   /**
    * Marks failed the calls left pending or running by runners that are gone (their lease expired, or they recorded
-   * no owner); returns how many. Runs at layer start. Calls of live runners — other Locations, other processes — are
-   * left alone.
+   * no owner); returns how many. Runs at layer start and then every `ToolCallJournal.recoveryInterval` of the lease
+   * while the runner lives. Calls of live runners — other Locations, other processes — are left alone; a call is
+   * failed once, by whichever runner gets there first.
    */
   readonly recover: () => Effect.Effect<number>
 }
@@ -355,18 +356,30 @@ export const make = Effect.gen(function* () {
   })
 
   yield* recover()
+  // Live runners also take over the calls of owners that died while they run: a failed round (the database busy
+  // or restarting) is logged and retried on the next one.
+  yield* Effect.forkScoped(
+    Effect.forever(
+      Effect.delay(
+        journal
+          .recover(INTERRUPTED)
+          .pipe(Effect.catchAllCause((cause) => Effect.logWarning("Runner: recovery of expired calls failed", cause))),
+        ToolCallJournal.recoveryInterval(journal.leaseMillis),
+      ),
+    ),
+  )
   return Service.of({ run, recover })
 })
 
 /**
- * A Location-scoped runner with its own journal owner (`options`: its lease and instance name); when built it
- * marks as interrupted the leftovers of runners that are gone.
+ * A Location-scoped runner with its own journal owner (`options`: its lease and instance name); when built, and
+ * then every half lease while it lives, it marks as interrupted the leftovers of runners that are gone.
  *
  * @since 0.2.0
  * @category layers
  */
 export const layerWith = (options: ToolCallJournal.Options = {}) =>
-  Layer.effect(Service, make).pipe(Layer.provide(ToolCallJournal.layer(options)))
+  Layer.scoped(Service, make).pipe(Layer.provide(ToolCallJournal.layer(options)))
 
 /**
  * The Location-scoped runner with the default lease; marks leftovers of runners that are gone as interrupted.

@@ -28,6 +28,24 @@ import * as OwnerLease from "../system/owner-lease.js"
 export const LEASE: Duration.Duration = OwnerLease.LEASE
 
 /**
+ * How often a live runner looks for calls of owners whose lease has expired, as a fraction of its lease: every half
+ * lease, so a dead runner's calls are failed at most one and a half leases after its last renewal.
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const RECOVERY_FRACTION = 0.5
+
+/**
+ * The recovery interval of a lease of `leaseMillis`: `RECOVERY_FRACTION` of it.
+ *
+ * @since 0.4.0
+ * @category utilities
+ */
+export const recoveryInterval = (leaseMillis: number): Duration.Duration =>
+  Duration.millis(Math.max(1, Math.floor(leaseMillis * RECOVERY_FRACTION)))
+
+/**
  * Options of a journal's owner.
  *
  * @since 0.2.0
@@ -101,6 +119,8 @@ export type Settled = "settled" | "recovered"
 export interface Interface {
   /** This journal's owner id (`own_…`). */
   readonly ownerID: string
+  /** How long this owner's lease lasts, in milliseconds. */
+  readonly leaseMillis: number
   /** Writes the call as `running`, owned by this journal. */
   readonly record: (call: Call) => Effect.Effect<void>
   /**
@@ -154,7 +174,7 @@ export const make = (options: Options = {}) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const orDie = Database.orDie(sql)
-    const { ownerID, renew } = yield* OwnerLease.make({ ...options, name: "ToolCallJournal" })
+    const { ownerID, leaseMillis, renew } = yield* OwnerLease.make({ ...options, name: "ToolCallJournal" })
 
     const record = (call: Call) =>
       sql`INSERT INTO tool_call (session_id, assistant_message_id, call_id, name, input, provider_executed, status, owner_id, time_created, time_updated)
@@ -192,7 +212,7 @@ export const make = (options: Options = {}) =>
       )
     }, orDie)
 
-    return Service.of({ ownerID, record, settle, recover, renew })
+    return Service.of({ ownerID, leaseMillis, record, settle, recover, renew })
   })
 
 /**

@@ -106,7 +106,8 @@ export const nestedDeeperThan = (text: string, limit: number): boolean => {
   for (let i = 0; i < text.length; i++) {
     const char = text.charCodeAt(i)
     if (inString) {
-      if (char === 0x5c) i++ // a backslash escapes the next character
+      if (char === 0x5c)
+        i++ // a backslash escapes the next character
       else if (char === 0x22) inString = false
     } else if (char === 0x22) inString = true
     else if (char === 0x5b || char === 0x7b) {
@@ -203,7 +204,9 @@ const boundBody = (
       }
     }),
     // The client went away mid-body: it reads no answer.
-    Effect.catchAll(() => Effect.succeed(refuse(400, "ApprovalServer.BodyNotJson", "The request body could not be read whole."))),
+    Effect.catchAll(() =>
+      Effect.succeed(refuse(400, "ApprovalServer.BodyNotJson", "The request body could not be read whole.")),
+    ),
   )
 }
 
