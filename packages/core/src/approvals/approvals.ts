@@ -9,10 +9,11 @@
  * Location), or of every process's asks on a shared database (`ApprovalsDatabase.layer`, in `@toolgate/core/hosts`).
  * See docs/approvals.md.
  *
- * This module is the namespace embedders import: the values, errors and tag live in `internal/approvals-schema.ts`,
- * the digest in `internal/approvals-digest.ts`, the choices and prompts in `internal/approvals-prompt.ts`, the
- * Location's layer in `internal/approvals-service.ts` and the layer with no Location, over the `pending_ask` table of
- * a Postgres database every asking process writes, in `internal/approvals-database.ts`.
+ * This module is the namespace embedders import. The values, errors, tag and digests live beside the queue that
+ * implements them (`permission/internal/protocol.ts`), as do the choices and prompts (`permission/internal/prompt.ts`);
+ * how clients render a prompt is `internal/describe.ts` and the Location's layer `internal/service.ts`. The layer
+ * with no Location, over the `pending_ask` table of a Postgres database every asking process writes, is
+ * `ApprovalsDatabase` (`hosts/`).
  *
  * @since 0.3.0
  */

@@ -4,9 +4,9 @@
  * choice and what it saved), expiry, release by a saved approval, same-session cascade and revoke. Process-wide;
  * `toolgate decisions` prints it. See docs/decisions.md.
  *
- * This module is the namespace embedders import: the values live in `internal/decision-journal-schema.ts`, the
- * service in `internal/decision-journal-service.ts` (over the statements of `internal/decision-journal-store.ts`),
- * the Location-scoped retention job in `internal/decision-journal-retention.ts`.
+ * This module is the namespace embedders import: the values live in `internal/schema.ts`, the service in
+ * `internal/service.ts` (over the statements of `internal/store.ts`), the Location-scoped retention job in
+ * `internal/retention.ts`.
  *
  * @since 0.3.0
  */

@@ -8,9 +8,8 @@
  * request); the other methods are traced.
  *
  * This module is the namespace embedders import; each concept lives in `internal/`: the values and events
- * (`permission-schema.ts`), the failures (`permission-error.ts`), the compiled evaluator (`permission-evaluate.ts`),
- * what leaves and prompts share (`permission-leaf.ts`) and the Location's service with its queue
- * (`permission-service.ts`, over the views of `permission-view.ts`).
+ * (`schema.ts`), the failures (`error.ts`), the compiled evaluator (`evaluate.ts`), what leaves and prompts share
+ * (`leaf.ts`) and the Location's service (`service.ts`, over the views of `view.ts`) with its queue (`queue.ts`).
  *
  * @since 0.1.0
  */

@@ -35,7 +35,7 @@ import * as Wrappers from "./internal/wrappers.js"
 import type * as Words from "./internal/words.js"
 
 /**
- * A word of a command after quote removal (see `internal/shell-words.ts`).
+ * A word of a command after quote removal (see `internal/words.ts`).
  *
  * @since 0.2.0
  * @category models

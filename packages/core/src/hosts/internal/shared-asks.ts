@@ -15,7 +15,7 @@
  *   waits (an `always` whose save fails) puts the row back to `pending` (answer cleared, `toolgate_ask` notified).
  * - A reject answered here claims the other `pending` rows of its session, in any process, as cascades.
  * - The owner is a `runner_owner` row with a lease (`OwnerLease`), renewed while the process runs.
- * - Settled rows, and the rows of owners that are gone, are pruned a day later (`permission-shared-retention.ts`).
+ * - Settled rows, and the rows of owners that are gone, are pruned a day later (`retention.ts`).
  *
  * One file (about 450 lines): the insert, the batched settles and the claim listener share one owner id, one set of
  * known entries and one poll loop; the row and claim formats are `approvals-database.ts`'s.

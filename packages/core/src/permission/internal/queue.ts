@@ -8,7 +8,7 @@
  * each entry's `answering` flag and timer, the `recent` ids) under one rule — an entry is settled exactly once, and
  * only after what its answer saves is in force. Splitting answer, expiry, release and cascade into files would
  * export that state and let each part break the rule on its own. What does not touch it lives beside it: session
- * approvals, the watcher, journal entries and the Postgres mirror (`permission-shared.ts`).
+ * approvals, the watcher and journal entries; the Postgres mirror is `hosts/`, behind the `SharedAsks` port.
  *
  * @since 0.3.0
  * @internal
@@ -132,7 +132,6 @@ export const SHARED_RETENTION_MS = 86_400_000
  */
 export const SHARED_PRUNE_INTERVAL_MS = 3_600_000
 
-
 /**
  * A pending request; the agent it was evaluated for stays private (clients never see it). Only an `assert` waits, so
  * only its entry carries a Deferred. `prompt` is computed the first time a client reads it (never on the ask path).
@@ -218,7 +217,7 @@ export interface Deps {
   readonly layerScope: Scope.Scope
   readonly layerRuntime: Runtime.Runtime<never>
   readonly closed: () => boolean
-  /** On Postgres: mirrors the queue into `pending_ask` and applies claims (see permission-shared.ts). */
+  /** On Postgres: mirrors the queue into `pending_ask` and applies claims (see hosts/internal/shared-asks.ts). */
   readonly share?: ((holder: SharedHolder) => SharedMirror | undefined) | undefined
 }
 
@@ -469,7 +468,7 @@ export const make = (deps: Deps) => {
   const releasing = Fx.unsafeMakeSemaphore(1)
   const release = (who: Who) => releasing.withPermits(1)(autoResolve(who))
 
-  // While asks are pending, approvals saved elsewhere release the asks they cover (see permission-watch.ts).
+  // While asks are pending, approvals saved elsewhere release the asks they cover (see watch.ts).
   const watcher = Watch.make({
     changeStamp: saved.changeStamp,
     stamp: view.stamp,

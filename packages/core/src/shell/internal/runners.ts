@@ -2,7 +2,7 @@
  * The programs that run other programs in ways the gate does not follow — another root or namespace, a service
  * manager, a job runner, another user's shell, a debugger, the dynamic loader run as a program. A segment run
  * through one is unresolved: it asks (see docs/shell.md). The wrappers the gate does read through are in
- * `shell-wrappers.ts`.
+ * `wrappers.ts`.
  *
  * @since 0.3.0
  */

@@ -3,7 +3,7 @@
  * words, redirections anywhere (after a here-document, on a function or a group) — and anything outside the
  * modelled subset is an unresolved segment showing its source text, never nothing. The walk is depth-bounded: past
  * `MAX_NESTING` nodes deep, or past `MAX_SEGMENTS`, the whole command is one unresolved segment. `cd` is followed with
- * its scoping and uncertainty (`shell-state.ts`); function calls are followed into the function's body; command
+ * its scoping and uncertainty (`state.ts`); function calls are followed into the function's body; command
  * strings of shells, `eval` and wrappers are parsed again, up to `MAX_DEPTH` levels. See docs/shell.md.
  *
  * @since 0.3.0

@@ -2,7 +2,7 @@
  * The pieces every part of the shell walk shares: its context, the segment a command part becomes, the words'
  * substitutions (which run first, each a subshell) and redirections, wherever tree-sitter hangs them (after a
  * here-document, on a function, on a group). The statements and the simple commands recurse into each other
- * through `Context.walker`. See `shell-traversal.ts`.
+ * through `Context.walker`. See `traversal.ts`.
  *
  * @since 0.3.0
  */

@@ -1,5 +1,5 @@
 /**
- * The data behind the shell's reading commands (`shell-readers.ts`): each reader's options as coreutils, grep,
+ * The data behind the shell's reading commands (`readers.ts`): each reader's options as coreutils, grep,
  * ripgrep and friends document them. A table, not logic: an option not listed here makes a read unresolved.
  *
  * @since 0.3.0

@@ -7,10 +7,9 @@
  * secrets, the `.env` family and `denyRead` paths hidden; and no network, the host's, or egress by rule through a
  * per-call proxy. The service also decides the child's environment (`ChildEnvironment`). See docs/sandbox.md.
  *
- * The body lives in `internal/`: the mount plan (`sandbox-mounts.ts`), the seccomp program (`sandbox-seccomp.ts`),
- * what is hidden (`sandbox-secrets.ts`), the protected paths and their placeholders (`sandbox-protect.ts`), allowed
- * Unix sockets (`sandbox-sockets.ts`), the availability probe (`sandbox-probe.ts`) and a call's preparation
- * (`sandbox-prepare.ts`).
+ * The body lives in `internal/`: the mount plan (`mounts.ts`), the seccomp program (`seccomp.ts`), what is hidden
+ * (`secrets.ts`), the protected paths and their placeholders (`protect.ts`), allowed Unix sockets (`sockets.ts`),
+ * the availability probe (`probe.ts`) and a call's preparation (`prepare.ts`).
  *
  * @since 0.2.0
  */
