@@ -107,10 +107,20 @@ export const summary = (entry: DecisionJournal.Entry): string => {
       return `${entry.detail.choice} of ${entry.detail.cause}`
     case "revoked":
       return `${entry.detail.savedID}${entry.detail.channel === undefined ? "" : ` via ${entry.detail.channel}`}${entry.detail.by === undefined ? "" : ` by ${entry.detail.by}`}`
+    case "hook": {
+      const d = entry.detail
+      return [
+        `${d.from === undefined ? d.decision : `${d.from} → ${d.decision}`} by ${d.origin}`,
+        d.tool === undefined ? undefined : `call ${d.tool.name} ${d.tool.callID}`,
+        d.reason === undefined ? undefined : `reason ${JSON.stringify(d.reason)}`,
+      ]
+        .filter((part) => part !== undefined)
+        .join("; ")
+    }
   }
 }
 
-const KINDS = ["evaluated", "asked", "answered", "expired", "auto-resolved", "cascaded", "revoked"] as const
+const KINDS = ["evaluated", "asked", "answered", "expired", "auto-resolved", "cascaded", "revoked", "hook"] as const
 
 /**
  * Prints the journal entries the options select: a table, or with `json` a JSON array of the entries as stored.

@@ -67,7 +67,10 @@ export const explain = (options: {
     const trace = yield* Effect.flatMap(PermissionExplain.Service, (service) =>
       service.explain({ ...input, ...(agent === undefined ? {} : { agent }) }),
     ).pipe(
-      Effect.catchTag("PermissionExplain.AgentNotFoundError", (error) => new CliError({ message: error.message })),
+      Effect.catchTags({
+        "PermissionExplain.AgentNotFoundError": (error) => new CliError({ message: error.message }),
+        "Hooks.HookError": (error) => new CliError({ message: error.message }),
+      }),
       Effect.provide(layer),
     )
     yield* Console.log(PermissionExplain.render(trace))

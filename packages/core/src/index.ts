@@ -173,6 +173,21 @@ export * as GlobTool from "./builtin/glob-tool.js"
  */
 export * as GrepTool from "./builtin/grep-tool.js"
 /**
+ * The Location's tool hooks in settlement: `tool.before` and `tool.after` through the registry's port, asks through
+ * the permission gate, every decision journaled.
+ *
+ * @since 0.4.0
+ * @category modules
+ */
+export * as HookGate from "./assembly/hook-gate.js"
+/**
+ * Hooks that can only tighten: `tool.before`, `tool.after` and `permission.evaluate`.
+ *
+ * @since 0.4.0
+ * @category modules
+ */
+export * as Hooks from "./permission/hooks.js"
+/**
  * Time-ordered identifiers for sessions, calls and requests.
  *
  * @since 0.1.0
@@ -462,6 +477,13 @@ export * as ToolOutputStore from "./tool/tool-output-store.js"
  * @category modules
  */
 export * as ToolRegistry from "./tool/tool-registry.js"
+/**
+ * The settlement port of tool hooks: what a materialization runs around a call when the Location has hooks.
+ *
+ * @since 0.4.0
+ * @category modules
+ */
+export * as ToolHooks from "./tool/tool-hooks.js"
 /**
  * The registration-only view of the registry that Location producers receive.
  *

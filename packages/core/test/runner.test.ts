@@ -90,6 +90,7 @@ const guardedTool = Effect.map(PermissionV2.Service, (permission) =>
             "PermissionV2.BlockedError": (error) => Effect.fail(PermissionV2.toToolFailure(error)),
             "Approvals.TimedOutError": (error) => Effect.fail(PermissionV2.toToolFailure(error)),
             "PermissionV2.CorrectedError": (error) => Effect.fail(PermissionV2.toToolFailure(error)),
+            "Hooks.HookError": (error) => Effect.fail(PermissionV2.toToolFailure(error)),
             "Session.NotFoundError": () => Effect.fail(new Tool.Failure({ message: "no session" })),
           }),
           Effect.as(`done ${input.text}`),

@@ -19,6 +19,8 @@ import * as Config from "../place/config.js"
 import * as Database from "../system/database.js"
 import * as FileMutation from "../world/file-mutation.js"
 import * as Global from "../system/global.js"
+import * as Hooks from "../permission/hooks.js"
+import * as HookGate from "./hook-gate.js"
 import * as Notifications from "../system/notifications.js"
 import * as Image from "../world/image.js"
 import * as Location from "../place/location.js"
@@ -134,10 +136,21 @@ const configLayer = (options: LocationOptions) => {
 export const layerLocation = (options: LocationOptions) => {
   const place = Layer.mergeAll(Location.layer({ directory: options.directory }))
   const configured = configLayer(options).pipe(Layer.provideMerge(place))
-  const policy = Layer.mergeAll(EventV2.layer, SessionV2.layer, AgentV2.layer, ToolOutputStore.layer, Image.layer)
+  const policy = Layer.mergeAll(
+    EventV2.layer,
+    SessionV2.layer,
+    AgentV2.layer,
+    ToolOutputStore.layer,
+    Image.layer,
+    Hooks.layer,
+  )
+  // The registry reads the hook port (HookGate, over the permission gate) when it is built.
+  const registry = ToolRegistry.layer.pipe(
+    Layer.provideMerge(HookGate.layer),
+    Layer.provideMerge(Approvals.layer.pipe(Layer.provideMerge(PermissionV2.layer))),
+  )
   const services = Layer.mergeAll(
-    Approvals.layer.pipe(Layer.provideMerge(PermissionV2.layer)),
-    ToolRegistry.layer,
+    registry,
     LocationMutation.layer,
     ProtectedPath.layer,
     FileMutation.layer,

@@ -29,6 +29,13 @@ export * as BashArity from "../shell/bash-arity.js"
  */
 export * as DecisionJournal from "../journal/decision-journal.js"
 /**
+ * Hooks that can only tighten: `tool.before`, `tool.after` and `permission.evaluate`.
+ *
+ * @since 0.4.0
+ * @category modules
+ */
+export * as Hooks from "../permission/hooks.js"
+/**
  * Why a request is allowed, asked or denied: every rule considered, and the one that decided.
  *
  * @since 0.2.0

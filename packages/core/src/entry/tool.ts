@@ -50,6 +50,13 @@ export * as ToolOutputStore from "../tool/tool-output-store.js"
  */
 export * as ToolRegistry from "../tool/tool-registry.js"
 /**
+ * The settlement port of tool hooks: what a materialization runs around a call when the Location has hooks.
+ *
+ * @since 0.4.0
+ * @category modules
+ */
+export * as ToolHooks from "../tool/tool-hooks.js"
+/**
  * The registration-only view of the registry that Location producers receive.
  *
  * @since 0.2.0

@@ -5,19 +5,23 @@
  * agent file, a saved approval), which rule decided each resource or segment, and the final decision. For a bash
  * command it also lists every ask the leaf will make — `external_directory`, `bash`, `read`, `edit`,
  * `protected_path` — in the leaf's order. It evaluates exactly as PermissionV2 does (configured deny first, then the
- * configured rules followed by the saved approvals; last match wins; no match asks). See docs/shell.md.
+ * configured rules followed by the saved approvals; last match wins; no match asks), and when the Location has
+ * `permission.evaluate` hooks it runs them on the decision as the gate would and shows each one that tightened it,
+ * by its origin `hook:<plugin>/<hook>`. See docs/shell.md and docs/plugins.md.
  *
  * @since 0.2.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Builtins from "../agent/builtins.js"
 import * as AgentV2 from "../agent/agent.js"
 import * as BashArity from "../shell/bash-arity.js"
 import * as Config from "../place/config.js"
 import * as Global from "../system/global.js"
+import * as Hooks from "./hooks.js"
 import * as Location from "../place/location.js"
 import * as PermissionOrigin from "./internal/origin.js"
 import * as PermissionSaved from "./permission-saved.js"
@@ -93,6 +97,12 @@ export interface Trace {
   readonly resources: ReadonlyArray<ResourceTrace>
   readonly effect: PermissionV2.Effect
   readonly groups?: ReadonlyArray<GroupTrace>
+  /**
+   * The `permission.evaluate` hooks that tightened the rules' decision, in order (`effect` is theirs).
+   *
+   * @since 0.4.0
+   */
+  readonly hooks?: ReadonlyArray<Hooks.Decision>
 }
 
 /**
@@ -215,7 +225,7 @@ export class AgentNotFoundError extends Schema.TaggedError<AgentNotFoundError>()
  * @category models
  */
 export interface Interface {
-  readonly explain: (input: Input) => Effect.Effect<Trace, AgentNotFoundError>
+  readonly explain: (input: Input) => Effect.Effect<Trace, AgentNotFoundError | Hooks.HookError>
 }
 
 /**
@@ -252,6 +262,17 @@ export const layer: Layer.Layer<
     const saved = yield* PermissionSaved.Service
     const shell = yield* ShellCommand.Service
     const setting = yield* ShellPlan.Service
+    const hooks = Option.getOrUndefined(yield* Effect.serviceOption(Hooks.Service))
+
+    // The hooks see the request as the gate would show it to them; a hook that fails fails the explanation.
+    const hooked = (trace: Trace, resources: ReadonlyArray<string>) =>
+      Effect.gen(function* () {
+        if (hooks === undefined || trace.effect === "deny" || !hooks.has("permission.evaluate")) return trace
+        const request = { sessionID: "explain", agent: trace.agent, action: trace.action, resources }
+        const evaluated = yield* hooks.evaluate(request, trace.effect)
+        if (evaluated.decisions.length === 0) return trace
+        return { ...trace, effect: evaluated.effect, hooks: evaluated.decisions } satisfies Trace
+      })
 
     const explain = Effect.fn("PermissionExplain.explain")(function* (input: Input) {
       const info = yield* agents.resolve(input.agent)
@@ -311,10 +332,17 @@ export const layer: Layer.Layer<
             return { ...traced, effect, ...(reason === undefined ? {} : { note: reason }) }
           }),
         }))
-        return { agent: info.id, action: input.action, resources, effect: plan.effect, groups } satisfies Trace
+        const traced = { agent: info.id, action: input.action, resources, effect: plan.effect, groups } satisfies Trace
+        return yield* hooked(
+          traced,
+          resources.map((resource) => resource.resource),
+        )
       }
       const resources = (input.resources ?? []).map(trace)
-      return { agent: info.id, action: input.action, resources, effect: worst(resources.map((r) => r.effect)) }
+      return yield* hooked(
+        { agent: info.id, action: input.action, resources, effect: worst(resources.map((r) => r.effect)) },
+        input.resources ?? [],
+      )
     })
     return Service.of({ explain })
   }),
@@ -355,6 +383,14 @@ export const render = (trace: Trace): string => {
       )
     }
     lines.push(`  decision: ${resource.effect}${resource.note === undefined ? "" : ` (${resource.note})`}`)
+  }
+  if (trace.hooks !== undefined && trace.hooks.length > 0) {
+    lines.push("", "hooks:")
+    for (const hook of trace.hooks) {
+      lines.push(
+        `  ${hook.origin}: ${hook.from ?? ""}${hook.from === undefined ? "" : " -> "}${hook.decision}${hook.reason === undefined ? "" : ` (${hook.reason})`}`,
+      )
+    }
   }
   if (trace.groups !== undefined) {
     lines.push("", "asks, in the order the bash tool makes them:")

@@ -10,6 +10,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -22,6 +23,7 @@ import * as Wildcard from "../values/wildcard.js"
 import * as ApplicationTools from "./application-tools.js"
 import * as Runtime from "./internal/runtime.js"
 import * as Tool from "./tool.js"
+import * as ToolHooks from "./tool-hooks.js"
 import * as Tools from "./tools.js"
 
 /**
@@ -220,6 +222,7 @@ export const make: Effect.Effect<Interface, never, ApplicationTools.Service | To
   function* () {
     const applications = yield* ApplicationTools.Service
     const store = yield* ToolOutputStore.Service
+    const hooks = Option.getOrUndefined(yield* Effect.serviceOption(ToolHooks.Service))
     const local = new Map<string, Array<{ readonly token: object; readonly registration: Registration }>>()
     const hub = yield* PubSub.unbounded<void>()
     const changes = Stream.merge(Stream.fromPubSub(hub), applications.changes)
@@ -315,12 +318,38 @@ export const make: Effect.Effect<Interface, never, ApplicationTools.Service | To
       },
     }
 
+    // With tool hooks: `before` may refuse, ask or rewrite (the rewritten call is decoded and evaluated as a new
+    // input, and the context shows it), `after` sees the output before it is bounded.
+    const hooked = (
+      port: ToolHooks.Interface,
+      tool: Tool.AnyTool,
+      call: LLM.ToolCall,
+      context: Tool.Context,
+    ): Effect.Effect<Settlement, ToolOutputStore.Error> =>
+      Effect.matchEffect(port.before(call, context), {
+        onFailure: continuations.onFailure,
+        onSuccess: (prepared) => {
+          const settled = prepared.call === call ? context : { ...context, call: prepared.call }
+          return Runtime.of<Tool.Context>(tool).settle(
+            prepared.call,
+            settled,
+            (output, ran) =>
+              Effect.matchEffect(port.after(prepared, ran, output), {
+                onFailure: continuations.onFailure,
+                onSuccess: (after) => continuations.onSuccess(after, ran),
+              }),
+            continuations.onFailure,
+          )
+        },
+      })
+
     // A call to a name whose registration changed since the materialization (replaced or removed) is stale.
     const settleWith = ({ call, context, identity }: Invocation): Effect.Effect<Settlement, ToolOutputStore.Error> =>
       Effect.suspend(() => {
         const current = effective(call.name)
         if (current === undefined || current.identity !== identity)
           return Effect.succeed(rejected(`Stale tool call: ${call.name}`))
+        if (hooks !== undefined && hooks.active()) return hooked(hooks, current.tool, call, context)
         return Runtime.of<Tool.Context>(current.tool).settle(
           call,
           context,

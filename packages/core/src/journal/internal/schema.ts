@@ -11,12 +11,22 @@ import * as Config from "../../place/config.js"
  * What an entry records: `evaluated` (a request evaluated, per resource, with the rule that decided), `asked` (an
  * ask queued), `answered` (a reply: who, through which channel, the choice and what it saved), `expired` (nobody
  * answered in time), `auto-resolved` (an ask released because a saved approval now covers it), `cascaded` (an ask
- * settled by the answer to another ask of the same session) and `revoked` (a saved approval removed).
+ * settled by the answer to another ask of the same session), `revoked` (a saved approval removed) and `hook` (a
+ * plugin's hook denied, asked, rewrote, added context or tightened a decision; since 0.4.0).
  *
  * @since 0.3.0
  * @category models
  */
-export const Kind = Schema.Literal("evaluated", "asked", "answered", "expired", "auto-resolved", "cascaded", "revoked")
+export const Kind = Schema.Literal(
+  "evaluated",
+  "asked",
+  "answered",
+  "expired",
+  "auto-resolved",
+  "cascaded",
+  "revoked",
+  "hook",
+)
 /**
  * @since 0.3.0
  * @category models
@@ -175,6 +185,24 @@ export const Revoked = Schema.Struct({
   by: Schema.optional(Schema.String),
 })
 
+/**
+ * `hook`: which hook decided (`origin` is `hook:<plugin>/<hook>`), what it decided (`deny`, `ask`, `context`,
+ * `rewrite`, or the effect a `permission.evaluate` hook left), the effect before it (`permission.evaluate`), its
+ * reason, and the tool call it saw (tool hooks).
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export const Hook = Schema.Struct({
+  origin: Schema.String,
+  plugin: Schema.String,
+  hook: Schema.String,
+  decision: Schema.String,
+  from: Schema.optional(Schema.String),
+  reason: Schema.optional(Schema.String),
+  tool: Schema.optional(Schema.Struct({ name: Schema.String, callID: Schema.String })),
+})
+
 const fields = {
   /** `dec_…`, ascending within a process. */
   id: Schema.String,
@@ -205,6 +233,7 @@ export const Entry = Schema.Union(
   variant("auto-resolved", AutoResolved),
   variant("cascaded", Cascaded),
   variant("revoked", Revoked),
+  variant("hook", Hook),
 )
 /**
  * @since 0.3.0

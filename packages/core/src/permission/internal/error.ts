@@ -26,7 +26,9 @@ export class CorrectedError extends Schema.TaggedError<CorrectedError>()("Permis
 }) {}
 
 /**
- * Configured rules deny the request; `resources` are the denied ones, in request order.
+ * Configured rules deny the request; `resources` are the denied ones, in request order. With `hook`, a plugin's
+ * `permission.evaluate` hook denied it instead (`origin` is `hook:<plugin>/<hook>`, `reason` what the model sees)
+ * and `rules` is empty.
  *
  * @since 0.1.0
  * @category errors
@@ -35,6 +37,7 @@ export class BlockedError extends Schema.TaggedError<BlockedError>()("Permission
   rules: Ruleset,
   action: Schema.String,
   resources: Schema.Array(Schema.String),
+  hook: Schema.optional(Schema.Struct({ origin: Schema.String, reason: Schema.optional(Schema.String) })),
 }) {}
 
 /**

@@ -16,14 +16,23 @@ import {
 } from "../../values/internal/resource-prefix.js"
 
 /**
+ * The action of the ask a plugin's `tool.before` hook makes (resource `<plugin>/<tool>`): an explicit action, so a
+ * hook's ask is asked unless a rule naming `hook` says otherwise. See docs/plugins.md.
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const HOOK_ACTION = "hook"
+
+/**
  * Actions only a rule naming them exactly can allow: an allow whose action is a wildcard (`* * allow`) counts as ask
- * for them. Denies and asks apply as usual. See docs/trust/protected-paths.md and, for `project_program`,
- * docs/mcp-tools.md.
+ * for them. Denies and asks apply as usual. See docs/trust/protected-paths.md, for `project_program`
+ * docs/mcp-tools.md, and for `hook` docs/plugins.md.
  *
  * @since 0.2.0
  * @category constants
  */
-export const EXPLICIT_ACTIONS: ReadonlySet<string> = new Set([ProtectedPath.ACTION, PROJECT_PROGRAM_ACTION])
+export const EXPLICIT_ACTIONS: ReadonlySet<string> = new Set([ProtectedPath.ACTION, PROJECT_PROGRAM_ACTION, HOOK_ACTION])
 
 export { NET_PREFIX, PRIVATE_PREFIX, UNRESOLVED_PREFIX } from "../../values/internal/resource-prefix.js"
 

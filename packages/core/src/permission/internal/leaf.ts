@@ -10,6 +10,7 @@ import type * as Cause from "effect/Cause"
 import * as LLM from "../../values/llm.js"
 import * as Printable from "../../values/printable.js"
 import * as Wildcard from "../../values/wildcard.js"
+import { HookError } from "../hooks.js"
 import { TimedOutError } from "./protocol.js"
 import { CallSource } from "./call.js"
 import { BlockedError, CorrectedError } from "./error.js"
@@ -95,13 +96,13 @@ export const fromToolCall = (context: {
 })
 
 /**
- * The model-visible failure for a blocked or corrected permission, or an ask nobody answered in time ("Approval timed
- * out: …", not a user's decline).
+ * The model-visible failure for a blocked or corrected permission, an ask nobody answered in time ("Approval timed
+ * out: …", not a user's decline), or a hook that failed (the call fails closed, naming the hook).
  *
  * @since 0.1.0
  * @category utilities
  */
-export const toToolFailure = (error: BlockedError | CorrectedError | TimedOutError): LLM.ToolFailure => {
+export const toToolFailure = (error: BlockedError | CorrectedError | TimedOutError | HookError): LLM.ToolFailure => {
   switch (error._tag) {
     case "PermissionV2.CorrectedError":
       return new LLM.ToolFailure({
@@ -109,10 +110,15 @@ export const toToolFailure = (error: BlockedError | CorrectedError | TimedOutErr
       })
     case "PermissionV2.BlockedError":
       return new LLM.ToolFailure({
-        message: `Permission denied by configured rules for ${error.action}: ${error.resources.join(", ")}`,
+        message:
+          error.hook === undefined
+            ? `Permission denied by configured rules for ${error.action}: ${error.resources.join(", ")}`
+            : `Permission denied by ${error.hook.origin} for ${error.action}: ${error.resources.join(", ")}${error.hook.reason === undefined ? "" : ` (${error.hook.reason})`}`,
       })
     case "Approvals.TimedOutError":
       return new LLM.ToolFailure({ message: error.message })
+    case "Hooks.HookError":
+      return new LLM.ToolFailure({ message: error.message, error })
   }
 }
 
@@ -126,7 +132,12 @@ export const toToolFailure = (error: BlockedError | CorrectedError | TimedOutErr
 export const leafFailure =
   (otherwise: (error: unknown) => LLM.ToolFailure) =>
   (error: unknown): LLM.ToolFailure => {
-    if (error instanceof BlockedError || error instanceof CorrectedError || error instanceof TimedOutError)
+    if (
+      error instanceof BlockedError ||
+      error instanceof CorrectedError ||
+      error instanceof TimedOutError ||
+      error instanceof HookError
+    )
       return toToolFailure(error)
     if (error instanceof LLM.ToolFailure) return error
     return otherwise(error)

@@ -18,6 +18,7 @@ import * as DecisionJournal from "../../journal/decision-journal.js"
 import * as EventV2 from "../../place/event.js"
 import * as Global from "../../system/global.js"
 import * as Location from "../../place/location.js"
+import * as Hooks from "../hooks.js"
 import * as PermissionSaved from "../permission-saved.js"
 import * as ProjectV2 from "../../place/project.js"
 import * as ProtectedPath from "../../place/protected-path.js"
@@ -92,13 +93,14 @@ export {
 } from "./queue.js"
 
 /**
- * The typed failures of `assert`: a configured deny, a rejection with feedback, and an ask nobody answered before
- * `permission.askTimeout` (`Approvals.TimedOutError`).
+ * The typed failures of `assert`: a configured deny (or a hook's), a rejection with feedback, an ask nobody answered
+ * before `permission.askTimeout` (`Approvals.TimedOutError`), and a `permission.evaluate` hook that failed or timed
+ * out (`Hooks.HookError`: the request fails closed).
  *
  * @since 0.1.0
  * @category errors
  */
-export type Error = BlockedError | CorrectedError | Approvals.TimedOutError
+export type Error = BlockedError | CorrectedError | Approvals.TimedOutError | Hooks.HookError
 
 /**
  * The permission service, one per Location.
@@ -108,7 +110,7 @@ export type Error = BlockedError | CorrectedError | Approvals.TimedOutError
  */
 export interface Interface {
   /** Evaluates and, on ask, queues a prompt without waiting. */
-  readonly ask: (input: AssertInput) => Fx.Effect<AskResult, SessionV2.NotFoundError>
+  readonly ask: (input: AssertInput) => Fx.Effect<AskResult, SessionV2.NotFoundError | Hooks.HookError>
   /** Blocks until allowed; a reject without message arrives as a `DeclinedError` defect. */
   readonly assert: (input: AssertInput) => Fx.Effect<void, Error | SessionV2.NotFoundError>
   /**
@@ -125,7 +127,7 @@ export interface Interface {
    *
    * @since 0.2.0
    */
-  readonly check: (input: CheckInput) => Fx.Effect<ReadonlyArray<Effect>, SessionV2.NotFoundError>
+  readonly check: (input: CheckInput) => Fx.Effect<ReadonlyArray<Effect>, SessionV2.NotFoundError | Hooks.HookError>
   readonly get: (id: string) => Fx.Effect<Request | undefined>
   readonly forSession: (sessionID: string) => Fx.Effect<ReadonlyArray<Request>>
   readonly list: () => Fx.Effect<ReadonlyArray<Request>>
@@ -139,10 +141,18 @@ export interface Interface {
  */
 export class Service extends Context.Tag("@toolgate/v2/Permission")<Service, Interface>() {}
 
-/** A decision, with the rules it was made over (kept by reference for the journal's `evaluated` entry). */
+/**
+ * A decision, with the rules it was made over (kept by reference for the journal's `evaluated` entry). `hooked` is
+ * the decision of the `permission.evaluate` hook that tightened it last, when one did.
+ */
 type Decision = (
-  | { readonly effect: "deny"; readonly rules: Ruleset; readonly denied: ReadonlyArray<string> }
-  | { readonly effect: "allow" | "ask" }
+  | {
+      readonly effect: "deny"
+      readonly rules: Ruleset
+      readonly denied: ReadonlyArray<string>
+      readonly hooked?: Hooks.Decision
+    }
+  | { readonly effect: "allow" | "ask"; readonly hooked?: Hooks.Decision }
 ) & { readonly configured: Ruleset; readonly approvals: Ruleset; readonly rows: ReadonlyArray<PermissionSaved.Info> }
 
 /**
@@ -160,6 +170,7 @@ export const make = Fx.gen(function* () {
   const timeout = yield* askTimeout
   const journal = Option.getOrUndefined(yield* Fx.serviceOption(DecisionJournal.Service))
   const shared = Option.getOrUndefined(yield* Fx.serviceOption(SharedAsks))
+  const hooks = Option.getOrUndefined(yield* Fx.serviceOption(Hooks.Service))
   const provenanceOf = yield* provenance
   const clock = yield* Fx.clock
   const now = () => clock.unsafeCurrentTimeMillis()
@@ -223,6 +234,87 @@ export const make = Fx.gen(function* () {
     )
   }
 
+  /** The `hook` journal entries of `decisions`, for the request `requestID`. */
+  const journalHooks = (
+    input: { readonly sessionID: string; readonly action: string; readonly resources: ReadonlyArray<string> },
+    requestID: string | undefined,
+    decisions: ReadonlyArray<Hooks.Decision>,
+  ) => {
+    if (journal === undefined || decisions.length === 0) return Fx.void
+    return Fx.forEach(
+      decisions,
+      (decision) =>
+        journal.record((): DecisionJournal.Draft => ({
+          kind: "hook",
+          projectID: scope.projectID,
+          sessionID: input.sessionID,
+          ...(requestID === undefined ? {} : { requestID }),
+          action: input.action,
+          resources: input.resources,
+          detail: {
+            origin: decision.origin,
+            plugin: decision.plugin,
+            hook: decision.hook,
+            decision: decision.decision,
+            ...(decision.from === undefined ? {} : { from: decision.from }),
+            ...(decision.reason === undefined ? {} : { reason: decision.reason }),
+          },
+        })),
+      { discard: true },
+    )
+  }
+
+  /**
+   * The decision after the `permission.evaluate` hooks: a configured deny is final and no hook sees it; otherwise
+   * each hook may only tighten (docs/plugins.md). A hook that fails fails the request closed (journaled as
+   * `failed`). Without such hooks this is the decision itself, with no Effect of its own.
+   */
+  const tighten = (
+    input: AssertInput,
+    decision: Decision,
+    requestID: string | undefined,
+  ): Fx.Effect<Decision, Hooks.HookError> | undefined => {
+    if (hooks === undefined || decision.effect === "deny" || !hooks.has("permission.evaluate")) return undefined
+    const request = { sessionID: input.sessionID, agent: input.agent, action: input.action, resources: input.resources }
+    return hooks.evaluate(request, decision.effect).pipe(
+      Fx.tapError((error) =>
+        journalHooks(input, requestID, [
+          {
+            plugin: error.plugin,
+            hook: "permission.evaluate",
+            origin: Hooks.originOf(error.plugin, error.hook),
+            decision: "failed",
+            reason: error.detail,
+          },
+        ]),
+      ),
+      Fx.flatMap((evaluated) => {
+        if (evaluated.effect === decision.effect) return Fx.succeed(decision)
+        const hooked = evaluated.decisions.at(-1)!
+        const tightened: Decision =
+          evaluated.effect === "deny"
+            ? { ...decision, effect: "deny", rules: [], denied: input.resources, hooked }
+            : { ...decision, effect: evaluated.effect, hooked }
+        return Fx.as(journalHooks(input, requestID, evaluated.decisions), tightened)
+      }),
+    )
+  }
+
+  const blocked = (input: AssertInput, decision: Decision & { readonly effect: "deny" }) =>
+    new BlockedError({
+      rules: decision.rules,
+      action: input.action,
+      resources: decision.denied,
+      ...(decision.hooked === undefined
+        ? {}
+        : {
+            hook: {
+              origin: decision.hooked.origin,
+              ...(decision.hooked.reason === undefined ? {} : { reason: decision.hooked.reason }),
+            },
+          }),
+    })
+
   const noResources = (input: AssertInput) =>
     Fx.die(new globalThis.Error(`Permission request for ${input.action} must name at least one resource`))
   const notFound = (input: AssertInput) => Fx.fail(new SessionV2.NotFoundError({ sessionID: input.sessionID }))
@@ -264,8 +356,14 @@ export const make = Fx.gen(function* () {
    * The rest of an ask once its configured rules are known, all synchronous up to the Asked publish: it runs inside
    * an uninterruptible region (an entry is inserted and announced in one), from that region's synchronous part.
    */
-  const askWith = (input: AssertInput, configured: Ruleset): Fx.Effect<AskResult> => {
+  const askWith = (input: AssertInput, configured: Ruleset): Fx.Effect<AskResult, Hooks.HookError> => {
     const decision = decide(input, configured)
+    const hooked = tighten(input, decision, input.id)
+    if (hooked !== undefined) return Fx.flatMap(hooked, (tightened) => askDecided(input, tightened))
+    return askDecided(input, decision)
+  }
+
+  const askDecided = (input: AssertInput, decision: Decision): Fx.Effect<AskResult> => {
     if (decision.effect !== "ask") {
       const result: AskResult = { id: createID(input.id), effect: decision.effect }
       return journal === undefined ? Fx.succeed(result) : Fx.as(journalEvaluation(input, decision, result.id), result)
@@ -282,40 +380,50 @@ export const make = Fx.gen(function* () {
   // `ask` and `assert` are plain functions returning an Effect, without a span: they run on every tool call. When
   // nothing changed since the views were read (the change stamp is where it was and the session is in the view),
   // an ask is the stamp, the agent and one synchronous step (`askWith`); otherwise the views are read first.
-  const ask = (input: AssertInput): Fx.Effect<AskResult, SessionV2.NotFoundError> => {
+  const ask = (input: AssertInput): Fx.Effect<AskResult, SessionV2.NotFoundError | Hooks.HookError> => {
     if (input.resources.length === 0) return noResources(input)
-    return Fx.flatMap(saved.changeStamp, (stamp): Fx.Effect<AskResult, SessionV2.NotFoundError> => {
+    return Fx.flatMap(saved.changeStamp, (stamp): Fx.Effect<AskResult, SessionV2.NotFoundError | Hooks.HookError> => {
       const session = view.current(stamp, input.sessionID)
       if (session !== undefined) {
         return Fx.uninterruptible(
           Fx.flatMap(agents.resolve(input.agent ?? session.agent), (agent) => askWith(input, view.rulesFrom(agent))),
         )
       }
-      return Fx.flatMap(view.configuredAt(stamp, input.sessionID, input.agent), (configured) =>
-        configured === undefined ? notFound(input) : Fx.uninterruptible(Fx.suspend(() => askWith(input, configured))),
+      return Fx.flatMap(
+        view.configuredAt(stamp, input.sessionID, input.agent),
+        (configured): Fx.Effect<AskResult, SessionV2.NotFoundError | Hooks.HookError> =>
+          configured === undefined ? notFound(input) : Fx.uninterruptible(Fx.suspend(() => askWith(input, configured))),
       )
     })
   }
 
   const assert = (input: AssertInput): Fx.Effect<void, Error | SessionV2.NotFoundError> =>
     Fx.uninterruptibleMask((restore) =>
-      Fx.flatMap(evaluateInput(input), (decision): Fx.Effect<void, Error> => {
-        if (decision.effect === "deny") {
-          return Fx.zipRight(
-            journalEvaluation(input, decision, input.id),
-            Fx.fail(new BlockedError({ rules: decision.rules, action: input.action, resources: decision.denied })),
-          )
-        }
-        if (decision.effect === "allow") return journalEvaluation(input, decision, input.id)
-        const request = toRequest(input)
-        return Fx.zipRight(
-          journalEvaluation(input, decision, request.id),
-          Fx.flatMap(create(request, input.agent), (entry) =>
-            restore(Deferred.await(entry.deferred!)).pipe(Fx.ensuring(Fx.sync(() => drop(entry)))),
-          ),
-        )
+      Fx.flatMap(evaluateInput(input), (evaluated): Fx.Effect<void, Error> => {
+        const hooked = tighten(input, evaluated, input.id)
+        if (hooked === undefined) return settleDecision(input, evaluated, restore)
+        return Fx.flatMap(restore(hooked), (decision) => settleDecision(input, decision, restore))
       }),
     )
+
+  /** Acts on `decision` (the rules' decision, tightened by the hooks). */
+  const settleDecision = (
+    input: AssertInput,
+    decision: Decision,
+    restore: <A, E, R>(effect: Fx.Effect<A, E, R>) => Fx.Effect<A, E, R>,
+  ): Fx.Effect<void, Error> => {
+    if (decision.effect === "deny") {
+      return Fx.zipRight(journalEvaluation(input, decision, input.id), Fx.fail(blocked(input, decision)))
+    }
+    if (decision.effect === "allow") return journalEvaluation(input, decision, input.id)
+    const request = toRequest(input)
+    return Fx.zipRight(
+      journalEvaluation(input, decision, request.id),
+      Fx.flatMap(create(request, input.agent), (entry) =>
+        restore(Deferred.await(entry.deferred!)).pipe(Fx.ensuring(Fx.sync(() => drop(entry)))),
+      ),
+    )
+  }
 
   const reply = Fx.fn("PermissionV2.reply")(function* (input: ReplyInput) {
     const entry = queue.entry(input.requestID)
@@ -347,7 +455,15 @@ export const make = Fx.gen(function* () {
     if (configured === undefined) return yield* new SessionV2.NotFoundError({ sessionID: input.sessionID })
     const approvals = sessions.approvals(input.sessionID, view.approvals())
     // Each resource as `assert` would decide a request for it alone: one decision path for both.
-    return input.resources.map((resource): Effect => effectOf(input.action, [resource], configured, approvals))
+    const effects = input.resources.map((resource): Effect => effectOf(input.action, [resource], configured, approvals))
+    if (hooks === undefined || !hooks.has("permission.evaluate")) return effects
+    // The hooks see each resource as a request of its own, as `assert` would show it to them; nothing is journaled.
+    return yield* Fx.forEach(input.resources, (resource, i) => {
+      const effect = effects[i]!
+      if (effect === "deny") return Fx.succeed(effect)
+      const request = { sessionID: input.sessionID, agent: input.agent, action: input.action, resources: [resource] }
+      return Fx.map(hooks.evaluate(request, effect), (evaluated): Effect => evaluated.effect)
+    })
   })
 
   const get = Fx.fn("PermissionV2.get")(function* (id: string) {

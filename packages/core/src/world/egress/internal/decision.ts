@@ -244,6 +244,8 @@ export const decide = (asker: Asker, target: Target, request: string): Effect.Ef
       "PermissionV2.CorrectedError": (error) =>
         Effect.succeed(refused("rejected", `rejected by the user: ${error.feedback}`)),
       "Approvals.TimedOutError": (error) => Effect.succeed(refused("timed_out", error.message)),
+      // A hook that failed refuses the destination (fails closed), naming the hook.
+      "Hooks.HookError": (error) => Effect.succeed(refused("denied", error.message)),
       "WebAddress.ResolveError": (error) => Effect.succeed(refused("unresolvable", error.message, 502)),
       "Session.NotFoundError": () => Effect.succeed(refused("no_session", "the session of this call does not exist")),
     }),
