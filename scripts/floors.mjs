@@ -41,7 +41,7 @@ export const FLOORS = [
   },
   {
     folder: "permission",
-    about: "the permission gate: rules, evaluation, the pending queue, saved approvals, explain and lint",
+    about: "the permission gate: rules, evaluation, the pending queue, saved approvals, hooks, explain and lint",
     os: ["database"],
   },
   { folder: "approvals", about: "the one approval protocol every client speaks, over the pending queue", os: [] },
@@ -68,7 +68,7 @@ export const FLOORS = [
   },
   {
     folder: "assembly",
-    about: "one-call layers, the turn loop and its call journal, the model interface",
+    about: "one-call layers, the turn loop and its call journal, the model interface, the gate that runs hooks",
     os: ["files", "processes", "network", "database"],
   },
   {
