@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
@@ -32,6 +33,25 @@ describe.each(engines)("grep ($engine engine)", ({ search, skip }) => {
           type: "text",
           value: `Found 1 matches\n${path.join(dir, "src/haystack.ts")}:\n  Line 1: needle\n`,
         })
+      }),
+    ),
+  )
+
+  it.scoped.skipIf(skip)("grep on a FIFO inside the Location settles at once: skipped with a note, never opened", () =>
+    inLocation(search, { "src/a.ts": "needle\n" }, (dir) =>
+      Effect.gen(function* () {
+        const fifo = path.join(dir, "src", "pipe")
+        expect(spawnSync("mkfifo", [fifo]).status).toBe(0)
+        // Nobody ever writes to the FIFO: opening it for reading would block until a writer came.
+        const settled = yield* settle({ pattern: "needle", path: "src/pipe" })
+        expect(structured(settled)).toEqual([])
+        expect(settled.result).toEqual({
+          type: "text",
+          value:
+            "No files found\n\n(Matches in 1 file skipped because it is not a regular file (a FIFO, socket or device).)",
+        })
+        // A walk over its directory skips it too and finds the regular file.
+        expect(places(yield* settle({ pattern: "needle", path: "src" }))).toEqual(["src/a.ts:1"])
       }),
     ),
   )

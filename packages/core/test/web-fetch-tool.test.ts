@@ -6,7 +6,8 @@
 import type * as http from "node:http"
 import { HttpClientRequest, HttpClientResponse } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Ref, Schema, TestClock } from "effect"
+import { Cause, Effect, Exit, Fiber, Layer, Ref, Schema, TestClock, TestServices } from "effect"
+import * as Html from "../src/builtin/internal/web-fetch-html.js"
 import {
   ApplicationTools,
   PermissionV2,
@@ -471,6 +472,27 @@ describe("webfetch", () => {
         expect(server.hits.map((hit) => hit.url)).toEqual(["/slow"])
       }).pipe(Effect.provide(env()))
     }).pipe(Effect.scoped),
+  )
+
+  it.effect("the timeout bounds the conversion: 56 KB of nested <b> is stopped when the budget runs out", () =>
+    Effect.gen(function* () {
+      // 25 blocks of 333 nested <b> (58 KB): within MAX_HTML_DEPTH, and seconds of Turndown work.
+      const page = ("<b>".repeat(333) + "x" + "</b>".repeat(333)).repeat(25)
+      expect(page.length).toBeGreaterThan(56_000)
+      const conversion = yield* Effect.fork(
+        Html.convert(page, "text/html", "markdown").pipe(Effect.timeout("500 millis")),
+      )
+      // Once the conversion is under way its timeout is a pending sleep; a conversion that ran on this thread would
+      // have finished (with a result) before any sleep could be seen.
+      while ((yield* TestClock.sleeps()).length === 0 && conversion.unsafePoll() === null) yield* Effect.yieldNow()
+      yield* TestClock.adjust("500 millis")
+      // A hang guard far above the timeout (the worker is terminated; the fiber does not wait for it to wind down).
+      const exit = yield* Fiber.await(conversion).pipe(
+        Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => new Error("conversion not stopped") }),
+        TestServices.provideLive,
+      )
+      expect(Exit.isFailure(exit) && Cause.isFailType(exit.cause) && exit.cause.error._tag).toBe("TimeoutException")
+    }),
   )
 
   it.scoped("maps blocked and corrected permissions to their model-visible messages without a request", () =>

@@ -169,6 +169,9 @@ export const tool = Effect.gen(function* () {
         }),
       }).pipe(Effect.mapError((error) => (Search.isRootFailure(error) ? rootFailure(path, error) : error)))
       const stats = yield* statTarget(target.canonical)
+      // A FIFO, socket or device is never opened: reading one may block forever. The walk skips them the same way.
+      if (stats !== undefined && !stats.isDirectory() && !stats.isFile())
+        return { matches: [], withheld: [{ files: 1, reason: "special" as const }] }
       const isDirectory = stats?.isDirectory() ?? false
       const cwd = isDirectory ? target.canonical : nodePath.dirname(target.canonical)
       const file = stats !== undefined && !isDirectory ? nodePath.basename(target.canonical) : undefined

@@ -125,13 +125,21 @@ export const MAX_REDIRECTS = 10
  */
 export const PRIVATE_PREFIX: typeof PermissionV2.PRIVATE_PREFIX = PermissionV2.PRIVATE_PREFIX
 /**
- * HTML up to this many UTF-16 units is converted to Markdown on the calling thread; larger documents go to a worker
- * thread, which the call's timeout terminates.
+ * HTML up to this many UTF-16 units (4 Ki), nested no deeper than `INLINE_MARKDOWN_DEPTH`, is converted to Markdown
+ * on the calling thread; every other document goes to a worker thread, which the call's timeout terminates.
  *
  * @since 0.2.0
  * @category constants
  */
 export const INLINE_MARKDOWN_LIMIT: number = Html.INLINE_MARKDOWN_LIMIT
+
+/**
+ * The deepest nesting converted on the calling thread (32); deeper documents go to the worker.
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const INLINE_MARKDOWN_DEPTH: number = Html.INLINE_MARKDOWN_DEPTH
 
 /**
  * The model-facing description (our own wording).

@@ -21,13 +21,24 @@ import { ConversionError } from "./web-fetch-errors.js"
 export type Format = "text" | "markdown" | "html"
 
 /**
- * HTML up to this many UTF-16 units is converted to Markdown on the calling thread; larger documents go to a worker
- * thread, which the call's timeout terminates.
+ * HTML up to this many UTF-16 units (and nested no deeper than `INLINE_MARKDOWN_DEPTH`) is converted to Markdown on
+ * the calling thread; every other document goes to a worker thread, which the call's timeout terminates. Kept small:
+ * Turndown's cost grows with depth as well as size (56 KB of nested `<b>` takes seconds), and a conversion on the
+ * calling thread cannot be stopped by the timeout.
  *
  * @since 0.3.0
  * @category constants
  */
-export const INLINE_MARKDOWN_LIMIT = 64 * 1024
+export const INLINE_MARKDOWN_LIMIT = 4 * 1024
+
+/**
+ * The deepest nesting converted on the calling thread (with `INLINE_MARKDOWN_LIMIT`); deeper documents go to the
+ * worker.
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const INLINE_MARKDOWN_DEPTH = 32
 
 /**
  * The deepest element nesting converted to Markdown. Turndown's DOM parser is quadratic in depth and its converter
@@ -193,8 +204,9 @@ const turndownInWorker = (html: string): Effect.Effect<string, ConversionError> 
 /** `toMarkdown` without blocking the event loop for long: chunked depth check, then inline or worker conversion. */
 const toMarkdownBounded = (html: string): Effect.Effect<string, ConversionError> =>
   Effect.gen(function* () {
-    if ((yield* runPassChunked(depthPass(), html)) > MAX_HTML_DEPTH) return yield* depthError()
-    if (html.length <= INLINE_MARKDOWN_LIMIT) {
+    const depth = yield* runPassChunked(depthPass(), html)
+    if (depth > MAX_HTML_DEPTH) return yield* depthError()
+    if (html.length <= INLINE_MARKDOWN_LIMIT && depth <= INLINE_MARKDOWN_DEPTH) {
       return yield* Effect.try({ try: () => turndownInline(html), catch: converterFailed })
     }
     return yield* turndownInWorker(html)

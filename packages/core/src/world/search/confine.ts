@@ -20,14 +20,15 @@ import { invalidInput, type InvalidInputError, type Match } from "./schema.js"
 
 /**
  * Files whose grep matches were left out of a result, and why: `denied` — the `read` rules deny reading them;
- * `changed` — the file no longer was what the search read (replaced, moved or turned into a symlink meanwhile).
+ * `changed` — the file no longer was what the search read (replaced, moved or turned into a symlink meanwhile);
+ * `special` — the path named a FIFO, socket or device, which grep does not open (reading one may never end).
  *
  * @since 0.2.0
  * @category models
  */
 export const Withheld = Schema.Struct({
   files: Schema.Int.pipe(Schema.positive()),
-  reason: Schema.Literal("denied", "changed"),
+  reason: Schema.Literal("denied", "changed", "special"),
 })
 /**
  * @see Withheld
@@ -285,7 +286,9 @@ export const withheldText = (withheld: ReadonlyArray<Withheld>): string | undefi
     const count = files === 1 ? "1 file" : `${files} files`
     return reason === "denied"
       ? `${count} withheld because the read permission rules deny reading ${files === 1 ? "it" : "them"}`
-      : `${count} withheld because ${files === 1 ? "it" : "they"} changed or moved during the search`
+      : reason === "special"
+        ? `${count} skipped because ${files === 1 ? "it is" : "they are"} not a regular file (a FIFO, socket or device)`
+        : `${count} withheld because ${files === 1 ? "it" : "they"} changed or moved during the search`
   })
   return `(Matches in ${parts.join("; matches in ")}.)`
 }
