@@ -17,12 +17,12 @@
  * @since 0.3.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import type * as SqlError from "@effect/sql/SqlError"
+import * as SqlError from "@effect/sql/SqlError"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Fx from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type * as Option from "effect/Option"
+import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -267,8 +267,8 @@ export const makeDatabase = (options: DatabaseOptions = {}) =>
       return undefined
     }
 
-    const saveError = (requestID: string, action: string) => (error: SqlError.SqlError) => {
-      const failure = DatabaseError.queryError(sql, error)
+    const saveError = (requestID: string, action: string) => (error: unknown) => {
+      const failure = error instanceof DatabaseError.QueryError ? error : DatabaseError.queryError(sql, error)
       return new SaveError({
         requestID,
         action,
@@ -299,36 +299,52 @@ export const makeDatabase = (options: DatabaseOptions = {}) =>
         }),
       )
 
-    const answer = Fx.fn("Approvals.answer")(function* (input: Answer) {
-      const requestID = input.requestID
-      if (input.digest === undefined && input.channel !== IN_PROCESS) {
-        return yield* new DigestMismatchError({ requestID })
-      }
-      const now = yield* Clock.currentTimeMillis
-      const row = yield* orDie(readRow(requestID, now))
-      const refused = refusal(requestID, row, input.digest, now)
-      if (refused !== undefined) return yield* refused
-      const found = row!
-      const prompt = decodePrompt(found.prompt)
-      if (prompt._tag === "None") return yield* new NotFoundError({ requestID })
-      const choice = prompt.value.choices.find((candidate) => candidate.id === input.choice)
-      if (choice === undefined) return yield* new UnknownChoiceError({ requestID, choice: input.choice })
-      const claimed: Claim = {
-        kind: "answer",
-        choice: choice.id,
-        channel: input.channel,
-        ...(input.message === undefined ? {} : { message: input.message }),
-        ...(input.ttlMillis === undefined ? {} : { ttlMillis: input.ttlMillis }),
-        ...(input.by === undefined ? {} : { by: input.by }),
-      }
-      const won = yield* claim(found, input.digest ?? found.digest, claimed, now).pipe(
-        Fx.mapError(saveError(requestID, prompt.value.request.action)),
-      )
-      if (won) return
-      // Someone else changed the row between the read and the claim: say what it is now.
-      const again = yield* orDie(readRow(requestID, now))
-      return yield* refusal(requestID, again, input.digest, now) ?? new AlreadyAnsweredError({ requestID })
-    })
+    // What an answer is about, for its `SaveError`, once its row is read.
+    const actions = new WeakMap<Answer, string>()
+
+    /**
+     * A database failure anywhere in an answer — a read, the claim, and the COMMIT or ROLLBACK `withTransaction`
+     * turns into a defect — is the documented `SaveError` (HTTP 503), never an unexplained defect (500).
+     */
+    const databaseFailure = (input: Answer) => (defect: unknown) =>
+      defect instanceof SqlError.SqlError || defect instanceof DatabaseError.QueryError
+        ? Option.some(Fx.fail(saveError(input.requestID, actions.get(input) ?? "unknown")(defect)))
+        : Option.none()
+
+    const answer = Fx.fn("Approvals.answer")(
+      function* (input: Answer) {
+        const requestID = input.requestID
+        if (input.digest === undefined && input.channel !== IN_PROCESS) {
+          return yield* new DigestMismatchError({ requestID })
+        }
+        const now = yield* Clock.currentTimeMillis
+        const row = yield* orDie(readRow(requestID, now))
+        const refused = refusal(requestID, row, input.digest, now)
+        if (refused !== undefined) return yield* refused
+        const found = row!
+        const prompt = decodePrompt(found.prompt)
+        if (prompt._tag === "None") return yield* new NotFoundError({ requestID })
+        actions.set(input, prompt.value.request.action)
+        const choice = prompt.value.choices.find((candidate) => candidate.id === input.choice)
+        if (choice === undefined) return yield* new UnknownChoiceError({ requestID, choice: input.choice })
+        const claimed: Claim = {
+          kind: "answer",
+          choice: choice.id,
+          channel: input.channel,
+          ...(input.message === undefined ? {} : { message: input.message }),
+          ...(input.ttlMillis === undefined ? {} : { ttlMillis: input.ttlMillis }),
+          ...(input.by === undefined ? {} : { by: input.by }),
+        }
+        const won = yield* claim(found, input.digest ?? found.digest, claimed, now).pipe(
+          Fx.mapError(saveError(requestID, prompt.value.request.action)),
+        )
+        if (won) return
+        // Someone else changed the row between the read and the claim: say what it is now.
+        const again = yield* orDie(readRow(requestID, now))
+        return yield* refusal(requestID, again, input.digest, now) ?? new AlreadyAnsweredError({ requestID })
+      },
+      (effect, input) => Fx.catchSomeDefect(effect, databaseFailure(input)),
+    )
 
     /** The events of the rows that left the list: answered (with the claim's choice) or expired. */
     const leftEvents = (ids: ReadonlyArray<string>, sessions: ReadonlyMap<string, string>) =>
