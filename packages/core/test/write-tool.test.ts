@@ -182,16 +182,20 @@ describe("write", () => {
     ),
   )
 
-  it("keeps the locked write schema and semantics docstring; its deferred parts are listed in docs/known-gaps.md", () => {
+  it("keeps the locked write schema, semantics docstring, and deferred UX TODOs visible", () => {
     const source = nodeFs.readFileSync(new URL("../src/builtin/write-tool.ts", import.meta.url), "utf8")
     const prose = source.replace(/\n \* /g, " ")
     expect(prose).toContain(
       "absolute external paths retain mutation capability through a separate external_directory approval before edit approval.",
     )
-    expect(source).not.toMatch(/TODO/)
-    const gaps = nodeFs.readFileSync(new URL("../../../docs/known-gaps.md", import.meta.url), "utf8")
-    for (const gap of ["`filePath`", "No formatter", "file-change event", "No snapshots and no undo", "No LSP"]) {
-      expect(gaps).toContain(gap)
+    for (const todo of [
+      "TODO: Revisit whether model-facing mutation schemas should prefer absolute `filePath` naming for trained-in compatibility after evaluating model behavior.",
+      "TODO: Add formatter integration after V2 formatter runtime exists.",
+      "TODO: Publish watcher/file-edit events after V2 watcher integration exists.",
+      "TODO: Add snapshots / undo after design exists.",
+      "TODO: Add LSP notification and diagnostics after V2 LSP runtime exists.",
+    ]) {
+      expect(source).toContain(todo)
     }
   })
 

@@ -38,6 +38,7 @@ export const description =
   "and an absolute path that points inside the Location is accepted as well. An absolute path outside the Location " +
   "needs external_directory approval first, and edit approval after it."
 
+// TODO: Revisit whether model-facing mutation schemas should prefer absolute `filePath` naming for trained-in compatibility after evaluating model behavior.
 /**
  * The input: exactly `path` and `content`.
  *
@@ -88,6 +89,12 @@ export type Output = typeof Output.Type
  */
 export const toModelText = (output: Output): string =>
   `${output.existed ? "Wrote" : "Created"} file successfully: ${output.resource}`
+
+// Deferred V2 write integrations (the reference's markers, kept verbatim; docs/known-gaps.md is the one list):
+// TODO: Add formatter integration after V2 formatter runtime exists.
+// TODO: Publish watcher/file-edit events after V2 watcher integration exists.
+// TODO: Add snapshots / undo after design exists.
+// TODO: Add LSP notification and diagnostics after V2 LSP runtime exists.
 
 /**
  * Builds the `write` tool (catalogue action `edit`) over the current Location's services.
