@@ -34,7 +34,29 @@ export const HOOK_ACTION = "hook"
  */
 export const EXPLICIT_ACTIONS: ReadonlySet<string> = new Set([ProtectedPath.ACTION, PROJECT_PROGRAM_ACTION, HOOK_ACTION])
 
-export { NET_PREFIX, PRIVATE_PREFIX, UNRESOLVED_PREFIX } from "../../values/internal/resource-prefix.js"
+export {
+  /**
+   * The prefix of a sandboxed command's outgoing connection (`net:<host>:<port>`).
+   *
+   * @since 0.3.0
+   * @category constants
+   */
+  NET_PREFIX,
+  /**
+   * The prefix of a resource that reaches a loopback, private, link-local or metadata address.
+   *
+   * @since 0.3.0
+   * @category constants
+   */
+  PRIVATE_PREFIX,
+  /**
+   * The prefix of a shell command that cannot be resolved statically.
+   *
+   * @since 0.3.0
+   * @category constants
+   */
+  UNRESOLVED_PREFIX,
+} from "../../values/internal/resource-prefix.js"
 
 /**
  * Resource prefixes only a rule naming them can allow: for a resource that starts with one of them, an allow whose

@@ -49,13 +49,25 @@ import type { View } from "./view.js"
  */
 export const SHARED_POLL_INTERVAL_MS = 1000
 
-/** A queue entry, as far as sharing it goes (the queue's `Pending`). */
+/**
+ * A queue entry, as far as sharing it goes (the queue's `Pending`).
+ *
+ * @since 0.4.0
+ * @internal
+ * @category models
+ */
 export interface SharedEntry {
   readonly request: Request
   readonly askedAt: number
 }
 
-/** Who answered, as the queue passes it to the shared service. */
+/**
+ * Who answered, as the queue passes it to the shared service.
+ *
+ * @since 0.4.0
+ * @internal
+ * @category models
+ */
 export interface SharedWho {
   readonly by: string | undefined
   readonly channel: string
