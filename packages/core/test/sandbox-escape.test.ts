@@ -11,82 +11,16 @@ import * as net from "node:net"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { inject } from "vitest"
-import { AppProcess, type Config, Project } from "../src/index.js"
-import { tempDir } from "./support/location.js"
+import { AppProcess, Project } from "../src/index.js"
+import { bwrapWorks, isRoot, NOBODY, nobodyWorks, sandboxed, scene, TIMEOUT } from "./support/sandbox-scene.js"
 
 const works = (command: string, args: ReadonlyArray<string>) =>
   ChildProcess.spawnSync(command, args, { stdio: "ignore" }).status === 0
-const BWRAP_PROBE = ["--unshare-all", "--unshare-user", "--disable-userns", "--ro-bind", "/", "/", "true"]
-const bwrapWorks = works("bwrap", BWRAP_PROBE)
-const isRoot = process.getuid?.() === 0
-const nobodyWorks = isRoot && bwrapWorks && works("runuser", ["-u", "nobody", "--", "bwrap", ...BWRAP_PROBE])
 const hasPython = works("python3", ["--version"])
 if (!bwrapWorks) console.warn("sandbox-escape: bubblewrap 0.8+ cannot create namespaces here; every case is skipped")
 if (!nobodyWorks)
   console.warn("sandbox-escape: not root or runuser/bwrap unusable as nobody; the nobody cases are skipped")
 if (!hasPython) console.warn("sandbox-escape: python3 is missing; the socket cases check node and curl only")
-
-const NOBODY = 65534
-/** Each case starts the sandbox child one to three times; on a loaded two-core machine that takes a while. */
-const TIMEOUT = 240_000
-/** support/sandbox-child.ts, bundled from the sources once per run (support/bundle-setup.ts). */
-const CHILD = path.join(inject("toolgateChildBundle"), "sandbox-child.js")
-
-type User = "root" | "nobody"
-interface Result {
-  readonly exit: number
-  readonly output: string
-  readonly note: string | undefined
-}
-
-/** The directories of one scenario, owned by the user the sandbox runs as. */
-const scene = (user: User) =>
-  Effect.gen(function* () {
-    const root = yield* tempDir("toolgate-escape-")
-    // Not below /tmp, which is private in the sandbox: the home directory must be visible there to be hidden.
-    const home = yield* Effect.acquireRelease(
-      Effect.sync(() => fs.realpathSync(fs.mkdtempSync("/var/tmp/toolgate-escape-home-"))),
-      (directory) => Effect.sync(() => fs.rmSync(directory, { recursive: true, force: true })),
-    )
-    const tmp = yield* tempDir("toolgate-escape-tmp-")
-    const config = yield* tempDir("toolgate-escape-config-")
-    const own = () => {
-      if (user !== "nobody") return
-      for (const directory of [root, home, tmp, config]) chownTree(directory)
-    }
-    return { root, home, tmp, config, own }
-  })
-
-const chownTree = (entry: string): void => {
-  fs.lchownSync(entry, NOBODY, NOBODY)
-  if (fs.lstatSync(entry).isDirectory()) for (const name of fs.readdirSync(entry)) chownTree(path.join(entry, name))
-}
-
-/** Runs `commands` in the sandbox of `scene.root` as `user`, through the child process. */
-const sandboxed = (
-  user: User,
-  where: { readonly root: string; readonly home: string; readonly tmp: string; readonly config: string },
-  bash: typeof Config.Bash.Type,
-  commands: ReadonlyArray<string>,
-) =>
-  Effect.gen(function* () {
-    const input = JSON.stringify({ ...where, bash, commands })
-    const node = [process.execPath, CHILD, input]
-    const command: AppProcess.Command =
-      user === "root"
-        ? { command: node[0]!, args: node.slice(1) }
-        : { command: "runuser", args: ["-u", "nobody", "--", ...node] }
-    const run = yield* AppProcess.make.run(
-      { ...command, cwd: path.join(import.meta.dirname, ".."), env: { HOME: where.home } },
-      { timeout: "120 seconds" },
-    )
-    const text = Buffer.from(run.stdout).toString("utf8").trim().split("\n").at(-1) ?? ""
-    const parsed = JSON.parse(text || "{}") as { results?: ReadonlyArray<Result>; error?: string }
-    if (parsed.results === undefined)
-      throw new Error(`sandbox child failed: ${parsed.error ?? Buffer.from(run.stderr).toString("utf8")}`)
-    return parsed.results
-  })
 
 /** A Unix socket server at `socketPath` (any user may connect) that counts connections and answers "pong". */
 const socketServer = (socketPath: string) =>

@@ -136,6 +136,7 @@ const configLayer = (options: LocationOptions) => {
 export const layerLocation = (options: LocationOptions) => {
   const place = Layer.mergeAll(Location.layer({ directory: options.directory }))
   const configured = configLayer(options).pipe(Layer.provideMerge(place))
+  // ProtectedPath is below the services so the sandbox reads the same protected set as the tools.
   const policy = Layer.mergeAll(
     EventV2.layer,
     SessionV2.layer,
@@ -143,6 +144,7 @@ export const layerLocation = (options: LocationOptions) => {
     ToolOutputStore.layer,
     Image.layer,
     Hooks.layer,
+    ProtectedPath.layer,
   )
   // The registry reads the hook port (HookGate, over the permission gate) when it is built.
   const registry = ToolRegistry.layer.pipe(
@@ -152,7 +154,6 @@ export const layerLocation = (options: LocationOptions) => {
   const services = Layer.mergeAll(
     registry,
     LocationMutation.layer,
-    ProtectedPath.layer,
     FileMutation.layer,
     QuestionV2.layer,
     SessionTodo.layer,

@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Global from "../system/global.js"
 import * as Path from "../values/path.js"
+import * as GitConfigured from "./internal/git-configured.js"
 import * as Location from "./location.js"
 
 /**
@@ -53,9 +54,11 @@ export const DIRECTORIES = [".toolgate", ".git"] as const
 export const SKILL_FOLDERS = [".claude", ".agents"] as const
 
 /**
- * The documented list of protected paths. Entries without a leading `<…>` apply in every directory; the `<…>`
- * entries are the current Location's user configuration directory, its git store and any directory an embedder adds
- * (`layerWith`).
+ * The documented list of protected paths. Entries without a leading `<…>` apply in every directory, at any depth
+ * (a nested repository's `.git`, a linked worktree's `.git` file); the `<…>` entries are the current Location's user
+ * configuration directory, its git store, what its git configuration names (the `core.hooksPath` directory, the
+ * files `include.path` and `includeIf.*.path` name, the configuration files git reads) and any directory an embedder
+ * adds (`layerWith`).
  *
  * @since 0.2.0
  * @category constants
@@ -69,6 +72,9 @@ export const PATHS = [
   ".git/**",
   "<user config directory>/**",
   "<git common directory>/**",
+  "<git hooks directory>/**",
+  "<git include file>",
+  "<git configuration file>",
   "<extra root>/**",
 ] as const
 
@@ -141,6 +147,24 @@ export const classify = (absolute: string, roots: ReadonlyArray<Root> = []): Mat
   return undefined
 }
 
+/**
+ * The `PATHS` entry a directory entry named `name` falls under wherever it appears, given the name of the directory
+ * holding it (`parent`): a configuration document, `.toolgate`, `.git` (a directory, or a linked worktree's file) or
+ * a `skills` folder of `.claude`/`.agents`; `undefined` otherwise. What a walk over a tree uses to find the protected
+ * paths at every depth.
+ *
+ * @since 0.4.0
+ * @category utilities
+ */
+export const classifyName = (name: string, parent: string): Match["entry"] | undefined => {
+  const folded = fold(name)
+  const directory = FOLDED_DIRECTORIES.get(folded)
+  if (directory !== undefined) return directory
+  if (FOLDED_FILES.has(folded)) return folded === fold("toolgate.json") ? "toolgate.json" : "toolgate.jsonc"
+  if (folded === "skills") return FOLDED_SKILL_FOLDERS.get(fold(parent))
+  return undefined
+}
+
 const real = (directory: string): string => {
   try {
     return fs.realpathSync(directory)
@@ -199,8 +223,38 @@ export const make = (rootList: ReadonlyArray<Root>): Interface =>
   Service.of({ roots: rootList, classify: (absolute) => classify(absolute, rootList) })
 
 /**
- * The Location-scoped layer: the name-based entries plus this Location's user configuration directory and git store;
- * `extra` adds more wholesale-protected directories (for example skill sources given to `SkillV2.layerFromSources`).
+ * The roots a repository's git configuration names: the `core.hooksPath` directories, the included files and the
+ * configuration files git reads (each as given and as its real path), read with `git config` in `worktree`. A
+ * repository whose configuration git cannot list gets none, with a warning naming it.
+ *
+ * @since 0.4.0
+ * @category utilities
+ */
+export const gitRoots = (worktree: string, home: string): Effect.Effect<ReadonlyArray<Root>> =>
+  Effect.gen(function* () {
+    const configured = yield* GitConfigured.read(worktree, home)
+    if (configured === undefined) {
+      yield* Effect.logWarning(
+        `The git configuration of ${worktree} could not be read: the hooks directory and included files it may name are not protected`,
+      )
+      return []
+    }
+    const out: Array<Root> = []
+    const add = (entries: ReadonlyArray<string>, entry: Match["entry"]) => {
+      for (const directory of entries)
+        for (const candidate of new Set([path.resolve(directory), real(directory)]))
+          out.push({ directory: candidate, entry })
+    }
+    add(configured.hooks, "<git hooks directory>/**")
+    add(configured.includes, "<git include file>")
+    add(configured.files, "<git configuration file>")
+    return out
+  })
+
+/**
+ * The Location-scoped layer: the name-based entries plus this Location's user configuration directory, git store and
+ * what its git configuration names (`gitRoots`, read once when the layer is built); `extra` adds more
+ * wholesale-protected directories (for example skill sources given to `SkillV2.layerFromSources`).
  *
  * @since 0.2.0
  * @category layers
@@ -211,17 +265,32 @@ export const layerWith = (
   Layer.effect(
     Service,
     Effect.gen(function* () {
-      const location = yield* Location.Service
-      const global = yield* Global.Service
-      const more = extra.flatMap((directory) =>
-        [...new Set([path.resolve(directory), real(directory)])].map((candidate): Root => ({
-          directory: candidate,
-          entry: "<extra root>/**",
-        })),
-      )
-      return make([...roots(location, global), ...more])
+      return make(yield* locationRoots(yield* Location.Service, yield* Global.Service, extra))
     }),
   )
+
+/**
+ * Every wholesale-protected root of a Location: `roots`, its repository's `gitRoots` and the `extra` directories.
+ * What `layerWith` serves; a service that needs the set without the layer (the sandbox built alone) reads it here.
+ *
+ * @since 0.4.0
+ * @category utilities
+ */
+export const locationRoots = (
+  location: Location.Interface,
+  global: Global.Interface,
+  extra: ReadonlyArray<string> = [],
+): Effect.Effect<ReadonlyArray<Root>> =>
+  Effect.gen(function* () {
+    const more = extra.flatMap((directory) =>
+      [...new Set([path.resolve(directory), real(directory)])].map((candidate): Root => ({
+        directory: candidate,
+        entry: "<extra root>/**",
+      })),
+    )
+    const git = location.vcs === undefined ? [] : yield* gitRoots(location.project.directory, global.home)
+    return [...roots(location, global), ...git, ...more]
+  })
 
 /**
  * The Location-scoped layer with no extra roots.

@@ -1,7 +1,8 @@
 /**
  * Runs shell commands through the real Sandbox layer and AppProcess, in a process of its own, so a test can do it
  * as another user (`runuser -u nobody -- node … sandbox-child.ts`). Input: one JSON argument `{ root, home, tmp,
- * config, bash, commands }`; output: one JSON line, `{ results: [{ exit, output, note }] }` or `{ error }`.
+ * config, bash, commands }`; output: one JSON line, `{ results: [{ exit, output, note }], autoAllow }` or `{ error }`.
+ * A root inside a git repository is a git Location (its project resolved as `Location.layer` would).
  */
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
@@ -10,6 +11,7 @@ import * as Layer from "effect/Layer"
 import * as Config from "../../src/place/config.js"
 import * as EventV2 from "../../src/place/event.js"
 import * as Location from "../../src/place/location.js"
+import * as Project from "../../src/place/project.js"
 import * as Global from "../../src/system/global.js"
 import * as AppProcess from "../../src/world/app-process.js"
 import * as Sandbox from "../../src/world/sandbox/sandbox.js"
@@ -24,10 +26,18 @@ interface Input {
 }
 
 const input = JSON.parse(process.argv[2] ?? "{}") as Input
-const location = Location.layerWith({
-  directory: input.root,
-  project: { id: "global", directory: path.parse(input.root).root },
-})
+const location = Layer.unwrapEffect(
+  Effect.map(Project.resolve(input.root), (project) =>
+    Location.layerWith({
+      directory: input.root,
+      project:
+        project.vcs === undefined
+          ? { id: "global", directory: path.parse(input.root).root }
+          : { id: project.id, directory: project.directory },
+      ...(project.vcs === undefined ? {} : { vcs: project.vcs }),
+    }),
+  ),
+)
 const layer = Sandbox.layer.pipe(
   Layer.provideMerge(
     Layer.mergeAll(
@@ -54,11 +64,11 @@ const main = Effect.gen(function* () {
     )
     results.push(result)
   }
-  return results
+  return { results, autoAllow: sandbox.autoAllow }
 }).pipe(Effect.provide(layer))
 
 Effect.runPromise(main).then(
-  (results) => process.stdout.write(`${JSON.stringify({ results })}\n`),
+  (outcome) => process.stdout.write(`${JSON.stringify(outcome)}\n`),
   (error: unknown) => {
     process.stdout.write(`${JSON.stringify({ error: error instanceof Error ? error.message : String(error) })}\n`)
     process.exitCode = 1

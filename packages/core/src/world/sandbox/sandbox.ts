@@ -132,6 +132,19 @@ export const Unavailable = EventV2.define(
 )
 
 /**
+ * Published once when `bash.sandbox.autoAllow` is configured but withheld for the Location: its git history or index
+ * holds secret-family files (`files`), which git reads through its object store inside the sandbox, or that could not
+ * be checked (`files` empty). Segments then ask `bash` as they would without autoAllow. See docs/sandbox.md.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export const AutoAllowWithheld = EventV2.define(
+  "sandbox.auto_allow_withheld",
+  Schema.Struct({ reason: Schema.String, files: Schema.Array(Schema.String) }),
+)
+
+/**
  * One bash command to prepare: the command, its cwd and shell, extra writable directories (an approved external
  * working directory) and who asks for its egress destinations under `network: "rules"`.
  *
@@ -169,7 +182,8 @@ export interface Interface {
   readonly network: boolean | "rules"
   /**
    * `bash.sandbox.autoAllow` while the sandbox is active (never in mode `none`): a segment that would only ask `bash`
-   * runs without asking; denies, `external_directory`, `protected_path` and unresolved segments still ask.
+   * runs without asking; denies, `external_directory`, `protected_path` and unresolved segments still ask. Withheld
+   * (false) in a repository whose history holds secret files (`AutoAllowWithheld`).
    */
   readonly autoAllow: boolean
   /**
@@ -300,10 +314,11 @@ export const layerWith = (
         Project.storageKey(project.id, project.id === Project.GLOBAL_ID ? base : project.directory),
       )
       const protectedPaths = yield* Effect.serviceOption(ProtectedPath.Service)
-      const roots = Option.match(protectedPaths, {
-        onNone: () => ProtectedPath.roots(location, global),
-        onSome: (service) => service.roots,
-      }).map((root) => root.directory)
+      const roots = (
+        Option.isSome(protectedPaths)
+          ? protectedPaths.value.roots
+          : yield* ProtectedPath.locationRoots(location, global)
+      ).map((root) => root.directory)
       const seccomp = Probe.seccompProgram(policy)
       if ("reason" in seccomp) return yield* new UnavailableError({ mode, reason: seccomp.reason })
       const program = seccomp.program
@@ -311,6 +326,7 @@ export const layerWith = (
       yield* Effect.sync(() => Protect.sweep([...Config.projectChain(location), base]))
       const registry = Protect.registry()
       const searchCache: Secrets.SearchCache = new Map()
+      const gitDirectories = Protect.gitDirectories()
       const prepare = Effect.fn("Sandbox.prepare")(function* (request: Request) {
         return yield* Prepare.sandboxed(request, {
           executable,
@@ -330,13 +346,32 @@ export const layerWith = (
           allowUnixSockets: sockets.map((entry) => resolveIn(base, entry, home)),
           registry,
           searchCache,
+          gitDirectories,
         }).pipe(Effect.mapError((reason) => new PrepareError({ reason })))
       })
+
+      let autoAllow = configured?.autoAllow === true
+      if (autoAllow && location.vcs !== undefined) {
+        const worktree = location.project.directory
+        const committed = yield* Secrets.committedSecrets(worktree)
+        if (committed === undefined || committed.length > 0) {
+          autoAllow = false
+          const shown = (committed ?? []).slice(0, 5).join(", ")
+          const reason =
+            committed === undefined
+              ? `bash.sandbox.autoAllow is withheld: git could not tell in time whether the history of ${worktree} holds secret files (.env…), which git commands inside the sandbox could print`
+              : `bash.sandbox.autoAllow is withheld: the git history or index of ${worktree} holds secret files (${shown}${committed.length > 5 ? ", …" : ""}), which git commands inside the sandbox could print; bash commands ask as without autoAllow`
+          yield* Effect.logWarning(reason)
+          yield* (yield* EventV2.Service)
+            .publish(AutoAllowWithheld, { reason, files: committed ?? [] })
+            .pipe(Effect.ignore)
+        }
+      }
 
       return Service.of({
         mode,
         network,
-        autoAllow: configured?.autoAllow === true,
+        autoAllow,
         prepare,
         diagnose: diagnoseOutput,
       })

@@ -6,6 +6,7 @@
  * @since 0.3.0
  */
 import * as fs from "node:fs"
+import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as PermissionV2 from "../../../permission/permission.js"
@@ -80,6 +81,8 @@ export interface Settings {
   readonly registry: Protect.Registry
   /** The Location's directory listings from earlier searches for secret files. */
   readonly searchCache: Secrets.SearchCache
+  /** The git directories the `.git` files among `entries` point at (`Protect.gitDirectories`). */
+  readonly gitDirectories: (entries: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>
 }
 
 const WRITE_BLOCKED = /Read-only file system|EROFS/
@@ -181,8 +184,8 @@ export const sandboxed = (
       )
     }
 
-    const found = Secrets.findSecretFiles(settings.base, Secrets.SEARCH_LIMIT, settings.searchCache)
-    if (found === undefined) {
+    const searched = Secrets.search(settings.base, Secrets.SEARCH_LIMIT, settings.searchCache)
+    if (searched === undefined) {
       return yield* Effect.fail(
         `the Location has more than ${Secrets.SEARCH_LIMIT} entries outside ${Secrets.SEARCH_SKIPS.join(" and ")}, too many to search for secret files (.env…) on every call; open a smaller directory as the Location`,
       )
@@ -193,7 +196,7 @@ export const sandboxed = (
       ...Secrets.credentialStores(settings.home),
       ...Secrets.systemSecrets(),
       ...settings.denyRead,
-      ...found,
+      ...searched.secrets,
       ...others,
     ])
     // Inside a hidden directory everything is hidden already (and a bind there would show a name).
@@ -202,9 +205,13 @@ export const sandboxed = (
       files: classified.files.filter((entry) => !allowed.includes(entry) && !isHidden(entry)),
       directories: classified.directories,
     }
+    // The git directories linked worktrees and submodules found at any depth point at.
+    const gitDirectories = yield* settings.gitDirectories(
+      searched.protected.filter((entry) => path.basename(entry).toLowerCase() === ".git"),
+    )
     const targets = Protect.targets(
       unique([...settings.chain, settings.base].map(real)),
-      unique(settings.roots.map(real)),
+      unique([...settings.roots, ...searched.protected, ...gitDirectories].map(real)),
       writable,
     ).filter((target) => !isHidden(target.path))
     const held = yield* Effect.try({

@@ -18,7 +18,9 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
+import * as Effect from "effect/Effect"
 import * as ProtectedPath from "../../../place/protected-path.js"
+import * as ProcessGroup from "../../../system/process-group.js"
 
 /**
  * The names protected in every directory of the Location's chain, in the order they are bound.
@@ -71,10 +73,9 @@ export const targets = (
   writable: ReadonlyArray<string>,
 ): ReadonlyArray<{ readonly path: string; readonly base: string }> => {
   const out = new Map<string, string>()
-  const candidates = [
-    ...chain.flatMap((directory) => CHAIN_ENTRIES.map((entry) => path.join(directory, entry))),
-    ...roots,
-  ]
+  const all = [...chain.flatMap((directory) => CHAIN_ENTRIES.map((entry) => path.join(directory, entry))), ...roots]
+  // One inside another is read-only with it already.
+  const candidates = all.filter((candidate) => !all.some((other) => other !== candidate && within(other, candidate)))
   for (const candidate of candidates) {
     // The innermost writable bind is where the mount point would be created.
     let base: string | undefined
@@ -257,4 +258,59 @@ export const registry = (): Registry => {
       }
     },
   }
+}
+
+/** Variables that would point git at another repository than the one asked about. */
+const GIT_ENVIRONMENT: Readonly<Record<string, undefined>> = {
+  GIT_DIR: undefined,
+  GIT_WORK_TREE: undefined,
+  GIT_COMMON_DIR: undefined,
+  GIT_INDEX_FILE: undefined,
+  GIT_PREFIX: undefined,
+}
+
+/**
+ * The git directories that `.git` files (linked worktrees, submodules, `--separate-git-dir` repositories) point at,
+ * asked of git itself (`rev-parse --absolute-git-dir --git-common-dir`) and kept per file while its inode and change
+ * time stay the same. A file git cannot read points nowhere git would use; it is bound read-only itself.
+ *
+ * @since 0.4.0
+ * @category utilities
+ */
+export const gitDirectories = (): ((entries: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>) => {
+  const cache = new Map<string, { readonly key: string; readonly directories: ReadonlyArray<string> }>()
+  return (entries) =>
+    Effect.forEach(
+      entries,
+      (entry) => {
+        const info = fs.lstatSync(entry, { throwIfNoEntry: false, bigint: true })
+        if (info === undefined || !info.isFile()) return Effect.succeed<ReadonlyArray<string>>([])
+        const key = `${info.ino}:${info.ctimeNs}:${info.mtimeNs}`
+        const cached = cache.get(entry)
+        if (cached !== undefined && cached.key === key) return Effect.succeed(cached.directories)
+        const worktree = path.dirname(entry)
+        return ProcessGroup.run(
+          {
+            command: "git",
+            args: ["rev-parse", "--absolute-git-dir", "--git-common-dir"],
+            cwd: worktree,
+            env: GIT_ENVIRONMENT,
+          },
+          { maxOutputBytes: 64 * 1024, maxErrorBytes: 0, timeout: "10 seconds" },
+        ).pipe(
+          Effect.map((result) =>
+            result.exitCode !== 0 || result.stdoutTruncated
+              ? []
+              : Buffer.from(result.stdout)
+                  .toString("utf8")
+                  .split("\n")
+                  .filter((line) => line !== "")
+                  .map((line) => path.resolve(worktree, line)),
+          ),
+          Effect.orElseSucceed((): ReadonlyArray<string> => []),
+          Effect.tap((directories) => Effect.sync(() => cache.set(entry, { key, directories }))),
+        )
+      },
+      { concurrency: 4 },
+    ).pipe(Effect.map((lists) => [...new Set(lists.flat())]))
 }

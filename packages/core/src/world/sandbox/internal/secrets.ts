@@ -9,8 +9,11 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as Effect from "effect/Effect"
 import * as AgentBuiltins from "../../../agent/builtins.js"
 import * as PermissionV2 from "../../../permission/permission.js"
+import * as ProtectedPath from "../../../place/protected-path.js"
+import * as ProcessGroup from "../../../system/process-group.js"
 
 /**
  * Credential stores below the home directory. Each is hidden when it exists.
@@ -141,6 +144,8 @@ interface Listing {
   readonly subdirectories: ReadonlyArray<string>
   readonly files: ReadonlyArray<string>
   readonly links: ReadonlyArray<string>
+  /** Protected entries (`.git`, configuration documents and folders, skill roots), not followed through links. */
+  readonly protected: ReadonlyArray<string>
 }
 
 /**
@@ -173,8 +178,11 @@ const read = (
   const subdirectories: Array<string> = []
   const files: Array<string> = []
   const links: Array<string> = []
+  const protectedEntries: Array<string> = []
+  const parent = path.basename(directory)
   for (const entry of entries) {
     const name = entry.name
+    if (ProtectedPath.classifyName(name, parent) !== undefined) protectedEntries.push(path.join(directory, name))
     if (entry.isDirectory()) {
       if (!skips.has(name)) subdirectories.push(path.join(directory, name))
       continue
@@ -196,6 +204,7 @@ const read = (
     subdirectories,
     files,
     links,
+    protected: protectedEntries,
   }
 }
 
@@ -213,8 +222,36 @@ export const findSecretFiles = (
   limit: number = SEARCH_LIMIT,
   cache: SearchCache = new Map(),
   settle: bigint = SETTLE_NS,
-): ReadonlyArray<string> | undefined => {
+): ReadonlyArray<string> | undefined => search(root, limit, cache, settle)?.secrets
+
+/**
+ * What one search of a Location found: the secret-family files (as `findSecretFiles` reports them) and the protected
+ * entries at every depth — each `.git` directory or file (nested repositories, linked worktrees), configuration
+ * document, `.toolgate` folder and skill root, by the path it has below `root` (links are reported, not followed).
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface Found {
+  readonly secrets: ReadonlyArray<string>
+  readonly protected: ReadonlyArray<string>
+}
+
+/**
+ * One search below `root`, bounded by `limit` entries like `findSecretFiles` (`undefined` past it), with the
+ * protected entries found on the way.
+ *
+ * @since 0.4.0
+ * @category utilities
+ */
+export const search = (
+  root: string,
+  limit: number = SEARCH_LIMIT,
+  cache: SearchCache = new Map(),
+  settle: bigint = SETTLE_NS,
+): Found | undefined => {
   const found: Array<string> = []
+  const protectedEntries: Array<string> = []
   const skips = new Set(SEARCH_SKIPS)
   const pending: Array<string> = [root]
   const seen = new Set<string>()
@@ -239,6 +276,7 @@ export const findSecretFiles = (
     if (visited > limit) return undefined
     pending.push(...listing.subdirectories)
     found.push(...listing.files)
+    protectedEntries.push(...listing.protected)
     for (const link of listing.links) {
       try {
         const target = fs.realpathSync(link)
@@ -249,7 +287,7 @@ export const findSecretFiles = (
     }
   }
   for (const directory of cache.keys()) if (!seen.has(directory)) cache.delete(directory)
-  return found
+  return { secrets: found, protected: protectedEntries }
 }
 
 /**
@@ -333,4 +371,51 @@ export const emptyFile = (): string => {
   else fs.rmSync(path.dirname(empty), { recursive: true, force: true })
   empty = file
   return file
+}
+
+/** The pathspec every secret-family name matches (templates too; `isSecretFile` sorts them out). */
+const FAMILY_PATHSPEC = ":(glob,icase)**/*.env*"
+
+/** How long the history search may take before the answer counts as "maybe" (fail closed). */
+const HISTORY_TIMEOUT = "10 seconds"
+
+/** The most names the history search may print; past it the answer counts as "maybe". */
+const HISTORY_OUTPUT_BYTES = 1024 * 1024
+
+/**
+ * The secret-family files the git repository at `worktree` holds in its history (every ref, the stash included) or
+ * its index, by their path in the repository; `undefined` when git could not tell in time (the caller treats that as
+ * "some"). Inside the sandbox these stay readable through git's object store even though the working copies are
+ * hidden (see docs/sandbox.md).
+ *
+ * @since 0.4.0
+ * @category utilities
+ */
+export const committedSecrets = (worktree: string): Effect.Effect<ReadonlyArray<string> | undefined> => {
+  const names = (args: ReadonlyArray<string>) =>
+    ProcessGroup.run(
+      { command: "git", args, cwd: worktree, env: { GIT_DIR: undefined, GIT_WORK_TREE: undefined } },
+      { maxOutputBytes: HISTORY_OUTPUT_BYTES, maxErrorBytes: 0, timeout: HISTORY_TIMEOUT },
+    ).pipe(
+      Effect.map((result) =>
+        result.exitCode !== 0 || result.stdoutTruncated
+          ? undefined
+          : Buffer.from(result.stdout)
+              .toString("utf8")
+              .split("\0")
+              .filter((name) => name !== ""),
+      ),
+      Effect.orElseSucceed(() => undefined),
+    )
+  return Effect.gen(function* () {
+    const [history, index] = yield* Effect.all(
+      [
+        names(["log", "--all", "--format=", "--name-only", "-z", "--no-renames", "--", FAMILY_PATHSPEC]),
+        names(["ls-files", "-z", "--cached", "--", FAMILY_PATHSPEC]),
+      ],
+      { concurrency: 2 },
+    )
+    if (history === undefined || index === undefined) return undefined
+    return [...new Set([...history, ...index])].filter((name) => isSecretFile(path.join(worktree, name))).sort()
+  })
 }
