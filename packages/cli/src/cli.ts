@@ -8,6 +8,7 @@ import { createRequire } from "node:module"
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
+import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -141,47 +142,30 @@ const lint = Command.make(
 const mcp = Command.make(
   "mcp",
   {
-    dir: Options.text("dir").pipe(
-      Options.withDescription("The project directory whose tools are served (required)"),
-      Options.optional,
-    ),
-    agent: Options.text("agent").pipe(
-      Options.withDescription("The agent whose permission rules apply (default: the project's default agent)"),
-      Options.optional,
-    ),
-    data,
-    heartbeat: Options.text("heartbeat").pipe(
-      Options.withDescription("Milliseconds between progress heartbeats of a waiting call (default 1000)"),
-      Options.optional,
-    ),
-    noWatch: Options.boolean("no-watch").pipe(
-      Options.withDescription("Do not rebuild the project when its configuration files change"),
+    // The options are McpCommand's, parsed and checked by the same function as `toolgate-mcp`'s.
+    options: Args.text({ name: "option" }).pipe(
+      Args.withDescription(
+        "The options of toolgate-mcp: --dir DIR (required), --agent NAME, --data DIR, --heartbeat MS, --no-watch (see toolgate-mcp --help)",
+      ),
+      Args.repeated,
     ),
   },
-  (options) =>
+  ({ options }) =>
     Effect.flatMap(
       load(() => import("@toolgate/mcp")),
       ({ McpCommand, McpServer }) =>
-        // The same check as `toolgate-mcp`: the same one-line messages, exit 2 for usage and 1 for a bad directory.
-        Either.match(
-          McpCommand.check({
-            dir: Option.getOrUndefined(options.dir),
-            agent: Option.getOrUndefined(options.agent),
-            data: Option.getOrUndefined(options.data),
-            heartbeat: Option.getOrUndefined(options.heartbeat),
-            watch: !options.noWatch,
-          }),
-          {
-            onLeft: (error) =>
-              Effect.fail(
-                error.usage ? new UsageError({ message: error.message }) : new CliError({ message: error.message }),
-              ),
-            onRight: (checked) =>
-              McpServer.run(checked).pipe(
-                Effect.mapError((error) => new CliError({ message: McpServer.describeFailure(error) })),
-              ),
-          },
-        ),
+        Either.match(McpCommand.resolve(options), {
+          onLeft: (error) =>
+            Effect.fail(
+              error.usage ? new UsageError({ message: error.message }) : new CliError({ message: error.message }),
+            ),
+          onRight: (command) =>
+            command._tag === "Serve"
+              ? McpServer.run(command.options).pipe(
+                  Effect.mapError((error) => new CliError({ message: McpServer.describeFailure(error) })),
+                )
+              : Console.log(command._tag === "Help" ? McpCommand.HELP : McpCommand.VERSION),
+        }),
     ),
 ).pipe(
   Command.withDescription("Serve the project's tools over stdio as an MCP server (permission asks via elicitation)"),

@@ -87,17 +87,18 @@ const VALUED: Readonly<Record<string, string>> = {
   "--data": "a data directory",
   "--agent": "an agent name",
   "--project": "a project id",
-  "--heartbeat": "a number of milliseconds",
 }
 
 /**
  * The usage message for an option given without its value (`toolgate demo --dir`, `--dir --yes`, `--dir=`), or
  * `undefined`. Checked before parsing: the parser would otherwise report the bare option as an unknown argument.
+ * `mcp` is left alone: its options are `toolgate-mcp`'s, checked by `McpCommand.parseArgs` with its messages.
  *
  * @since 0.2.0
  * @category utilities
  */
 export const missingValue = (args: ReadonlyArray<string>): string | undefined => {
+  if (args[0] === "mcp") return undefined
   for (const [index, arg] of args.entries()) {
     if (arg === "--") return undefined
     const [name, inline] = arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg]

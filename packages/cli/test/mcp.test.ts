@@ -3,7 +3,9 @@ import * as path from "node:path"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
+import * as Either from "effect/Either"
 import { describe, expect, it } from "vitest"
+import { McpCommand } from "@toolgate/mcp"
 import { BIN, tempDir, toolgate } from "./support.js"
 
 describe("toolgate mcp", () => {
@@ -61,5 +63,17 @@ describe.concurrent("toolgate mcp arguments", () => {
     const run = await toolgate(["mcp", "--dir", home, "--heartbeat", "soon"], { home })
     expect(run.code).toBe(2)
     expect(run.stderr).toBe("toolgate: --heartbeat soon is not a whole number of milliseconds (1 or more)\n")
+  })
+
+  it("the options and errors of toolgate-mcp: the one parser, McpCommand.parseArgs", async () => {
+    const home = tempDir()
+    const cases = [["--dir"], ["--dir="], ["--dir", "--agent", "plan"], ["--bogus"], ["--no-watch=1"], ["stray"]]
+    const runs = await Promise.all(cases.map((args) => toolgate(["mcp", ...args], { home })))
+    for (const [index, args] of cases.entries()) {
+      const parsed = McpCommand.parseArgs(args)
+      expect(Either.isLeft(parsed), args.join(" ")).toBe(true)
+      const message = Either.isLeft(parsed) ? parsed.left.message : ""
+      expect([runs[index]!.code, runs[index]!.stderr], args.join(" ")).toEqual([2, `toolgate: ${message}\n`])
+    }
   })
 })

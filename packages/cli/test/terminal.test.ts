@@ -236,7 +236,7 @@ describe("options without a value", () => {
     for (const args of [
       ["demo", "--dir"],
       ["demo", "--dir", "--yes"],
-      ["mcp", "--dir="],
+      ["demo", "--dir="],
     ]) {
       const run = await toolgate(args, { home })
       expect(run.code).toBe(2)
@@ -249,6 +249,8 @@ describe("options without a value", () => {
     expect(missingValue(["demo", "--dir", "x", "--yes"])).toBeUndefined()
     expect(missingValue(["permissions", "explain", "bash", "--", "--dir"])).toBeUndefined()
     expect(missingValue(["mcp", "--dir=/tmp"])).toBeUndefined()
+    // mcp's options are checked by McpCommand.parseArgs, with toolgate-mcp's messages.
+    expect(missingValue(["mcp", "--dir"])).toBeUndefined()
   })
 })
 

@@ -1,7 +1,8 @@
 /**
  * The `toolgate-mcp` command line — `--dir`, `--agent`, `--data`, `--heartbeat`, `--no-watch`, `--help`,
- * `--version` — parsed without a framework so the server starts fast, and the check of those options that
- * `toolgate mcp` shares (they load neither the server nor `@toolgate/core`): `check` turns the flags into `McpServer.RunOptions` or one `ArgumentError` line. Exit codes
+ * `--version` — parsed by `node:util`'s `parseArgs` and checked here for both `toolgate-mcp` and `toolgate mcp`
+ * (`resolve`), without loading the server or `@toolgate/core`: `check` turns the flags into `McpServer.RunOptions`
+ * or one `ArgumentError` line. Exit codes
  * of `main`: 0 (served until the client disconnected, or `--help` / `--version`), 1 (a directory that cannot be
  * served, or a failure to start: an unknown agent, a database that cannot be opened), 2 (a usage error: an unknown
  * argument, a flag without its value, no `--dir`, a bad `--heartbeat`).
@@ -10,6 +11,7 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
+import * as Util from "node:util"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -138,41 +140,98 @@ export const check = (flags: Flags): Either.Either<McpServer.RunOptions, Argumen
 export type Parsed =
   { readonly _tag: "Serve"; readonly flags: Flags } | { readonly _tag: "Help" } | { readonly _tag: "Version" }
 
-const VALUED: Readonly<Record<string, keyof Flags>> = {
-  "--dir": "dir",
-  "--agent": "agent",
-  "--data": "data",
-  "--heartbeat": "heartbeat",
+/** The options of both commands, for `node:util`'s `parseArgs`; the valued ones map to their `Flags` key. */
+const OPTIONS = {
+  dir: { type: "string" },
+  agent: { type: "string" },
+  data: { type: "string" },
+  heartbeat: { type: "string" },
+  "no-watch": { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "V" },
+} as const satisfies Util.ParseArgsConfig["options"]
+
+const VALUED: Readonly<Record<string, "dir" | "agent" | "data" | "heartbeat">> = {
+  dir: "dir",
+  agent: "agent",
+  data: "data",
+  heartbeat: "heartbeat",
 }
 
+const unexpected = (argument: string) => `unexpected argument: ${argument} (see --help)`
+
 /**
- * Parses the arguments (`--flag value` or `--flag=value`).
+ * Parses the arguments of `toolgate-mcp` and `toolgate mcp` (`--flag value` or `--flag=value`; `-h`, `-V`) with
+ * `node:util`'s `parseArgs`, then refuses what it let through: an option or positional these commands do not take,
+ * a valued option without its value (missing, empty, or the next option), a value given to `--no-watch`. A repeated
+ * option keeps its last value; `--help` and `--version` win over everything else.
  *
  * @since 0.1.0
  * @category utilities
  */
 export const parseArgs = (argv: ReadonlyArray<string>): Either.Either<Parsed, ArgumentError> => {
-  const flags: Record<string, string | boolean> = {}
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!
-    if (arg === "--help" || arg === "-h") return Either.right({ _tag: "Help" })
-    if (arg === "--version" || arg === "-V") return Either.right({ _tag: "Version" })
-    if (arg === "--no-watch") {
-      flags["watch"] = false
+  const { tokens } = Util.parseArgs({
+    args: [...argv],
+    options: OPTIONS,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  })
+  if (tokens.some((token) => token.kind === "option" && (token.name === "help" || token.name === "version"))) {
+    const help = tokens.some((token) => token.kind === "option" && token.name === "help")
+    return Either.right(help ? { _tag: "Help" } : { _tag: "Version" })
+  }
+  const flags: { -readonly [K in keyof Flags]: Flags[K] } = {}
+  for (const token of tokens) {
+    if (token.kind === "option-terminator") continue
+    if (token.kind === "positional") return usage(unexpected(token.value))
+    if (token.name === "no-watch") {
+      if (token.value !== undefined) return usage("--no-watch takes no value")
+      flags.watch = false
       continue
     }
-    const equals = arg.indexOf("=")
-    const name = arg.startsWith("--") && equals > 0 ? arg.slice(0, equals) : arg
-    const key = Object.hasOwn(VALUED, name) ? VALUED[name] : undefined
-    if (key === undefined) return usage(`unexpected argument: ${arg} (see toolgate-mcp --help)`)
-    const value = equals > 0 && name !== arg ? arg.slice(equals + 1) : argv[i + 1]
-    if (value === undefined || value === "" || (name === arg && value.startsWith("--")))
-      return usage(`${name} needs a value`)
+    const key = Object.hasOwn(VALUED, token.name) ? VALUED[token.name] : undefined
+    if (key === undefined) return usage(unexpected(token.rawName))
+    const value = token.value
+    if (value === undefined || value === "" || (!token.inlineValue && value.startsWith("--")))
+      return usage(`${token.rawName} needs a value`)
     flags[key] = value
-    if (name === arg) i++
   }
-  return Either.right({ _tag: "Serve", flags: flags as Flags })
+  return Either.right({ _tag: "Serve", flags })
 }
+
+/**
+ * What a command line resolves to: the checked options to serve with, the help, or the version. Both commands run
+ * this one function, so they take the same options and refuse them with the same messages.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export type Command =
+  | { readonly _tag: "Serve"; readonly options: McpServer.RunOptions }
+  | { readonly _tag: "Help" }
+  | { readonly _tag: "Version" }
+
+/**
+ * `parseArgs`, then `check` of the flags to serve with.
+ *
+ * @since 0.4.0
+ * @category utilities
+ */
+export const resolve = (argv: ReadonlyArray<string>): Either.Either<Command, ArgumentError> =>
+  Either.flatMap(parseArgs(argv), (parsed): Either.Either<Command, ArgumentError> =>
+    parsed._tag === "Serve"
+      ? Either.map(check(parsed.flags), (options) => ({ _tag: "Serve", options }))
+      : Either.right(parsed),
+  )
+
+/**
+ * The package version `--version` prints.
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const VERSION: string = Package.VERSION
 
 /**
  * Parses `argv` and serves over stdio until the client disconnects. `--help` and `--version` print to stdout; a
@@ -183,21 +242,18 @@ export const parseArgs = (argv: ReadonlyArray<string>): Either.Either<Parsed, Ar
  * @category utilities
  */
 export const main = async (argv: ReadonlyArray<string>): Promise<void> => {
-  const parsed = parseArgs(argv)
-  const checked = Either.flatMap(parsed, (command): Either.Either<McpServer.RunOptions | Parsed, ArgumentError> =>
-    command._tag === "Serve" ? check(command.flags) : Either.right(command),
-  )
-  if (Either.isLeft(checked)) {
-    process.stderr.write(`toolgate-mcp: ${checked.left.message}\n`)
-    process.exitCode = checked.left.usage ? 2 : 1
+  const resolved = resolve(argv)
+  if (Either.isLeft(resolved)) {
+    process.stderr.write(`toolgate-mcp: ${resolved.left.message}\n`)
+    process.exitCode = resolved.left.usage ? 2 : 1
     return
   }
-  const command = checked.right
-  if ("_tag" in command) {
-    process.stdout.write(`${command._tag === "Help" ? HELP : Package.VERSION}\n`)
+  const command = resolved.right
+  if (command._tag !== "Serve") {
+    process.stdout.write(`${command._tag === "Help" ? HELP : VERSION}\n`)
     return
   }
   // The server and the library load only now: help, version and argument errors answer without them.
   const McpServer = await import("./server.js")
-  await Effect.runPromise(McpServer.run(command))
+  await Effect.runPromise(McpServer.run(command.options))
 }

@@ -259,7 +259,7 @@ describe("toolgate-mcp command line", () => {
     ["a flag without its value", () => ({ args: ["--dir"], line: "--dir needs a value" }), 2],
     [
       "an unknown argument",
-      () => ({ args: ["--bogus"], line: "unexpected argument: --bogus (see toolgate-mcp --help)" }),
+      () => ({ args: ["--bogus"], line: "unexpected argument: --bogus (see --help)" }),
       2,
     ],
     [
