@@ -5,6 +5,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Either, Exit, FastCheck, Fiber } from "effect"
 import { Search } from "../src/index.js"
+import { alive, pollWhile } from "./support/process-tree.js"
 
 const hasRg = spawnSync("rg", ["--version"]).status === 0
 if (!hasRg) console.warn("search: `rg` is not on PATH; ripgrep engine and differential tests are skipped")
@@ -245,27 +246,40 @@ describe("ripgrep process handling", () => {
       expect(Either.isLeft(missing) && missing.left._tag).toBe("Search.Error")
     }))
 
+  /** The pid the fake rg wrote to `file`, once it has (bounded: 30 s). */
+  const pidFrom = async (file: string): Promise<number> => {
+    await Effect.runPromise(pollWhile(() => !/^\d+\n$/.test(readOr(file)), 30_000))
+    const pid = Number(readOr(file))
+    expect(pid, "the fake rg did not start").toBeGreaterThan(0)
+    return pid
+  }
+  const readOr = (file: string): string => (fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "")
+
   it("interrupting a search kills the child", () =>
     withDir({}, async (dir) => {
       const started = path.join(dir, "started")
       const marker = path.join(dir, "finished")
-      const engine = script(dir, `touch ${started}; sleep 2; touch ${marker}`)
+      const engine = script(dir, `echo $$ > ${started}; sleep 30; touch ${marker}`)
       const fiber = Effect.runFork(engine.grep({ cwd: dir, pattern: "p", limit: 10 }))
-      while (!fs.existsSync(started)) await new Promise((resolve) => setTimeout(resolve, 20))
+      const pid = await pidFrom(started)
       await Effect.runPromise(Fiber.interrupt(fiber))
-      await new Promise((resolve) => setTimeout(resolve, 2500))
+      // Killed, the script is gone long before its sleep ends, and never reaches `touch`.
+      await Effect.runPromise(pollWhile(() => alive(pid), 10_000))
+      expect(alive(pid)).toBe(false)
       expect(fs.existsSync(marker)).toBe(false)
     }))
 
   it("the child is killed once limit + 1 rows were seen", () =>
     withDir({}, async (dir) => {
+      const started = path.join(dir, "started")
       const marker = path.join(dir, "finished")
       const row = `{"type":"match","data":{"path":{"text":"x"},"lines":{"text":"p"},"line_number":1,"absolute_offset":0,"submatches":[]}}`
-      const engine = script(dir, `${emit(row)}; ${emit(row)}; sleep 2; touch ${marker}`)
+      const engine = script(dir, `echo $$ > ${started}; ${emit(row)}; ${emit(row)}; sleep 30; touch ${marker}`)
       const result = await run(engine.grep({ cwd: dir, pattern: "p", limit: 1 }))
       expect(Either.map(result, (rows) => rows.length)).toEqual(Either.right(1))
-      // Killed before its sleep ended, the script never reaches `touch`.
-      await new Promise((resolve) => setTimeout(resolve, 2500))
+      const pid = await pidFrom(started)
+      await Effect.runPromise(pollWhile(() => alive(pid), 10_000))
+      expect(alive(pid)).toBe(false)
       expect(fs.existsSync(marker)).toBe(false)
     }))
 })

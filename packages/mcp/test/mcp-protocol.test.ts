@@ -12,6 +12,12 @@ import { describe, expect, it } from "@effect/vitest"
 import { BuiltInTools } from "@toolgate/core"
 import { connect, packageDir, serverArgs, tempDir, text } from "./support/client.js"
 
+/** Polls every 20 ms until `holds()` or `deadlineMs` has passed (a bound for the wait, not a speed claim). */
+const until = async (holds: () => boolean, deadlineMs: number): Promise<void> => {
+  for (const deadline = Date.now() + deadlineMs; !holds() && Date.now() < deadline; )
+    await new Promise((resolve) => setTimeout(resolve, 20))
+}
+
 describe("McpServer protocol", () => {
   it("lists every built-in with a title, behaviour annotations, and an output schema for object outputs", async () => {
     const { client } = await connect({ elicit: () => ({ action: "decline" }) })
@@ -70,21 +76,29 @@ describe("McpServer protocol", () => {
     expect(updates.length).toBeGreaterThanOrEqual(3)
   })
 
-  it("keeps reporting while a permission ask waits 3 s for a person, so the 2 s timeout does not fire", async () => {
+  it("keeps reporting while a permission ask waits for a person longer than the 2 s timeout, which does not fire", async () => {
     const prompts: Array<string> = []
+    const updates: Array<Progress> = []
+    // The person answers once the client has seen four heartbeats of the wait: at 1 s apiece, over 3 s after the
+    // ask began, so the client's 2 s timeout would have fired without them.
+    let heartbeats!: () => void
+    const fourHeartbeats = new Promise<void>((resolve) => (heartbeats = resolve))
+    const onprogress = (progress: Progress) => {
+      updates.push(progress)
+      if (updates.filter((update) => update.message === "waiting for permission: edit").length >= 4) heartbeats()
+    }
     const { client, directory } = await connect({
       config: { permissions: [{ action: "edit", resource: "*", effect: "ask" }] },
       elicit: async (request) => {
         prompts.push(request.message)
-        await new Promise((resolve) => setTimeout(resolve, 3000))
+        await fourHeartbeats
         return { action: "accept", content: { decision: "once" } }
       },
     })
-    const updates: Array<Progress> = []
     const result = (await client.request(
       { method: "tools/call", params: { name: "write", arguments: { path: "slow.txt", content: "ok" } } },
       CallToolResultSchema,
-      { timeout: 2000, resetTimeoutOnProgress: true, onprogress: (progress) => void updates.push(progress) },
+      { timeout: 2000, resetTimeoutOnProgress: true, onprogress },
     )) as CallToolResult
     expect(result.isError).toBeFalsy()
     expect(fs.readFileSync(path.join(directory, "slow.txt"), "utf8")).toBe("ok")
@@ -93,20 +107,22 @@ describe("McpServer protocol", () => {
   })
 
   it("without a progress token nothing resets the client's timeout: a long ask times the client out as it asked", async () => {
+    // The person answers only after the client has given up on the call.
+    let givenUp!: Promise<unknown>
     const { client } = await connect({
       config: { permissions: [{ action: "edit", resource: "*", effect: "ask" }] },
       elicit: async () => {
-        await new Promise((resolve) => setTimeout(resolve, 1500))
+        await givenUp
         return { action: "decline" }
       },
     })
-    await expect(
-      client.request(
-        { method: "tools/call", params: { name: "write", arguments: { path: "x.txt", content: "x" } } },
-        CallToolResultSchema,
-        { timeout: 700 },
-      ),
-    ).rejects.toThrow(/timed out/i)
+    const request = client.request(
+      { method: "tools/call", params: { name: "write", arguments: { path: "x.txt", content: "x" } } },
+      CallToolResultSchema,
+      { timeout: 700 },
+    )
+    givenUp = request.catch(() => undefined)
+    await expect(request).rejects.toThrow(/timed out/i)
   })
 
   it("answers the model's questions through elicitation: single and multiple choice, and a typed answer", async () => {
@@ -165,7 +181,7 @@ describe("McpServer protocol", () => {
   })
 
   it("announces list_changed after a configuration edit and serves the new rules", async () => {
-    const { client, directory, changes, listChanged } = await connect({ entry: "run" })
+    const { client, directory, changes, listChanged, stderr } = await connect({ entry: "run" })
     expect((await client.listTools()).tools.map((tool) => tool.name)).toContain("bash")
     expect(changes).toEqual([])
     const announced = listChanged(10_000)
@@ -180,7 +196,9 @@ describe("McpServer protocol", () => {
     expect(names).toContain("read")
     // An edit that breaks the file keeps the last good rules (and announces nothing).
     fs.writeFileSync(path.join(directory, "toolgate.json"), "{ not json")
-    await new Promise((resolve) => setTimeout(resolve, 400))
+    // The reload of the broken file is over once its warning is on stderr (waited for up to 10 s).
+    await until(() => stderr().includes("configuration not reloaded"), 10_000)
+    expect(stderr()).toContain("configuration not reloaded")
     expect(changes).toHaveLength(1)
     expect((await client.listTools()).tools.map((tool) => tool.name)).not.toContain("bash")
   })
