@@ -135,7 +135,7 @@ const child = (size: number) =>
             left = result.outputPaths[0]!
           },
         )
-      // The spill as it was before chunking, for reference: the preview, then the whole text encoded at once.
+      // A spill without chunks, for reference: the preview, then the whole text encoded and written at once.
       const files = yield* Effect.provide(FileSystem.FileSystem, NodeFileSystem.layer)
       const previous = (text: string) =>
         Effect.gen(function* () {

@@ -1,8 +1,8 @@
 /**
  * `materialize` on a large registry: 10,000 Location tools (each with its own schema) under 20 visibility rules.
  * Times the first call (which derives every definition), later calls with nothing changed, and the first call
- * after one registration is added and after it is removed, against the full rebuild the registry used to do on
- * every call (kept below as `fullRebuild`), timed in the same run. The full rebuild's first call runs on a second,
+ * after one registration is added and after it is removed, against a full rebuild of the catalogue on every call
+ * (`fullRebuild` below), timed in the same run. The full rebuild's first call runs on a second,
  * identical set of tools so that both first calls derive their definitions from scratch. Before timing, the
  * definitions of both are checked to be identical (names, order, content).
  *

@@ -1,5 +1,5 @@
 /**
- * Issue 27's bench: 10,000 asks pending across two processes on one Postgres, all released by one "always" saved
+ * Shared asks on Postgres: 10,000 asks pending across two processes on one Postgres, all released by one "always" saved
  * from a third (this process), against the same 10,000 asks pending in one process on a SQLite database file,
  * released by one "always" saved on that file — in the same run. Times from the save until every ask has returned
  * (the children print `released`); throughput is asks released per second. Starts its own throwaway Postgres

@@ -1,10 +1,10 @@
 /**
  * Pending asks, in one run (best of ROUNDS, each round on fresh resources), on a database file as in production:
- * - queue: 10,000 `ask`s that stay pending (µs per ask, target ≤ 10 µs), against a per-ask baseline doing what an
- *   ask did before the views (a traced span, a session read, the agent, a saved-row read, a Deferred and one publish),
+ * - queue: 10,000 `ask`s that stay pending (µs per ask, target ≤ 10 µs), against a per-ask baseline that reads
+ *   everything again for each ask (a traced span, a session read, the agent, a saved-row read, a Deferred and one publish),
  *   and split into the change-stamp read and the agent lookup (`ask` itself is untraced), each timed alone (the
  *   stamp also on an in-memory database, where it is the shared connection's `total_changes()`), next to
- *   `AgentV2.resolve` with the span it used to have, and the traced span an `Effect.fn` would add;
+ *   `AgentV2.resolve` traced, and the traced span an `Effect.fn` would add;
  * - the same queue on the in-memory database `Core.layerTest` uses (process CPU µs per ask, target ≤ 15 µs);
  * - memory: heap per pending ask (needs NODE_OPTIONS=--expose-gc);
  * - release: one `always` reply releasing all 10,000 (target ≤ 100 ms), against a naive per-entry release (a session
@@ -233,7 +233,7 @@ const main = async () => {
           const stampUs = min(figures.stamp)
           const agentUs = min(figures.agent)
           console.log(
-            `         of which: the change-stamp read ${stampUs.toFixed(1)} µs (in memory ${min(figures.query).toFixed(1)} µs); the agent ${agentUs.toFixed(1)} µs (traced, as it was: ${min(figures.traced).toFixed(1)} µs); the rest ${Math.max(0, queueUs - stampUs - agentUs).toFixed(1)} µs; not paid: a traced span ${floorUs.toFixed(1)} µs (empty Effect.fn)`,
+            `         of which: the change-stamp read ${stampUs.toFixed(1)} µs (in memory ${min(figures.query).toFixed(1)} µs); the agent ${agentUs.toFixed(1)} µs (traced: ${min(figures.traced).toFixed(1)} µs); the rest ${Math.max(0, queueUs - stampUs - agentUs).toFixed(1)} µs; not paid: a traced span ${floorUs.toFixed(1)} µs (empty Effect.fn)`,
           )
           console.log(
             `memory   ${gc === undefined ? "(run with NODE_OPTIONS=--expose-gc)" : `${(median(figures.heap) / 1024).toFixed(2)} KiB heap per pending ask (median of rounds); ${median(figures.after).toFixed(0)} B per ask still held after the release`}`,

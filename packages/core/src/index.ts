@@ -1,8 +1,7 @@
 /**
  * `@toolgate/core` — the tool layer and permission gate of an agent runner. Every module is a namespace.
  *
- * This file is only the list of public namespaces, one documented `export * as` each; it is longer than the house's
- * 450 lines because the API has that many concepts, and it holds no logic to split.
+ * This file is the list of public namespaces, one documented `export * as` each, and holds no logic.
  *
  * @since 0.1.0
  * @category modules

@@ -10,8 +10,8 @@
  * - a file with more than one hard link is never written in place: the new bytes go to a fresh file beside it
  *   (same permission bits) that is renamed over the name, so the other links keep their bytes.
  *
- * It stays one file (about 450 lines) because each check at use guards the step after it on the same descriptors;
- * the lock is in `internal/path-lock.ts`.
+ * Each check at use guards the step after it on the same descriptors, so the steps live together here; the lock is
+ * in `internal/path-lock.ts`.
  *
  * @since 0.1.0
  */

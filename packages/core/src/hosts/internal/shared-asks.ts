@@ -17,8 +17,8 @@
  * - The owner is a `runner_owner` row with a lease (`OwnerLease`), renewed while the process runs.
  * - Settled rows, and the rows of owners that are gone, are pruned a day later (`retention.ts`).
  *
- * One file (about 450 lines): the insert, the batched settles and the claim listener share one owner id, one set of
- * known entries and one poll loop; the row and claim formats are `approvals-database.ts`'s.
+ * The insert, the batched settles and the claim listener share one owner id, one set of known entries and one poll
+ * loop, so they live together here; the row and claim formats are `approvals-database.ts`'s.
  *
  * @since 0.3.0
  * @internal

@@ -4,11 +4,11 @@
  * asks that saved or session approvals now cover, and the same-session cascade of a rejection. The `Queue` tag is how
  * `Approvals.layer` reads the same queue; it is provided by `PermissionV2.layer` beside `PermissionV2.Service`.
  *
- * Why it is one file of about 550 lines: every part reads and changes the same private state (the `pending` map,
- * each entry's `answering` flag and timer, the `recent` ids) under one rule — an entry is settled exactly once, and
- * only after what its answer saves is in force. Splitting answer, expiry, release and cascade into files would
- * export that state and let each part break the rule on its own. What does not touch it lives beside it: session
- * approvals, the watcher and journal entries; the Postgres mirror is `hosts/`, behind the `SharedAsks` port.
+ * Every part reads and changes the same private state (the `pending` map, each entry's `answering` flag and timer,
+ * the `recent` ids) under one rule — an entry is settled exactly once, and only after what its answer saves is in
+ * force — so answer, expiry, release and cascade share this module and that state is never exported. What does not
+ * touch it lives beside it: session approvals (`session.ts`), the watcher (`watch.ts`) and journal entries
+ * (`journal.ts`); the Postgres mirror is `hosts/`, behind the `SharedAsks` port.
  *
  * @since 0.3.0
  * @internal
