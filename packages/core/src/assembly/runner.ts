@@ -14,6 +14,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as AgentV2 from "../agent/agent.js"
 import * as EventV2 from "../place/event.js"
@@ -56,7 +57,10 @@ export * from "./internal/runner-schema.js"
 export interface Interface {
   readonly run: (
     input: RunInput,
-  ) => Effect.Effect<RunResult, StepLimitExceeded | Model.ModelError | SessionV2.NotFoundError | ToolOutputStore.Error>
+  ) => Effect.Effect<
+    RunResult,
+    StepLimitExceeded | Model.ModelError | SessionV2.NotFoundError | ToolOutputStore.Error | ToolCallJournal.RecordError
+  >
   /**
    * Marks failed the calls left pending or running by runners that are gone (their lease expired, or they recorded
    * no owner); returns how many. Runs at layer start and then every `ToolCallJournal.recoveryInterval` of the lease
@@ -121,6 +125,9 @@ export const make = Effect.gen(function* () {
     readonly system?: string
     readonly toolsEnabled: boolean
     readonly messages: ReadonlyArray<Model.Message>
+    /** Final writes the database refused at first, still being retried (`settleDurably`) in `runScope`. */
+    readonly writes: Array<Fiber.RuntimeFiber<ToolCallJournal.Settled, ToolCallJournal.RecordError>>
+    readonly runScope: Scope.Scope
   }) =>
     Effect.gen(function* () {
       const settler = SettleInput.identity({ sessionID: input.sessionID, agent: input.agent })
@@ -150,25 +157,36 @@ export const make = Effect.gen(function* () {
             call.settled = true
             call.result = result
             const failed = result.type === "error"
-            return journal
-              .settle(
-                { sessionID: input.sessionID, assistantMessageID, callID: call.id },
-                { status: failed ? "failed" : "completed", result, error: failed ? String(result.value) : null },
-              )
-              .pipe(
-                Effect.flatMap((settled) => {
-                  if (settled === "recovered") {
-                    // Recovery's failure stands; the model and the listeners learn that, not a result it contradicts.
-                    const lost: LLM.ToolResultValue = { type: "error", value: RECOVERED }
-                    call.result = lost
-                    return events.publish(Event.Failed, { ...identity(call), result: lost })
-                  }
-                  return failed
-                    ? events.publish(Event.Failed, { ...identity(call), result })
-                    : events.publish(Event.Success, { ...identity(call), result, ...extra })
-                }),
-                Effect.orDie,
-              )
+            const key = { sessionID: input.sessionID, assistantMessageID, callID: call.id }
+            const outcome: ToolCallJournal.Outcome = {
+              status: failed ? "failed" : "completed",
+              result,
+              error: failed ? String(result.value) : null,
+            }
+            // A database that fails the write (an outage, a restart) does not hold the run up: the result goes to
+            // the model and the listeners now, and the write is retried in the run's scope (`settleDurably`).
+            return journal.settleOnce(key, outcome).pipe(
+              Effect.catchAll(() =>
+                Effect.forkIn(journal.settleDurably(key, outcome), input.runScope).pipe(
+                  Effect.map((fiber): ToolCallJournal.Settled => {
+                    input.writes.push(fiber)
+                    return "settled"
+                  }),
+                ),
+              ),
+              Effect.flatMap((settled) => {
+                if (settled === "recovered") {
+                  // Recovery's failure stands; the model and the listeners learn that, not a result it contradicts.
+                  const lost: LLM.ToolResultValue = { type: "error", value: RECOVERED }
+                  call.result = lost
+                  return events.publish(Event.Failed, { ...identity(call), result: lost })
+                }
+                return failed
+                  ? events.publish(Event.Failed, { ...identity(call), result })
+                  : events.publish(Event.Success, { ...identity(call), result, ...extra })
+              }),
+              Effect.orDie,
+            )
           }),
         )
 
@@ -330,6 +348,17 @@ export const make = Effect.gen(function* () {
     }).pipe(Effect.scoped)
 
   const run = Effect.fn("Runner.run")(function* (input: RunInput) {
+    const writes: Array<Fiber.RuntimeFiber<ToolCallJournal.Settled, ToolCallJournal.RecordError>> = []
+    const runScope = yield* Effect.scope
+    /** Fails the run once a retried write has given up; at the end, waits for every retried write. */
+    const writeFailure = Effect.suspend(() => {
+      for (const fiber of writes) {
+        const exit = fiber.unsafePoll()
+        if (exit !== null && Exit.isFailure(exit)) return Effect.failCause(exit.cause)
+      }
+      return Effect.void
+    })
+    const allWritten = Effect.suspend(() => Effect.forEach(writes, Fiber.join, { discard: true }))
     const session = yield* sessions.get(input.sessionID)
     if (session === undefined) return yield* new SessionV2.NotFoundError({ sessionID: input.sessionID })
     const selection = yield* agents.select(session.agent)
@@ -341,6 +370,7 @@ export const make = Effect.gen(function* () {
     let messages: ReadonlyArray<Model.Message> = [...(input.messages ?? []), { role: "user", content: input.prompt }]
     for (let step = 1; ; step++) {
       if (step > STEP_LIMIT) return yield* new StepLimitExceeded({ steps: step - 1 })
+      yield* writeFailure
       const outcome = yield* turn({
         sessionID: input.sessionID,
         agent: selection.id,
@@ -348,12 +378,20 @@ export const make = Effect.gen(function* () {
         ...(selection.info?.system === undefined ? {} : { system: selection.info.system }),
         toolsEnabled: lastStep === undefined || step < lastStep,
         messages,
+        writes,
+        runScope,
       })
       messages = [...messages, ...outcome.messages]
-      if (outcome.stopped) return { steps: step, stopped: "user", messages } satisfies RunResult
-      if (!outcome.needsContinuation) return { steps: step, messages } satisfies RunResult
+      if (outcome.stopped) {
+        yield* allWritten
+        return { steps: step, stopped: "user", messages } satisfies RunResult
+      }
+      if (!outcome.needsContinuation) {
+        yield* allWritten
+        return { steps: step, messages } satisfies RunResult
+      }
     }
-  })
+  }, Effect.scoped)
 
   yield* recover()
   // Live runners also take over the calls of owners that died while they run: a failed round (the database busy

@@ -15,6 +15,8 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import * as Database from "../system/database.js"
 import * as OwnerLease from "../system/owner-lease.js"
 
@@ -44,6 +46,33 @@ export const RECOVERY_FRACTION = 0.5
  */
 export const recoveryInterval = (leaseMillis: number): Duration.Duration =>
   Duration.millis(Math.max(1, Math.floor(leaseMillis * RECOVERY_FRACTION)))
+
+/**
+ * How long `settleDurably` keeps retrying a call's final write while the database fails (an outage, a restart): 30
+ * seconds, backing off from 50 ms to at most 2 s between attempts.
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const RESULT_WRITE_BOUND: Duration.Duration = Duration.seconds(30)
+
+/**
+ * A call's final state could not be written within `RESULT_WRITE_BOUND`: the tool ran and its result reached the
+ * model, but the journal does not hold it (recovery will mark the call interrupted).
+ *
+ * @since 0.4.0
+ * @category errors
+ */
+export class RecordError extends Schema.TaggedError<RecordError>()("ToolCallJournal.RecordError", {
+  callID: Schema.String,
+  filename: Schema.optional(Schema.String),
+  code: Schema.optional(Schema.String),
+  detail: Schema.String,
+}) {
+  override get message(): string {
+    return `The result of tool call ${this.callID} could not be recorded in ${this.filename ?? "the database"}: ${this.detail}`
+  }
+}
 
 /**
  * Options of a journal's owner.
@@ -129,6 +158,13 @@ export interface Interface {
    */
   readonly settle: (call: CallKey, outcome: Outcome) => Effect.Effect<Settled>
   /**
+   * `settle` once, as a typed failure instead of a defect: the runner tries this first and, when the database
+   * fails, goes on and leaves the write to `settleDurably`.
+   */
+  readonly settleOnce: (call: CallKey, outcome: Outcome) => Effect.Effect<Settled, RecordError>
+  /** `settle`, retried with backoff while the database fails, for at most `RESULT_WRITE_BOUND`. */
+  readonly settleDurably: (call: CallKey, outcome: Outcome) => Effect.Effect<Settled, RecordError>
+  /**
    * Marks `failed` with `error` every pending or running call whose owner is gone, forgets expired owners, and
    * returns how many calls it failed.
    */
@@ -163,6 +199,11 @@ const toJson = (value: unknown): string => {
   }
 }
 
+const RETRY = Schedule.exponential("50 millis").pipe(
+  Schedule.union(Schedule.spaced("2 seconds")),
+  Schedule.upTo(RESULT_WRITE_BOUND),
+)
+
 /**
  * Registers a new owner (an `OwnerLease`), renews its lease in a fiber tied to the scope, and removes the owner when
  * the scope closes (its unfinished calls, if any, are then recovered by the next runner at once).
@@ -184,16 +225,31 @@ export const make = (options: Options = {}) =>
         orDie,
       )
 
-    // The status and owner guard keeps the first terminal state: a call recovery failed stays failed.
-    const settle = (call: CallKey, outcome: Outcome): Effect.Effect<Settled> =>
-      sql<{ call_id: string }>`UPDATE tool_call SET status = ${outcome.status}, result = ${toJson(outcome.result)},
+    // The status and owner guard keeps the first terminal state: a call recovery failed stays failed. Writing it
+    // again is harmless, so a retry after a lost answer cannot overwrite anything.
+    const write = (call: CallKey, outcome: Outcome) =>
+      Effect.suspend(
+        () => sql<{
+          call_id: string
+        }>`UPDATE tool_call SET status = ${outcome.status}, result = ${toJson(outcome.result)},
           error = ${outcome.error}, time_updated = ${Date.now()}
           WHERE session_id = ${call.sessionID} AND assistant_message_id = ${call.assistantMessageID} AND call_id = ${call.callID}
             AND owner_id = ${ownerID} AND status IN ('pending', 'running')
-          RETURNING call_id`.pipe(
-        Effect.map((rows): Settled => (rows.length > 0 ? "settled" : "recovered")),
-        orDie,
-      )
+          RETURNING call_id`,
+      ).pipe(Effect.map((rows): Settled => (rows.length > 0 ? "settled" : "recovered")))
+    const settle = (call: CallKey, outcome: Outcome): Effect.Effect<Settled> => orDie(write(call, outcome))
+    const settleOnce = (call: CallKey, outcome: Outcome): Effect.Effect<Settled, RecordError> =>
+      Effect.mapError(write(call, outcome), (error) => {
+        const failure = Database.queryError(sql, error)
+        return new RecordError({
+          callID: call.callID,
+          ...(failure.filename === undefined ? {} : { filename: failure.filename }),
+          ...(failure.code === undefined ? {} : { code: failure.code }),
+          detail: failure.detail,
+        })
+      })
+    const settleDurably = (call: CallKey, outcome: Outcome): Effect.Effect<Settled, RecordError> =>
+      Effect.retry(settleOnce(call, outcome), RETRY)
 
     const recover = Effect.fn("ToolCallJournal.recover")(function* (error: string) {
       const now = yield* Clock.currentTimeMillis
@@ -212,7 +268,7 @@ export const make = (options: Options = {}) =>
       )
     }, orDie)
 
-    return Service.of({ ownerID, leaseMillis, record, settle, recover, renew })
+    return Service.of({ ownerID, leaseMillis, record, settle, settleOnce, settleDurably, recover, renew })
   })
 
 /**

@@ -39,8 +39,11 @@ export const dedicatedServer = (schema: string) =>
     ),
   )
 
-/** `pg_ctl <command>` on the dedicated server in `data` (as the `postgres` user when we are root), waiting for it. */
-export const pgCtl = (data: string, command: "stop" | "start" | "restart") =>
+/**
+ * `pg_ctl <command>` on the dedicated server in `data` (as the `postgres` user when we are root), waiting for it.
+ * `restart` also starts a stopped server, with the options it was started with (`postmaster.opts`).
+ */
+export const pgCtl = (data: string, command: "stop" | "restart") =>
   Effect.sync(() => {
     const pgCtlPath = path.join(binaries.bin!, "pg_ctl")
     // A log file keeps the server off our pipes (spawnSync waits for every holder of its stdout to close it).
