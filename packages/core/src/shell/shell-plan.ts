@@ -19,6 +19,7 @@ import type * as Segments from "./internal/segment.js"
 import * as ShellCommand from "./shell-command.js"
 import { assemble, type Collected, unique, WHOLESALE_PROBE } from "./plan/assemble.js"
 import { buildOverlay, containsProtected, gitDirectory, linkTargets } from "./plan/disk.js"
+import { changesRepository } from "./programs/git.js"
 import type { Environment, Input, Plan, Setting } from "./plan/schema.js"
 
 /**
@@ -107,10 +108,77 @@ export const plan = <E>(input: Input, env: Environment<E>): Effect.Effect<Plan, 
 
     const overlay = yield* buildOverlay(parsed, places, disk, input, cwdsOf)
 
+    /** Whether an earlier segment may have changed the repository that git names files from. */
+    let repositoryChanged = false
+    const toplevels = new Map<string, string | undefined>()
+    const toplevel = (cwd: string) =>
+      Effect.gen(function* () {
+        if (!toplevels.has(cwd)) {
+          const out = yield* places.git(cwd, ["rev-parse", "--show-toplevel"])
+          toplevels.set(cwd, out?.replace(/\n$/, ""))
+        }
+        return toplevels.get(cwd)
+      })
+
+    /** The files a git command names from the repository's data, from each directory it may run in. */
+    const namedByGit = (segment: Segments.Segment, names: ReadonlyArray<ReadonlyArray<string>>) =>
+      Effect.gen(function* () {
+        if (repositoryChanged)
+          return { unknown: "an earlier command may change the repository git names the files from" }
+        const cwds = yield* cwdsOf(segment, undefined)
+        if ("unknown" in cwds) return { unknown: cwds.unknown }
+        const out = new Set<string>()
+        for (const cwd of unique(cwds.map((c) => c.physical))) {
+          const top = yield* toplevel(cwd)
+          if (top === undefined) return { unknown: "git could not find the repository to name the files it writes" }
+          for (const command of names) {
+            const optional = command[0] === "?"
+            const printed = yield* places.git(cwd, optional ? command.slice(1) : command)
+            if (printed === undefined) {
+              if (optional) continue
+              return { unknown: "git could not name the files this command writes" }
+            }
+            for (const name of printed.split("\u0000")) {
+              if (name === "") continue
+              const resolved = yield* Paths.walk(disk, top, name, false, undefined)
+              if ("unknown" in resolved) return { unknown: resolved.unknown }
+              out.add(resolved.path)
+            }
+          }
+        }
+        return { paths: [...out] }
+      })
+
+    /** Every file the repository of a segment tracks, or has tracked in any commit a ref or reflog reaches. */
+    const HISTORY_LIMIT = 20_000
+    const historyNames = (segment: Segments.Segment) =>
+      Effect.gen(function* () {
+        const cwds = yield* cwdsOf(segment, undefined)
+        if ("unknown" in cwds) return { unknown: cwds.unknown }
+        const out = new Set<string>()
+        for (const cwd of unique(cwds.map((c) => c.physical))) {
+          const top = yield* toplevel(cwd)
+          if (top === undefined) return { unknown: "git could not find the repository whose history it prints" }
+          for (const command of [
+            ["ls-files", "-z", "--full-name", "--", ":/"],
+            ["log", "--all", "--reflog", "--format=", "--name-only", "--no-renames", "-z"],
+          ]) {
+            const printed = yield* places.git(cwd, command)
+            if (printed === undefined) return { unknown: "git could not list the files its history holds" }
+            for (const name of printed.split(/[\u0000\n]/)) if (name !== "") out.add(path.posix.join(top, name))
+            if (out.size > HISTORY_LIMIT)
+              return { unknown: `the repository's history names more than ${HISTORY_LIMIT} files` }
+          }
+        }
+        return { paths: [...out] }
+      })
+
     /** Every canonical path a path use may reach, from every directory, on the disk and through the overlay. */
     const targets = (segment: Segments.Segment, use: Segments.PathUse) =>
       Effect.gen(function* () {
         if (use.unknown !== undefined) return { unknown: use.unknown }
+        if (use.gitNames !== undefined) return yield* namedByGit(segment, use.gitNames)
+        if (use.history === true) return yield* historyNames(segment)
         const text = use.word.text
         if (DEVICES.has(text)) return { paths: [] as Array<string> }
         const cwds = use.word.home === true || text.startsWith("/") ? undefined : yield* cwdsOf(segment, undefined)
@@ -164,7 +232,10 @@ export const plan = <E>(input: Input, env: Environment<E>): Effect.Effect<Plan, 
         return located
       })
 
+    let previous: Segments.Segment | undefined
     for (const segment of parsed.segments) {
+      if (previous !== undefined && changesGit(previous)) repositoryChanged = true
+      previous = segment
       const verdict = verdictOf.get(segment)
       // The directories it runs in: outside the Location, they need external_directory.
       const cwds = yield* cwdsOf(segment, undefined)
@@ -183,6 +254,19 @@ export const plan = <E>(input: Input, env: Environment<E>): Effect.Effect<Plan, 
       }
       for (const use of segment.writes) {
         const found = yield* targets(segment, use)
+        if (use.operand === true) {
+          // A word of an unmodelled program: only where it lies is judged.
+          if ("unknown" in found) continue
+          for (const canonical of found.paths) {
+            const located = yield* places.locate(canonical, "file")
+            if (located._tag !== "located") continue
+            if (located.external !== undefined && located.external.resource !== input.approved) {
+              collected.externals.set(located.external.resource, located.external.save)
+            }
+            if (places.isProtected(canonical)) collected.protects.add(located.resource)
+          }
+          continue
+        }
         if ("unknown" in found) {
           unresolved(collected.edits, use.raw, found.unknown)
           continue
@@ -221,9 +305,30 @@ export const plan = <E>(input: Input, env: Environment<E>): Effect.Effect<Plan, 
           unresolved(collected.reads, use.raw, found.unknown)
           continue
         }
+        if (use.history === true) {
+          // Only the files the read rules do not allow are named: the repository may track thousands.
+          const located = new Map<string, string>()
+          for (const canonical of found.paths) {
+            const where = yield* places.locate(canonical, "file")
+            if (where._tag === "located") located.set(where.resource, canonical)
+          }
+          const effects = yield* env.check("read", [...located.keys()])
+          for (const [resource, canonical] of located) {
+            if (effects.get(resource) !== "allow") yield* record(collected.reads, canonical, "file", use.raw)
+          }
+          continue
+        }
         for (const canonical of found.paths) yield* record(collected.reads, canonical, "file", use.raw)
       }
     }
 
     return yield* assemble(input, env, parsed, verdicts, collected)
   })
+
+/** A git segment that may change what a later git segment names its files from. */
+const changesGit = (segment: Segments.Segment): boolean => {
+  const first = segment.argv[0]
+  return (
+    first !== undefined && first.literal && path.posix.basename(first.text) === "git" && changesRepository(segment.argv)
+  )
+}

@@ -12,6 +12,7 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as ProcessGroup from "../../system/process-group.js"
 import * as BashArity from "../../shell/bash-arity.js"
 import * as Config from "../../place/config.js"
 import * as ProtectedPath from "../../place/protected-path.js"
@@ -123,7 +124,34 @@ export const places = (
       Effect.map((names): ReadonlyArray<string> | undefined => names),
       Effect.orElseSucceed(() => undefined),
     ),
+  git: (cwd, args) =>
+    ProcessGroup.run(
+      { command: "git", args: [...PLANNER_GIT, ...args], cwd, env: PLANNER_GIT_ENVIRONMENT },
+      { maxOutputBytes: PLANNER_GIT_BYTES, maxErrorBytes: 0, timeout: "10 seconds" },
+    ).pipe(
+      Effect.map((result) =>
+        result.exitCode === 0 && !result.stdoutTruncated ? Buffer.from(result.stdout).toString("utf8") : undefined,
+      ),
+      Effect.orElseSucceed(() => undefined),
+    ),
 })
+
+/** Options of every git run the planner makes: no locks taken, no file-system monitor or external diff started. */
+const PLANNER_GIT = ["--no-optional-locks", "-c", "core.fsmonitor=false", "-c", "diff.external=", "--no-pager"]
+
+/** The planner's git runs see the directory's own repository, never one named by the environment. */
+const PLANNER_GIT_ENVIRONMENT: Readonly<Record<string, string | undefined>> = {
+  GIT_DIR: undefined,
+  GIT_WORK_TREE: undefined,
+  GIT_COMMON_DIR: undefined,
+  GIT_INDEX_FILE: undefined,
+  GIT_EXTERNAL_DIFF: undefined,
+  GIT_CONFIG_PARAMETERS: undefined,
+  GIT_CONFIG_COUNT: undefined,
+}
+
+/** The most a planner's git run may print (names of changed or tracked files); more asks. */
+const PLANNER_GIT_BYTES = 4 * 1024 * 1024
 
 const missingOrOther = (error: { readonly cause?: unknown }): ShellPlan.Entry["type"] => {
   const code = (error.cause as { readonly code?: unknown } | undefined)?.code

@@ -13,7 +13,8 @@ import type { Word } from "./words.js"
 
 /**
  * Builtins that are unresolved whatever their arguments: they run text later or elsewhere (`source`, `trap`),
- * change how names are found (`alias`, `enable`, `hash -p`), or replay commands (`fc`, `history`).
+ * change how names are found (`alias`, `enable`, `hash -p`), or replay commands (`fc`). `history` only prints
+ * (bare, or with a count); any option changes or reads history files.
  *
  * @since 0.3.0
  * @category constants
@@ -24,7 +25,6 @@ export const UNRESOLVED_BUILTINS: ReadonlyMap<string, string> = new Map([
   ["alias", "an alias changes what a later command name runs"],
   ["enable", "enable can load or switch off builtins"],
   ["fc", "fc runs commands from the history"],
-  ["history", "history changes the history that commands can be replayed from"],
   ["bind", "bind attaches commands to keys"],
   ["compgen", "compgen can run commands"],
   ["complete", "complete attaches commands to completion"],
@@ -54,6 +54,11 @@ export const judgeBuiltin = (name: string, words: ReadonlyArray<Word>): string |
   const fixed = UNRESOLVED_BUILTINS.get(name)
   if (fixed !== undefined) return fixed
   switch (name) {
+    case "history": {
+      const args = words.slice(1)
+      if (args.length === 0 || (args.length === 1 && args[0]!.literal && /^\d+$/.test(args[0]!.text))) return undefined
+      return "history changes the history that commands can be replayed from"
+    }
     case "trap": {
       const args = words.slice(1)
       const first = args[0]

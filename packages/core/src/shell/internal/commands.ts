@@ -14,6 +14,7 @@ import { FILE_COMMANDS } from "../programs/files.js"
 import { find } from "../programs/find.js"
 import { gapProblem } from "./grammar.js"
 import { readerEffects } from "../programs/readers.js"
+import { unknownProgram } from "../programs/unknown.js"
 import { noEffects, uncertain, use } from "./segment.js"
 import * as State from "./state.js"
 import * as Variables from "./variables.js"
@@ -348,6 +349,7 @@ export const resolve = (
   if (effects !== undefined && optional !== undefined) {
     effects = uncertain(effects, `${optional.text} is only known when the shell runs and may change what ${base} does`)
   }
+  effects ??= unknownProgram(base, words, draft.effects)
   emit(ctx, here, words, { ...draft, effects: merge(draft.effects, effects) })
   return State.same(state)
 }

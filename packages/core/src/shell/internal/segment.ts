@@ -74,6 +74,22 @@ export interface PathUse {
   readonly git?: boolean
   /** Set when the file is only known at run time (`{}` of `find -exec`, `xargs` arguments, a glob): why. */
   readonly unknown?: string
+  /**
+   * The files are named by the repository's data (`git checkout REV` writes the files that differ from REV): git
+   * plumbing commands, each printing NUL-separated names relative to the work tree's top level, that name them all.
+   * A command whose first word is `?` may fail (it then names nothing). The planner runs them before the command.
+   */
+  readonly gitNames?: ReadonlyArray<ReadonlyArray<string>>
+  /**
+   * Contents printed from the repository's history (`git log -p`, `git show`, `git grep`): a read of every file the
+   * repository tracks or has tracked.
+   */
+  readonly history?: boolean
+  /**
+   * A word of a program the gate does not model that reads as a path: judged only for where it lies (outside the
+   * Location asks `external_directory`, protected asks `protected_path`), never as an `edit`.
+   */
+  readonly operand?: boolean
 }
 
 /**

@@ -53,6 +53,11 @@ export interface Places {
   readonly isProtected: (canonical: string) => boolean
   /** The names in a directory, or `undefined` when it cannot be read. */
   readonly list: (canonical: string) => Effect.Effect<ReadonlyArray<string> | undefined>
+  /**
+   * Runs a read-only git plumbing command (`diff-tree`, `ls-files`, `rev-parse`, …) in a directory: its output, or
+   * `undefined` when it fails or prints more than the planner reads.
+   */
+  readonly git: (cwd: string, args: ReadonlyArray<string>) => Effect.Effect<string | undefined>
 }
 
 /**

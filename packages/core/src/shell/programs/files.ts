@@ -314,6 +314,74 @@ const ln: Command = (words) => {
   return effects
 }
 
+/** `patch`: the files it changes are named by the diff it reads, so they are unknown unless `-o` names one. */
+const patch: Command = (words) => {
+  const effects = noEffects()
+  const parsed = Options.parse(words, 1, {
+    flags: "bcefElnNRsStuZ",
+    values: "BdDFgiopPrVxYzY",
+    long: [
+      "backup",
+      "context",
+      "ed",
+      "remove-empty-files",
+      "force",
+      "ignore-whitespace",
+      "normal",
+      "forward",
+      "reverse",
+      "silent",
+      "quiet",
+      "batch",
+      "set-time",
+      "set-utc",
+      "unified",
+      "dry-run",
+      "verbose",
+      "posix",
+      "binary",
+      "backup-if-mismatch",
+      "no-backup-if-mismatch",
+      "follow-symlinks",
+    ],
+    longValues: [
+      "prefix",
+      "directory",
+      "ifdef",
+      "fuzz",
+      "input",
+      "output",
+      "strip",
+      "reject-file",
+      "version-control",
+      "basename-prefix",
+      "suffix",
+      "quoting-style",
+      "merge",
+      "read-only",
+      "reject-format",
+    ],
+  })
+  if (parsed.unknown !== undefined) return unmodelled(effects, "patch", parsed.unknown)
+  const raw = join(words)
+  for (const file of Options.valuesOf(parsed, "i", "input")) effects.reads.push(use(file, raw))
+  if (Options.has(parsed, "dry-run")) return effects
+  const output = Options.valuesOf(parsed, "o", "output")[0]
+  const operands = parsed.operands.map((o) => o.word)
+  if (output !== undefined) {
+    if (!(output.literal && output.text === "-")) effects.writes.push(use(output, raw))
+  } else if (operands[0] !== undefined && Options.valuesOf(parsed, "d", "directory").length === 0) {
+    effects.writes.push(use(operands[0], raw))
+  } else {
+    effects.writes.push({
+      ...use(literal("(the files the diff names)"), raw),
+      unknown: "patch changes the files its diff names, only known when it runs",
+    })
+  }
+  if (operands[1] !== undefined) effects.reads.push(use(operands[1], raw))
+  return effects
+}
+
 /**
  * The commands that change files, by name, each reading its own options and operands.
  *
@@ -339,4 +407,5 @@ export const FILE_COMMANDS: ReadonlyMap<string, Command> = new Map<string, Comma
   ["tar", tar],
   ["unzip", unzip],
   ["git", git],
+  ["patch", patch],
 ])

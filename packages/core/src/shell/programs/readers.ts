@@ -132,7 +132,8 @@ const jq = (words: ReadonlyArray<Word>): Effects => {
   return effects
 }
 
-const AWK_UNSAFE = /system|getline|\||>|@|ENVIRON|PROCINFO|close|fflush/
+/** What in an awk program may run a command, read or write a file: `>=` alone is a comparison. */
+const AWK_UNSAFE = /system|getline|\||>(?!=)|@|ENVIRON|PROCINFO|close|fflush/
 
 const awk = (words: ReadonlyArray<Word>): Effects => {
   const effects = noEffects()
