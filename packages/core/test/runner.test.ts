@@ -2,7 +2,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Deferred, Effect, Exit, Fiber, Layer, Queue, Ref, Schema, Stream } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, Layer, Logger, Queue, Ref, Schema, Stream } from "effect"
 import {
   AgentV2,
   ApplicationTools,
@@ -474,6 +474,78 @@ describe("Runner", () => {
       expect(rows).toEqual([
         { call_id: "big", status: "failed", error: "Tool execution failed: Failed to write tool output: disk full" },
       ])
+    }).pipe(Effect.scoped),
+  )
+
+  it.live("a crashing executor becomes its call's tool error, logged with the cause; the sibling settles and the run goes on", () =>
+    Effect.gen(function* () {
+      const layer = yield* setup([
+        [
+          { type: "tool-call", id: "boom", name: "crash", input: { text: "x" } },
+          { type: "tool-call", id: "die", name: "dies", input: { text: "y" } },
+          { type: "tool-call", id: "ok", name: "probe", input: { text: "fine" } },
+        ],
+        [{ type: "text", text: "carried on" }],
+      ])
+      const logged: Array<{ message: unknown; cause: Cause.Cause<unknown> }> = []
+      const logger = Logger.replace(
+        Logger.defaultLogger,
+        Logger.make(({ message, cause }) => void logged.push({ message, cause })),
+      )
+      yield* Effect.gen(function* () {
+        const log: Array<string> = []
+        yield* (yield* ToolRegistry.Service).register({
+          crash: Tool.make({
+            description: "Throws",
+            input: Text,
+            output: Schema.String,
+            execute: () => {
+              throw new Error("executor exploded")
+            },
+          }),
+          dies: Tool.make({
+            description: "Dies",
+            input: Text,
+            output: Schema.String,
+            execute: () => Effect.die(new TypeError("cannot read properties of undefined")),
+          }),
+          probe: recordingTool(log),
+        })
+        const session = yield* (yield* SessionV2.Service).create()
+        const result = yield* (yield* Runner.Service).run({ sessionID: session.id, prompt: "go" })
+        expect(result.steps).toBe(2)
+        expect(result.stopped).toBeUndefined()
+        expect(log).toEqual(["execute:ok"])
+        const rows = yield* toolRows
+        expect(Object.fromEntries(rows.map((row) => [row.call_id, [row.status, row.error]]))).toEqual({
+          boom: ["failed", "Tool crashed: executor exploded"],
+          die: ["failed", "Tool crashed: cannot read properties of undefined"],
+          ok: ["completed", null],
+        })
+        const second = (yield* Effect.flatMap(ScriptedModel.Requests, Ref.get))[1]!.messages
+        const results = second.filter((message) => message.role === "tool")
+        expect(results).toEqual([
+          expect.objectContaining({ callID: "boom", result: { type: "error", value: "Tool crashed: executor exploded" } }),
+          expect.objectContaining({
+            callID: "die",
+            result: { type: "error", value: "Tool crashed: cannot read properties of undefined" },
+          }),
+          expect.objectContaining({ callID: "ok", result: { type: "text", value: "fine" } }),
+        ])
+        // The model sees the message, never a stack; the log keeps the whole cause.
+        for (const message of results) expect(JSON.stringify(message)).not.toContain("    at ")
+        const crashes = logged.filter((entry) => String(entry.message).includes("crashed"))
+        expect(crashes.map((entry) => String(entry.message)).sort()).toEqual([
+          "Runner: tool crash (call boom) crashed",
+          "Runner: tool dies (call die) crashed",
+        ])
+        const defects = crashes.flatMap((entry) => [...Cause.defects(entry.cause)]) as Array<Error>
+        expect(defects.map((defect) => defect.message).sort()).toEqual([
+          "cannot read properties of undefined",
+          "executor exploded",
+        ])
+        expect(defects.every((defect) => typeof defect.stack === "string")).toBe(true)
+      }).pipe(Effect.provide(layer), Effect.provide(logger))
     }).pipe(Effect.scoped),
   )
 

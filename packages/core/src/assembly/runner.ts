@@ -2,7 +2,8 @@
  * The reference turn loop. Each provider turn materializes the catalogue once, streams one model request, records
  * and publishes every tool call before any side effect, settles local calls eagerly in their own fibers, publishes
  * each result uninterruptibly, and waits for all settlements after the stream. A declined permission or dismissed
- * question stops the loop; every unsettled call is then failed durably.
+ * question stops the loop; every unsettled call is then failed durably. An executor that crashes (a defect) settles
+ * its own call with `Tool crashed: <message>` and logs the cause; its siblings settle and the run goes on.
  *
  * @since 0.1.0
  */
@@ -35,6 +36,7 @@ import {
   USER_DISMISSED,
   RECOVERED,
   TOOLS_DISABLED,
+  TOOL_CRASHED,
   StepLimitExceeded,
   Event,
   type RunInput,
@@ -99,6 +101,21 @@ const errorMessage = (cause: Cause.Cause<unknown>): string => {
       ? String(value.message)
       : String(value)
 }
+
+/**
+ * A crashed executor (a defect that is not a user's stop) becomes the call's model-visible error: the defect's
+ * message, never its stack. The full cause is logged. Failures, interruption and user stops pass through.
+ */
+const contain = (
+  call: { readonly id: string; readonly name: string },
+  cause: Cause.Cause<ToolOutputStore.Error>,
+): Effect.Effect<ToolRegistry.Settlement, ToolOutputStore.Error> =>
+  Option.isNone(Cause.dieOption(cause)) || Tool.isUserStop(cause)
+    ? Effect.failCause(cause)
+    : Effect.as(
+        Effect.logError(`Runner: tool ${call.name} (call ${call.id}) crashed`, cause),
+        { result: { type: "error", value: `${TOOL_CRASHED}${errorMessage(cause)}` } } satisfies ToolRegistry.Settlement,
+      )
 
 /**
  * Builds the runner for the current Location.
@@ -228,11 +245,13 @@ export const make = Effect.gen(function* () {
           // Settling is interruptible; once a settlement exists, publishing it is not.
           const settle = Effect.uninterruptibleMask((restore) =>
             restore(
-              materialization.settle(
-                SettleInput.make(settler, event, (update) =>
-                  Effect.runSync(Effect.ignore(events.publish(Event.Progress, { ...identity(call), ...update }))),
-                ),
-              ),
+              materialization
+                .settle(
+                  SettleInput.make(settler, event, (update) =>
+                    Effect.runSync(Effect.ignore(events.publish(Event.Progress, { ...identity(call), ...update }))),
+                  ),
+                )
+                .pipe(Effect.catchAllCause((cause) => contain(call, cause))),
             ).pipe(
               Effect.flatMap((settlement) =>
                 finish(call, settlement.result, {

@@ -62,6 +62,14 @@ export const RECOVERED =
 export const TOOLS_DISABLED = "Tools are disabled after the maximum agent steps"
 
 /**
+ * Prefix of the model-visible error of a call whose executor crashed (a defect); the defect's message follows.
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const TOOL_CRASHED = "Tool crashed: "
+
+/**
  * The run needed more provider turns than allowed.
  *
  * @since 0.1.0
