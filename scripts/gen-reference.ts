@@ -83,7 +83,7 @@ const KEYS: Record<string, { readonly text: string; readonly default?: string }>
     default: '`"build"`',
   },
   permission: { text: "Settings of the permission gate (its rules are `permissions`); the latest document that sets a key wins." },
-  "permission.askTimeout": {
+  "permission.ask_timeout": {
     text: 'Milliseconds an ask waits for an answer; then the call fails as "Approval timed out" and `permission.v2.expired` is published (docs/approvals.md).',
     default: "no limit",
   },
@@ -106,16 +106,16 @@ const KEYS: Record<string, { readonly text: string; readonly default?: string }>
   "bash.sandbox.writable": {
     text: "Paths writable besides the Location and toolgate's tmp directory (relative to the Location, `~` for home).",
   },
-  "bash.sandbox.readOnly": { text: "Paths kept read-only inside the writable set." },
-  "bash.sandbox.denyRead": { text: "Paths replaced by an empty file or directory inside the sandbox." },
-  "bash.sandbox.allowUnixSockets": {
+  "bash.sandbox.read_only": { text: "Paths kept read-only inside the writable set." },
+  "bash.sandbox.deny_read": { text: "Paths replaced by an empty file or directory inside the sandbox." },
+  "bash.sandbox.allow_unix_sockets": {
     text: "Unix sockets the sandbox may connect to (needs its own network namespace).",
   },
-  "bash.sandbox.autoAllow": {
+  "bash.sandbox.auto_allow": {
     text: "While the sandbox is active, a segment that would only ask `bash` runs without asking.",
     default: "`false`",
   },
-  "bash.sandbox.failIfUnavailable": {
+  "bash.sandbox.fail_if_unavailable": {
     text: "Fail the Location build when bubblewrap is missing; `false` falls back to no sandbox with a `sandbox.unavailable` event.",
     default: "`true`",
   },
@@ -172,7 +172,7 @@ const EXAMPLE = {
   tool_output: { max_lines: 1000, max_bytes: 32768 },
   shell: "/bin/bash",
   bash: {
-    sandbox: { mode: "bubblewrap", network: false, writable: ["~/.cache/npm"], failIfUnavailable: true },
+    sandbox: { mode: "bubblewrap", network: false, writable: ["~/.cache/npm"], fail_if_unavailable: true },
     env: { mode: "scrub", allow: ["GITHUB_ACTOR"], set: { CI: "1" } },
     arity: { make: 2 },
   },
@@ -269,6 +269,8 @@ const configurationPage = (): string => {
     "markdown files in `.toolgate/agent/` (docs/permissions.md).",
     "",
     "`<id>` stands for an agent id, `[]` for each element of a list. A rule may also carry `examples` (docs/permission-tools.md).",
+    "Every key is snake_case. A few keys were also read in camelCase; that spelling still loads, `toolgate permissions lint`",
+    "flags it with the key's name here, and a document that holds both spellings of one key fails to load.",
     "",
     "| key | type | default | meaning |",
     "|---|---|---|---|",

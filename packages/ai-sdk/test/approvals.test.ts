@@ -615,14 +615,14 @@ describe("AiSdkTools progress from bash", () => {
   )
 })
 
-/** `permission.askTimeout` bounds every ask, whichever channel would answer it (the adapter has no timer of its own). */
+/** `permission.ask_timeout` bounds every ask, whichever channel would answer it (the adapter has no timer of its own). */
 const timedEdits = Core.layerTest({
-  config: { permissions: [{ action: "edit", resource: "*", effect: "ask" }], permission: { askTimeout: 300 } },
+  config: { permissions: [{ action: "edit", resource: "*", effect: "ask" }], permission: { ask_timeout: 300 } },
 })
 
 const TIMED_OUT = "Approval timed out: nobody answered the permission request for edit within 300 ms."
 
-describe("AiSdkTools ask timeout (permission.askTimeout)", () => {
+describe("AiSdkTools ask timeout (permission.ask_timeout)", () => {
   it.live("in-process: an ask nobody answers ends the call with a clear error and withdraws the ask", () =>
     Effect.gen(function* () {
       const { file, tools, permission } = yield* setup({ approval: "in-process" })

@@ -2,7 +2,7 @@
  * The demo's permission prompts, on the one approval protocol: every prompt of `Approvals.prompts` is queued for the
  * screen, shown with what it carries (the command, the diff, each choice with what it saves and where) and answered
  * with `Approvals.answer` (the digest of the prompt shown, channel `cli`, and who answered); an answer or expiry
- * from elsewhere (the HTTP server, `permission.askTimeout`) withdraws the prompt on screen and is recorded.
+ * from elsewhere (the HTTP server, `permission.ask_timeout`) withdraws the prompt on screen and is recorded.
  *
  * @since 0.3.0
  */
@@ -134,7 +134,7 @@ export const make = (
           const reply =
             event._tag === "Expired" ? "timed out" : event.choice === "cascade" ? "reject" : replyName(event.choice)
           const by =
-            event._tag === "Expired" ? "permission.askTimeout" : mine !== undefined ? answerer.name : resolvedBy(event)
+            event._tag === "Expired" ? "permission.ask_timeout" : mine !== undefined ? answerer.name : resolvedBy(event)
           decisions.push({
             action: request.action,
             resources: request.resources,

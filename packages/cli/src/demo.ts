@@ -80,7 +80,7 @@ export interface Options {
  * @category utilities
  */
 export const locationConfig = (options: Pick<Options, "sandbox">): Config.Info | undefined =>
-  options.sandbox === true ? { bash: { sandbox: { mode: "bubblewrap", failIfUnavailable: true } } } : undefined
+  options.sandbox === true ? { bash: { sandbox: { mode: "bubblewrap", fail_if_unavailable: true } } } : undefined
 
 const describeError = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 

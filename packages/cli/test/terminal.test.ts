@@ -266,7 +266,7 @@ describe("demo --sandbox", () => {
         ),
       ),
     )
-    expect(Config.latest(entries, "bash")).toEqual({ sandbox: { mode: "bubblewrap", failIfUnavailable: true } })
+    expect(Config.latest(entries, "bash")).toEqual({ sandbox: { mode: "bubblewrap", fail_if_unavailable: true } })
   }, 60_000)
 
   it("runs the whole demo with bash sandboxed", async () => {

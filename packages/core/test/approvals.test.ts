@@ -361,7 +361,7 @@ describe("Approvals", () => {
   )
 
   scoped(
-    "an ask nobody answers before permission.askTimeout fails the call as timed out and publishes Expired",
+    "an ask nobody answers before permission.ask_timeout fails the call as timed out and publishes Expired",
     () =>
       Effect.gen(function* () {
         const approvals = yield* Approvals.Service
@@ -395,7 +395,7 @@ describe("Approvals", () => {
         // Both were asked at the same instant, so both expire (an ask without a waiter too).
         expect(delivered.slice(2).sort()).toEqual(["Expired per_1", "Expired per_2"])
       }),
-    { permission: { askTimeout: 1_000 } },
+    { permission: { ask_timeout: 1_000 } },
   )
 
   scoped("an ask raised by a tool call shows the call exactly, and its digest covers the input and the definition", () =>

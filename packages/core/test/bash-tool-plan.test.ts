@@ -1,7 +1,7 @@
 /**
  * The bash leaf's ask contract (docs/shell.md): the ask carries the command verbatim, each asking segment's source
  * text and the model's `description` (beside the command, never instead of it; also in progress reports); under an
- * active sandbox with `bash.sandbox.autoAllow`, a segment that would only ask `bash` runs, while denies, unresolved
+ * active sandbox with `bash.sandbox.auto_allow`, a segment that would only ask `bash` runs, while denies, unresolved
  * segments, `external_directory` and `protected_path` still stop or ask, and the ask says the call ran sandboxed.
  * The real leaf over the real PermissionV2 stack and real child processes; the sandbox double only reports its state.
  */

@@ -17,7 +17,7 @@ describe("rule examples", () => {
           action: "bash",
           resource: "git commit *",
           effect: "allow",
-          examples: { match: ["git commit", "git commit -m x"], notMatch: ["git push", "git commitx"] },
+          examples: { match: ["git commit", "git commit -m x"], not_match: ["git push", "git commitx"] },
         },
         { action: "read", resource: "*.ENV", effect: "ask", ignore_case: true, examples: { match: ["a.env"] } },
       ]),
@@ -36,13 +36,13 @@ describe("rule examples", () => {
       JSON.stringify({
         agents: {
           build: {
-            permissions: [{ action: "bash", resource: "npm *", effect: "allow", examples: { notMatch: ["npm"] } }],
+            permissions: [{ action: "bash", resource: "npm *", effect: "allow", examples: { not_match: ["npm"] } }],
           },
         },
       }),
     )
     expect(Either.isLeft(extra) && extra.left.message).toBe(
-      'Invalid config in /p/toolgate.json at agents.build.permissions.0.examples.notMatch: the rule bash "npm *" allow matches "npm"',
+      'Invalid config in /p/toolgate.json at agents.build.permissions.0.examples.not_match: the rule bash "npm *" allow matches "npm"',
     )
   })
 
@@ -52,7 +52,7 @@ describe("rule examples", () => {
       const file = path.join(dir, "toolgate.json")
       fs.writeFileSync(
         file,
-        rules([{ action: "edit", resource: "src/*", effect: "allow", examples: { notMatch: ["src/a.ts"] } }]),
+        rules([{ action: "edit", resource: "src/*", effect: "allow", examples: { not_match: ["src/a.ts"] } }]),
       )
       const layer = Config.layer.pipe(
         Layer.provide(
@@ -65,7 +65,7 @@ describe("rule examples", () => {
       )
       const error = yield* Effect.flip(Layer.build(layer))
       expect(error._tag).toBe("Config.InvalidError")
-      expect(error.message).toContain(`${file} at permissions.0.examples.notMatch`)
+      expect(error.message).toContain(`${file} at permissions.0.examples.not_match`)
       expect(error.message).toContain('"src/a.ts"')
     }),
   )

@@ -2,7 +2,7 @@
  * Escapes from the bubblewrap sandbox, attempted with real processes as root and as `nobody` (a child process run
  * with `runuser`, through the real Sandbox layer): privilege (remount, umount, mount, chroot, unshare, setuid),
  * Unix sockets (a loopback socket server outside whose socket file is visible inside), secrets (credential stores,
- * system secrets, `.env` files, `denyRead`), protected paths (existing and missing) and the per-project tmp
+ * system secrets, `.env` files, `deny_read`), protected paths (existing and missing) and the per-project tmp
  * directory. Every case checks the outcome on disk or on the server, not only the command's output.
  */
 import * as ChildProcess from "node:child_process"
@@ -148,7 +148,7 @@ for (const user of ["root", "nobody"] as const) {
     )
 
     it.scoped(
-      "hides credential stores, system secrets, .env files and denyRead paths; templates and node_modules stay",
+      "hides credential stores, system secrets, .env files and deny_read paths; templates and node_modules stay",
       () =>
         Effect.gen(function* () {
           const where = yield* scene(user)
@@ -170,7 +170,7 @@ for (const user of ["root", "nobody"] as const) {
           write(path.join(root, "config", "prod-values.txt"), "LINKED-SECRET\n")
           fs.symlinkSync(path.join(root, "config", "prod-values.txt"), path.join(root, "linked.env"))
           where.own()
-          const results = yield* sandboxed(user, where, { sandbox: { mode: "bubblewrap", denyRead: ["secrets"] } }, [
+          const results = yield* sandboxed(user, where, { sandbox: { mode: "bubblewrap", deny_read: ["secrets"] } }, [
             `cat ${home}/.ssh/id_ed25519 ${home}/.aws/credentials 2>&1; cat ${home}/.npmrc ${home}/.git-credentials; ls -A ${home}/.ssh; ls -A ${home}/.aws; echo end`,
             "cat .env app/.ENV.local linked.env config/prod-values.txt; ls -A secrets; cat secrets/token 2>/dev/null; echo end",
             "head -c 64 /etc/shadow; echo end",

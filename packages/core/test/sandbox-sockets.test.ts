@@ -1,5 +1,5 @@
 /**
- * `bash.sandbox.allowUnixSockets` with real bubblewrap and real socket servers: the named socket is reachable (even
+ * `bash.sandbox.allow_unix_sockets` with real bubblewrap and real socket servers: the named socket is reachable (even
  * where its directory is private in the sandbox), every other socket the runner has bound stays unreachable, and a
  * configuration that would expose the host's abstract sockets is refused. Also the placeholder registry that keeps
  * missing protected paths from being created.
@@ -57,7 +57,7 @@ const server = (socketPath: string) =>
 const client = (target: string) =>
   `node -e "require('net').connect('${target}').on('data', d => process.stdout.write(String(d))).on('error', e => console.log(e.code))"`
 
-describe.runIf(bwrapWorks)("allowUnixSockets", () => {
+describe.runIf(bwrapWorks)("allow_unix_sockets", () => {
   it.scoped("reaches the named socket, even under the private /tmp, and no other socket the runner has bound", () =>
     Effect.gen(function* () {
       const root = yield* tempDir("toolgate-sockets-")
@@ -74,7 +74,7 @@ describe.runIf(bwrapWorks)("allowUnixSockets", () => {
             const result = yield* AppProcess.make.run(prepared, { combineOutput: true, timeout: "30 seconds" })
             return Buffer.from(result.output ?? new Uint8Array()).toString("utf8")
           }),
-        ).pipe(Effect.provide(sandboxLayer(root, { sandbox: { mode: "bubblewrap", allowUnixSockets: [allowed] } })))
+        ).pipe(Effect.provide(sandboxLayer(root, { sandbox: { mode: "bubblewrap", allow_unix_sockets: [allowed] } })))
       expect(yield* run(client(allowed))).toBe("pong from agent.sock\n")
       expect(allowedServer.connections()).toBe(1)
       // Covered with the read-only empty file: not a socket, and not writable.
@@ -90,14 +90,14 @@ describe.runIf(bwrapWorks)("allowUnixSockets", () => {
       const root = yield* tempDir("toolgate-sockets-")
       const exit = yield* Effect.exit(
         Layer.build(
-          sandboxLayer(root, { sandbox: { mode: "bubblewrap", network: true, allowUnixSockets: ["/run/x.sock"] } }),
+          sandboxLayer(root, { sandbox: { mode: "bubblewrap", network: true, allow_unix_sockets: ["/run/x.sock"] } }),
         ),
       )
       expect(Exit.isFailure(exit)).toBe(true)
       if (Exit.isFailure(exit) && exit.cause._tag === "Fail") {
         expect(exit.cause.error).toBeInstanceOf(Config.InvalidError)
         expect(exit.cause.error.message).toMatch(
-          /^Invalid config in \/etc\/toolgate\.json at bash\.sandbox\.allowUnixSockets: /,
+          /^Invalid config in \/etc\/toolgate\.json at bash\.sandbox\.allow_unix_sockets: /,
         )
       }
     }),

@@ -230,19 +230,19 @@ describe("Sandbox.layer", () => {
     }),
   )
 
-  it.scoped("autoAllow holds only while the bubblewrap sandbox is active", () =>
+  it.scoped("auto_allow holds only while the bubblewrap sandbox is active", () =>
     Effect.gen(function* () {
       const root = yield* tempDir()
       const none = yield* Effect.provide(
         Sandbox.Service,
-        sandboxLayer(root, { sandbox: { mode: "none", autoAllow: true } }),
+        sandboxLayer(root, { sandbox: { mode: "none", auto_allow: true } }),
       )
       expect(none.autoAllow).toBe(false)
       const fallback = yield* Effect.provide(
         Sandbox.Service,
         sandboxLayer(
           root,
-          { sandbox: { mode: "bubblewrap", autoAllow: true, failIfUnavailable: false } },
+          { sandbox: { mode: "bubblewrap", auto_allow: true, fail_if_unavailable: false } },
           { executable: "/nonexistent/bwrap" },
         ),
       )
@@ -250,7 +250,7 @@ describe("Sandbox.layer", () => {
       if (bwrapWorks) {
         const on = yield* Effect.provide(
           Sandbox.Service,
-          sandboxLayer(root, { sandbox: { mode: "bubblewrap", autoAllow: true } }),
+          sandboxLayer(root, { sandbox: { mode: "bubblewrap", auto_allow: true } }),
         )
         expect(on.autoAllow).toBe(true)
         const off = yield* Effect.provide(Sandbox.Service, sandboxLayer(root, { sandbox: { mode: "bubblewrap" } }))
@@ -259,7 +259,7 @@ describe("Sandbox.layer", () => {
     }),
   )
 
-  it.scoped("fails the build when bubblewrap is unavailable and failIfUnavailable is on (the default)", () =>
+  it.scoped("fails the build when bubblewrap is unavailable and fail_if_unavailable is on (the default)", () =>
     Effect.gen(function* () {
       const root = yield* tempDir()
       const exit = yield* Effect.exit(
@@ -274,7 +274,7 @@ describe("Sandbox.layer", () => {
     }),
   )
 
-  it.scoped("falls back to none with one warning event when failIfUnavailable is off", () =>
+  it.scoped("falls back to none with one warning event when fail_if_unavailable is off", () =>
     Effect.gen(function* () {
       const root = yield* tempDir()
       const location = locationLayer(root)
@@ -288,7 +288,7 @@ describe("Sandbox.layer", () => {
             Layer.succeed(EventV2.Service, bus),
             Global.layerWith({ tmp: path.join(root, ".tmp") }),
             Config.layerFromEntries([
-              { type: "document", info: { bash: { sandbox: { mode: "bubblewrap", failIfUnavailable: false } } } },
+              { type: "document", info: { bash: { sandbox: { mode: "bubblewrap", fail_if_unavailable: false } } } },
             ]),
             AppProcess.layer,
           ),

@@ -1,7 +1,7 @@
 /**
  * The per-ToolSet approval bridge: the calls in flight, their settlement, the prompts they raise (read from
  * `Approvals.prompts`) and the answers (`Approvals.answer` with the digest of the prompt the approval request
- * described, channel `ai-sdk`). An ask nobody answers waits for `permission.askTimeout` like every channel's.
+ * described, channel `ai-sdk`). An ask nobody answers waits for `permission.ask_timeout` like every channel's.
  *
  * @since 0.3.0
  * @internal

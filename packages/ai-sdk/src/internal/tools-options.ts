@@ -89,7 +89,7 @@ export const stoppedByUser: StopCondition<ToolSet> = ({ steps }) =>
 export type ApprovalMode = "in-process" | "ai-sdk"
 
 /**
- * Options of `toAiSdkTools`. How long an ask may stay unanswered is the Location's `permission.askTimeout` (no
+ * Options of `toAiSdkTools`. How long an ask may stay unanswered is the Location's `permission.ask_timeout` (no
  * limit by default), as for every approval channel: an ask nobody answered in time ends the call with the
  * model-visible "Approval timed out: …".
  *

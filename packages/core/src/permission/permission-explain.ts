@@ -317,7 +317,7 @@ export const layer: Layer.Layer<
           effect: verdict.effect,
           ...(verdict.reason === undefined
             ? verdict.sandboxed === true
-              ? { note: "allowed because the sandbox is active and bash.sandbox.autoAllow is on" }
+              ? { note: "allowed because the sandbox is active and bash.sandbox.auto_allow is on" }
               : {}
             : { note: verdict.reason }),
         }))

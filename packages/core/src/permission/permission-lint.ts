@@ -2,9 +2,10 @@
  * PermissionLint: mistakes in permission rules that would otherwise fail silently — duplicates, rules that a later
  * rule fully shadows, rules that can never match (a relative pattern for `external_directory`, whose resources are
  * absolute; `~` in a pattern of an action that never expands it; an action no tool asks for), overly broad saved
- * approvals, and unknown keys inside a rule. Pure over configuration documents as `Config` parsed them (the keys inside
- * rules that the schema ignores are on each document, `Config.Document.unknownRuleKeys`) and saved rows. See
- * docs/shell.md.
+ * approvals, unknown keys inside a rule, and configuration keys written in a deprecated camelCase spelling. Pure
+ * over configuration documents as `Config` parsed them (the keys inside rules that the schema ignores and the
+ * deprecated spellings are on each document, `Config.Document.unknownRuleKeys` and `deprecatedKeys`) and saved rows.
+ * See docs/shell.md and docs/configuration.md.
  *
  * @since 0.2.0
  */
@@ -25,8 +26,12 @@ import * as Wildcard from "../values/wildcard.js"
  */
 export interface Finding {
   readonly level: "error" | "warning"
-  readonly code: "duplicate" | "shadowed" | "never-matches" | "unknown-action" | "broad-approval" | "unknown-key"
-  /** Where: `<file> permissions[i]`, `<file> agents.<id>.permissions[i]` or `saved approval <id>`. */
+  readonly code:
+    "duplicate" | "shadowed" | "never-matches" | "unknown-action" | "broad-approval" | "unknown-key" | "deprecated-key"
+  /**
+   * Where: `<file> permissions[i]`, `<file> agents.<id>.permissions[i]`, `<file> <key>` (a deprecated key) or
+   * `saved approval <id>`.
+   */
   readonly where: string
   readonly message: string
 }
@@ -164,6 +169,14 @@ export const lint = (
         code: "unknown-key",
         where: `${name(document)} ${unknown.where}`,
         message: `unknown key ${JSON.stringify(unknown.key)} in a rule (expected action, resource, effect)`,
+      })
+    }
+    for (const deprecated of document.deprecatedKeys ?? []) {
+      findings.push({
+        level: "warning",
+        code: "deprecated-key",
+        where: `${name(document)} ${deprecated.key}`,
+        message: `${deprecated.key} is a deprecated spelling of ${deprecated.canonical}; rename it to ${deprecated.canonical}`,
       })
     }
   }

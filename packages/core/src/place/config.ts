@@ -5,11 +5,13 @@
  * confined like `read` (see docs/trust/protected-paths.md).
  *
  * This module is the namespace embedders import; each concept lives in `internal/`: the schemas
- * (`config-schema.ts`), the document model and its service (`config-document.ts`), the markdown agent files
- * (`config-agent-files.ts`) and discovery with its confinement and layers (`config-discovery.ts`).
+ * (`config-schema.ts`), the deprecated spellings of keys (`config-keys.ts`), the document model and its service
+ * (`config-document.ts`), the markdown agent files (`config-agent-files.ts`) and discovery with its confinement and
+ * layers (`config-discovery.ts`).
  *
  * @since 0.1.0
  */
+import * as Keys from "./internal/config-keys.js"
 
 /**
  * `Info` and its sections: `PermissionRule`, `Agent`, `Bash`, `BashSandbox`, `BashEnv`, `ToolOutput`,
@@ -37,3 +39,36 @@ export * from "./internal/config-agent-files.js"
  * @since 0.3.0
  */
 export * from "./internal/config-discovery.js"
+
+/**
+ * A deprecated spelling of a configuration key: in the objects at `section`, `alias` is read as `canonical`.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export type Alias = Keys.Alias
+
+/**
+ * A deprecated spelling found in a document: the key as written and its canonical name.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export type DeprecatedKey = Keys.DeprecatedKey
+
+/**
+ * Every deprecated (camelCase) spelling of a configuration key, by section; the canonical keys are snake_case.
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const ALIASES: ReadonlyArray<Alias> = Keys.ALIASES
+
+/**
+ * A raw document with its deprecated spellings renamed to their canonical keys, and the spellings found; or the
+ * message for an object holding both spellings of one key. `parseDocument` runs it before decoding.
+ *
+ * @since 0.4.0
+ * @category utilities
+ */
+export const canonicalKeys = Keys.canonicalKeys

@@ -20,7 +20,7 @@ export interface Row {
 
 export const config = (askTimeout?: number) => ({
   permissions: [{ action: "read", resource: "fault/*", effect: "ask" as const }],
-  ...(askTimeout === undefined ? {} : { permission: { askTimeout } }),
+  ...(askTimeout === undefined ? {} : { permission: { ask_timeout: askTimeout } }),
 })
 
 /** One stack (a host): a Location on its own pool. */

@@ -63,7 +63,7 @@ describe("bad policy input fails closed", () => {
         const error = yield* buildFailure(directory, data)
         expect(error?._tag).toBe("Config.InvalidError")
         expect(error?.path).toBe(file)
-        // `permission` is the gate's settings object (`permission.askTimeout`): a rules array there is refused at that
+        // `permission` is the gate's settings object (`permission.ask_timeout`): a rules array there is refused at that
         // key, never read as rules.
         expect(error?.message).toMatch(/\bat permission: /)
         expect(error?.message).toContain(file)

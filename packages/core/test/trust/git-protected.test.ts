@@ -121,7 +121,7 @@ describe.runIf(bwrapWorks)("a command that runs under the sandbox's autoAllow", 
           "plant.js": `require("fs").writeFileSync("vendor/lib/.git/hooks/pre-commit", "echo planted")`,
         })
         write(userConfig, {
-          "toolgate.json": JSON.stringify({ bash: { sandbox: { mode: "bubblewrap", autoAllow: true } } }),
+          "toolgate.json": JSON.stringify({ bash: { sandbox: { mode: "bubblewrap", auto_allow: true } } }),
         })
         const log = observed()
         const settled = yield* settle("bash", { command: `${process.execPath} plant.js` }).pipe(
@@ -156,7 +156,7 @@ for (const user of ["root", "nobody"] as const) {
             write(root, { "ci/gitconfig": "[user]\n\tname = ci\n", "payload.sh": "#!/bin/sh\necho planted\n" })
             where.own()
             const hooks = fs.readdirSync(path.join(root, "vendor", "lib", ".git", "hooks")).sort()
-            const run = yield* sandboxedRun(user, where, { sandbox: { mode: "bubblewrap", autoAllow: true } }, [
+            const run = yield* sandboxedRun(user, where, { sandbox: { mode: "bubblewrap", auto_allow: true } }, [
               "cp payload.sh vendor/lib/.git/hooks/pre-commit; echo nested=$?",
               "mv vendor/lib/.git vendor/lib/.old 2>/dev/null; echo moved=$?; rm -rf vendor 2>/dev/null; echo removed=$?",
               "mkdir .githooks/x 2>/dev/null; echo mkdir=$?; cp payload.sh .githooks/pre-commit 2>/dev/null; echo hook=$?",
@@ -189,7 +189,7 @@ for (const user of ["root", "nobody"] as const) {
             git(clean.root, "add", ".env.example")
             git(clean.root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "template")
             clean.own()
-            const kept = yield* sandboxedRun(user, clean, { sandbox: { mode: "bubblewrap", autoAllow: true } }, [
+            const kept = yield* sandboxedRun(user, clean, { sandbox: { mode: "bubblewrap", auto_allow: true } }, [
               "true",
             ])
             expect(kept.autoAllow).toBe(true)
@@ -202,7 +202,7 @@ for (const user of ["root", "nobody"] as const) {
             git(leaky.root, "rm", "-q", "config/.env")
             git(leaky.root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "removed")
             leaky.own()
-            const withheld = yield* sandboxedRun(user, leaky, { sandbox: { mode: "bubblewrap", autoAllow: true } }, [
+            const withheld = yield* sandboxedRun(user, leaky, { sandbox: { mode: "bubblewrap", auto_allow: true } }, [
               "git show HEAD~1:config/.env",
             ])
             expect(withheld.autoAllow).toBe(false)

@@ -109,7 +109,7 @@ const deliver = (
 
 /**
  * Answers one approval prompt: refused with `NO_PROMPT` when the client cannot elicit, otherwise as the user answers
- * the elicitation form. The form waits as long as the ask does (until its deadline, `permission.askTimeout`; the
+ * the elicitation form. The form waits as long as the ask does (until its deadline, `permission.ask_timeout`; the
  * SDK's own 60 s request timeout does not apply) and is withdrawn (the request cancelled) once `gone` — the ask was
  * answered through another channel or expired.
  *

@@ -203,7 +203,7 @@ export const layerPlan: Layer.Layer<
     const configured = Config.latest(entries, "bash")?.sandbox
     const assumed = {
       mode: configured?.mode ?? "none",
-      autoAllow: configured?.mode === "bubblewrap" && configured.autoAllow === true,
+      autoAllow: configured?.mode === "bubblewrap" && configured.auto_allow === true,
     }
     return setting(
       yield* LocationMutation.Service,

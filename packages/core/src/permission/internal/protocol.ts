@@ -228,7 +228,7 @@ export class UnknownChoiceError extends Schema.TaggedError<UnknownChoiceError>()
 }
 
 /**
- * An ask nobody answered before `permission.askTimeout`: the waiting call fails with this, model-visibly, as
+ * An ask nobody answered before `permission.ask_timeout`: the waiting call fails with this, model-visibly, as
  * "approval timed out" (not as a user's decline).
  *
  * @since 0.3.0

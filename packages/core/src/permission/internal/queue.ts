@@ -1,6 +1,6 @@
 /**
  * The pending queue of one Location's permission service: the entries waiting for an answer, the one answer path
- * (`PermissionV2.reply` and `Approvals.answer` both end here), expiry after `permission.askTimeout`, the release of
+ * (`PermissionV2.reply` and `Approvals.answer` both end here), expiry after `permission.ask_timeout`, the release of
  * asks that saved or session approvals now cover, and the same-session cascade of a rejection. The `Queue` tag is how
  * `Approvals.layer` reads the same queue; it is provided by `PermissionV2.layer` beside `PermissionV2.Service`.
  *
@@ -156,7 +156,7 @@ export interface Pending {
   readonly agent: string | undefined
   readonly deferred: Deferred.Deferred<void, CorrectedError | Approvals.TimedOutError> | undefined
   readonly askedAt: number
-  /** The expiry timer (only with `permission.askTimeout`). */
+  /** The expiry timer (only with `permission.ask_timeout`). */
   timer: Fiber.RuntimeFiber<void, never> | undefined
   /** An answer is saving its approval: a second answer is refused, expiry waits for its outcome. */
   answering: boolean

@@ -295,7 +295,7 @@ const Expired = EventV2.define(
  * Events (live only); `Event.Definitions` lists them. `Replied` (once / always / reject) is published for every
  * settled ask as before; `Answered` carries the approval protocol's view of the same answer (the choice id, who,
  * through which channel; `auto` when a saved or session approval released it, `cascade` when a rejection of another
- * ask of its session did), and `Expired` an ask nobody answered before `permission.askTimeout`.
+ * ask of its session did), and `Expired` an ask nobody answered before `permission.ask_timeout`.
  *
  * @since 0.1.0
  * @category models

@@ -94,7 +94,7 @@ export {
 
 /**
  * The typed failures of `assert`: a configured deny (or a hook's), a rejection with feedback, an ask nobody answered
- * before `permission.askTimeout` (`Approvals.TimedOutError`), and a `permission.evaluate` hook that failed or timed
+ * before `permission.ask_timeout` (`Approvals.TimedOutError`), and a `permission.evaluate` hook that failed or timed
  * out (`Hooks.HookError`: the request fails closed).
  *
  * @since 0.1.0
@@ -519,11 +519,11 @@ const provenance: Fx.Effect<(rules: Ruleset, agent: string | undefined) => Prove
   }
 })
 
-/** `permission.askTimeout` from the last configuration document that sets it (none without a Config service). */
+/** `permission.ask_timeout` from the last configuration document that sets it (none without a Config service). */
 const askTimeout: Fx.Effect<number | undefined> = Fx.flatMap(Fx.serviceOption(Config.Service), (config) =>
   Option.isNone(config)
     ? Fx.succeed(undefined)
-    : Fx.map(config.value.entries(), (entries) => Config.latest(entries, "permission")?.askTimeout),
+    : Fx.map(config.value.entries(), (entries) => Config.latest(entries, "permission")?.ask_timeout),
 )
 
 /**

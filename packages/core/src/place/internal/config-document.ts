@@ -14,6 +14,7 @@ import * as Schema from "effect/Schema"
 import * as jsonc from "jsonc-parser"
 import * as Wildcard from "../../values/wildcard.js"
 import { describeIssues, lineAndColumn } from "./config-issues.js"
+import { canonicalKeys, type DeprecatedKey } from "./config-keys.js"
 import { Info, PermissionRule } from "./config-schema.js"
 
 /**
@@ -33,6 +34,13 @@ export interface Document {
    * @since 0.3.0
    */
   readonly unknownRuleKeys?: ReadonlyArray<UnknownRuleKey>
+  /**
+   * The deprecated (camelCase) spellings of keys the document used, each read as its canonical snake_case key;
+   * absent when there are none. `PermissionLint` reports them.
+   *
+   * @since 0.4.0
+   */
+  readonly deprecatedKeys?: ReadonlyArray<DeprecatedKey>
 }
 
 /**
@@ -138,7 +146,7 @@ interface RawRule {
   readonly resource?: unknown
   readonly effect?: unknown
   readonly ignore_case?: unknown
-  readonly examples?: { readonly match?: unknown; readonly notMatch?: unknown }
+  readonly examples?: { readonly match?: unknown; readonly not_match?: unknown }
 }
 
 /** The raw rule lists of a parsed document, in evaluation order: the top-level rules, then each agent's. */
@@ -163,7 +171,7 @@ const strings = (value: unknown): ReadonlyArray<string> =>
 const exampleMatcher = Wildcard.make({ caseInsensitive: true })
 
 /**
- * The first failing rule example of a document (`examples: { match: [...], notMatch: [...] }` on a rule, resources
+ * The first failing rule example of a document (`examples: { match: [...], not_match: [...] }` on a rule, resources
  * the rule must and must not match), read from the raw document: where, and why. See docs/shell.md.
  */
 const failingExample = (value: unknown): string | undefined => {
@@ -180,9 +188,9 @@ const failingExample = (value: unknown): string | undefined => {
         if (!matches(example))
           return `${where}.${i}.examples.match: the rule ${describe} does not match ${JSON.stringify(example)}`
       }
-      for (const example of strings(rule.examples.notMatch)) {
+      for (const example of strings(rule.examples.not_match)) {
         if (matches(example))
-          return `${where}.${i}.examples.notMatch: the rule ${describe} matches ${JSON.stringify(example)}`
+          return `${where}.${i}.examples.not_match: the rule ${describe} matches ${JSON.stringify(example)}`
       }
     }
   }
@@ -208,8 +216,10 @@ const KNOWN_KEYS: ReadonlySet<string> = new Set(Object.keys(Info.fields))
 
 /**
  * Parses and decodes one document's text. JSONC: comments and trailing commas are allowed. The error message names
- * the file and either the syntax error position, the unknown top-level keys, or every offending field path. Keys
- * inside rules that the schema ignores are kept on the document (`unknownRuleKeys`), so nothing reads the text again.
+ * the file and either the syntax error position, the unknown top-level keys, both spellings of one key, or every
+ * offending field path. A deprecated camelCase key is read as its snake_case name (`Config.ALIASES`). Keys inside
+ * rules that the schema ignores and the deprecated spellings used are kept on the document (`unknownRuleKeys`,
+ * `deprecatedKeys`), so nothing reads the text again.
  *
  * @since 0.1.0
  * @category utilities
@@ -238,21 +248,26 @@ export const parseDocument = (file: string, text: string): Either.Either<Documen
       )
     }
   }
-  return Schema.decodeUnknownEither(Info)(value, { errors: "all", onExcessProperty: "ignore" }).pipe(
+  const canonical = canonicalKeys(value)
+  if (Either.isLeft(canonical))
+    return Either.left(new InvalidError({ path: file, message: `Invalid config in ${file}: ${canonical.left}` }))
+  const { document, deprecated } = canonical.right
+  return Schema.decodeUnknownEither(Info)(document, { errors: "all", onExcessProperty: "ignore" }).pipe(
     Either.mapLeft(
       (error) => new InvalidError({ path: file, message: `Invalid config in ${file} at ${describeIssues(error)}` }),
     ),
     Either.flatMap((info) => {
-      const failed = failingExample(value)
+      const failed = failingExample(document)
       if (failed !== undefined) {
         return Either.left(new InvalidError({ path: file, message: `Invalid config in ${file} at ${failed}` }))
       }
-      const unknown = unknownRuleKeys(value)
+      const unknown = unknownRuleKeys(document)
       return Either.right<Document>({
         type: "document",
         path: file,
         info,
         ...(unknown.length === 0 ? {} : { unknownRuleKeys: unknown }),
+        ...(deprecated.length === 0 ? {} : { deprecatedKeys: deprecated }),
       })
     }),
   )

@@ -49,7 +49,8 @@ export const ImageAttachments = Schema.Struct({
 })
 
 /**
- * `bash.sandbox`: opt-in containment of the bash tool's child processes (see docs/sandbox.md).
+ * `bash.sandbox`: opt-in containment of the bash tool's child processes (see docs/sandbox.md). Keys are snake_case;
+ * the camelCase spellings (`readOnly`, …) are deprecated aliases (`ALIASES`).
  *
  * @since 0.1.0
  * @category models
@@ -59,14 +60,14 @@ export const BashSandbox = Schema.Struct({
   /** `false` (the default): no network; `true`: the host's network; `"rules"`: through the egress proxy. */
   network: Schema.optional(Schema.Union(Schema.Boolean, Schema.Literal("rules"))),
   writable: Schema.optional(Schema.Array(Schema.String)),
-  readOnly: Schema.optional(Schema.Array(Schema.String)),
+  read_only: Schema.optional(Schema.Array(Schema.String)),
   /** Paths replaced by an empty file or directory inside the sandbox. */
-  denyRead: Schema.optional(Schema.Array(Schema.String)),
+  deny_read: Schema.optional(Schema.Array(Schema.String)),
   /** Unix sockets the sandbox may connect to (every other socket stays unreachable). */
-  allowUnixSockets: Schema.optional(Schema.Array(Schema.String)),
+  allow_unix_sockets: Schema.optional(Schema.Array(Schema.String)),
   /** A bash segment that would only ask `bash` runs without asking while the sandbox is active. */
-  autoAllow: Schema.optional(Schema.Boolean),
-  failIfUnavailable: Schema.optional(Schema.Boolean),
+  auto_allow: Schema.optional(Schema.Boolean),
+  fail_if_unavailable: Schema.optional(Schema.Boolean),
 })
 
 /**
@@ -144,7 +145,7 @@ export const Preset = Schema.Literal("reference", "guarded").annotations({
 export type Preset = typeof Preset.Type
 
 /**
- * The `permission` section: settings of the permission gate (its rules are `permissions`). `askTimeout` is how long
+ * The `permission` section: settings of the permission gate (its rules are `permissions`). `ask_timeout` is how long
  * an ask waits for an answer, in milliseconds (default: no limit); an ask nobody answered in time fails as "approval
  * timed out" (see docs/approvals.md).
  *
@@ -152,7 +153,7 @@ export type Preset = typeof Preset.Type
  * @category models
  */
 export const Permission = Schema.Struct({
-  askTimeout: Schema.optional(PositiveInt),
+  ask_timeout: Schema.optional(PositiveInt),
 }).annotations({ description: "Settings of the permission gate" })
 
 /**

@@ -35,7 +35,7 @@ export interface Verdict {
   readonly save?: string
   /** Why it asks beyond the rules themselves. */
   readonly reason?: string
-  /** Allowed only because the sandbox is active and `bash.sandbox.autoAllow` is on. */
+  /** Allowed only because the sandbox is active and `bash.sandbox.auto_allow` is on. */
   readonly sandboxed?: boolean
 }
 

@@ -76,7 +76,7 @@ export interface Environment<E = never> {
   readonly table: BashArity.Table
   /** The Location's sandbox is active (asks say so). */
   readonly sandboxed: boolean
-  /** `bash.sandbox.autoAllow` while the sandbox is active: segments that would only ask `bash` run. */
+  /** `bash.sandbox.auto_allow` while the sandbox is active: segments that would only ask `bash` run. */
   readonly autoAllow: boolean
 }
 

@@ -4,7 +4,7 @@
  * namespace without capabilities or new privileges, under a seccomp filter (no Unix sockets, no namespaces or
  * mounts): the root filesystem read-only; the Location, the project's own tmp directory and configured paths
  * writable; every protected path of the Location read-only, missing ones included; credential stores, system
- * secrets, the `.env` family and `denyRead` paths hidden; and no network, the host's, or egress by rule through a
+ * secrets, the `.env` family and `deny_read` paths hidden; and no network, the host's, or egress by rule through a
  * per-call proxy. The service also decides the child's environment (`ChildEnvironment`). See docs/sandbox.md.
  *
  * The body lives in `internal/`: the mount plan (`mounts.ts`), the seccomp program (`seccomp.ts`), what is hidden
@@ -132,9 +132,9 @@ export const Unavailable = EventV2.define(
 )
 
 /**
- * Published once when `bash.sandbox.autoAllow` is configured but withheld for the Location: its git history or index
+ * Published once when `bash.sandbox.auto_allow` is configured but withheld for the Location: its git history or index
  * holds secret-family files (`files`), which git reads through its object store inside the sandbox, or that could not
- * be checked (`files` empty). Segments then ask `bash` as they would without autoAllow. See docs/sandbox.md.
+ * be checked (`files` empty). Segments then ask `bash` as they would without auto_allow. See docs/sandbox.md.
  *
  * @since 0.4.0
  * @category models
@@ -181,7 +181,7 @@ export interface Interface {
   /** Network access of sandboxed commands: none, the host's, or through the egress proxy (`"rules"`). */
   readonly network: boolean | "rules"
   /**
-   * `bash.sandbox.autoAllow` while the sandbox is active (never in mode `none`): a segment that would only ask `bash`
+   * `bash.sandbox.auto_allow` while the sandbox is active (never in mode `none`): a segment that would only ask `bash`
    * runs without asking; denies, `external_directory`, `protected_path` and unresolved segments still ask. Withheld
    * (false) in a repository whose history holds secret files (`AutoAllowWithheld`).
    */
@@ -243,8 +243,8 @@ const lastSetting = <K extends "sandbox" | "env">(entries: ReadonlyArray<Config.
 /**
  * The sandbox of a Location, configured by `bash.sandbox` and `bash.env`. Building it probes bubblewrap once when
  * that mode is configured; an unavailable sandbox fails the build with `UnavailableError` when
- * `failIfUnavailable` is set (the default), and otherwise publishes `sandbox.unavailable` and falls back to `none`.
- * A configuration the sandbox cannot hold (`allowUnixSockets` with `network: true`) fails with
+ * `fail_if_unavailable` is set (the default), and otherwise publishes `sandbox.unavailable` and falls back to `none`.
+ * A configuration the sandbox cannot hold (`allow_unix_sockets` with `network: true`) fails with
  * `Config.InvalidError`.
  *
  * @since 0.2.0
@@ -267,7 +267,7 @@ export const layerWith = (
       const configured = setting?.value
       const executable = options.executable ?? "bwrap"
       const network = configured?.network ?? false
-      const sockets = configured?.allowUnixSockets ?? []
+      const sockets = configured?.allow_unix_sockets ?? []
       const user = process.getuid?.() === 0 ? { uid: UNPRIVILEGED_ID, gid: UNPRIVILEGED_ID } : undefined
       const policy = { blockUnixSockets: sockets.length === 0 }
 
@@ -276,14 +276,14 @@ export const layerWith = (
         const file = setting?.path ?? "the configuration"
         return yield* new Config.InvalidError({
           path: file,
-          message: `Invalid config in ${file} at bash.sandbox.allowUnixSockets: allowed Unix sockets need the sandbox's own network namespace (network false or "rules"), or every abstract socket of the host would be reachable`,
+          message: `Invalid config in ${file} at bash.sandbox.allow_unix_sockets: allowed Unix sockets need the sandbox's own network namespace (network false or "rules"), or every abstract socket of the host would be reachable`,
         })
       }
       if (mode === "bubblewrap") {
         const reason = yield* Probe.probe(executable, user, policy)
         if (reason !== undefined) {
           const error = new UnavailableError({ mode, reason })
-          if (configured?.failIfUnavailable ?? true) return yield* error
+          if (configured?.fail_if_unavailable ?? true) return yield* error
           yield* Effect.logWarning(error.message)
           yield* (yield* EventV2.Service).publish(Unavailable, { mode, reason }).pipe(Effect.ignore)
           mode = "none"
@@ -341,8 +341,8 @@ export const layerWith = (
           chain: Config.projectChain(location),
           roots,
           writable: (configured?.writable ?? []).map((entry) => resolveIn(base, entry, home)),
-          readOnly: (configured?.readOnly ?? []).map((entry) => resolveIn(base, entry, home)),
-          denyRead: (configured?.denyRead ?? []).map((entry) => resolveIn(base, entry, home)),
+          readOnly: (configured?.read_only ?? []).map((entry) => resolveIn(base, entry, home)),
+          denyRead: (configured?.deny_read ?? []).map((entry) => resolveIn(base, entry, home)),
           allowUnixSockets: sockets.map((entry) => resolveIn(base, entry, home)),
           registry,
           searchCache,
@@ -350,7 +350,7 @@ export const layerWith = (
         }).pipe(Effect.mapError((reason) => new PrepareError({ reason })))
       })
 
-      let autoAllow = configured?.autoAllow === true
+      let autoAllow = configured?.auto_allow === true
       if (autoAllow && location.vcs !== undefined) {
         const worktree = location.project.directory
         const committed = yield* Secrets.committedSecrets(worktree)
@@ -359,8 +359,8 @@ export const layerWith = (
           const shown = (committed ?? []).slice(0, 5).join(", ")
           const reason =
             committed === undefined
-              ? `bash.sandbox.autoAllow is withheld: git could not tell in time whether the history of ${worktree} holds secret files (.env…), which git commands inside the sandbox could print`
-              : `bash.sandbox.autoAllow is withheld: the git history or index of ${worktree} holds secret files (${shown}${committed.length > 5 ? ", …" : ""}), which git commands inside the sandbox could print; bash commands ask as without autoAllow`
+              ? `bash.sandbox.auto_allow is withheld: git could not tell in time whether the history of ${worktree} holds secret files (.env…), which git commands inside the sandbox could print`
+              : `bash.sandbox.auto_allow is withheld: the git history or index of ${worktree} holds secret files (${shown}${committed.length > 5 ? ", …" : ""}), which git commands inside the sandbox could print; bash commands ask as without auto_allow`
           yield* Effect.logWarning(reason)
           yield* (yield* EventV2.Service)
             .publish(AutoAllowWithheld, { reason, files: committed ?? [] })

@@ -10,7 +10,7 @@
  *
  * 1. the root filesystem read-only, a minimal `/dev`, a fresh `/proc`, a private `/tmp`;
  * 2. `readable`: paths the sandbox itself needs to read (the egress bridge), read-only;
- * 3. the tree — `writable` (read-write), `readOnly`, `hidden.directories` (an empty tmpfs) and `sockets` (read-write
+ * 3. the tree — `writable` (read-write), `read_only`, `hidden.directories` (an empty tmpfs) and `sockets` (read-write
  *    binds of allowed sockets) — parents before children, so the deeper, more specific entry wins; at one path,
  *    hidden wins over read-only over writable;
  * 4. `pinned` directories bound onto themselves (so they cannot be renamed away), then `protected`, read-only: they
@@ -31,7 +31,7 @@ import * as path from "node:path"
 export interface Plan {
   /** Absolute paths bound read-write (the Location first). */
   readonly writable: ReadonlyArray<string>
-  /** Absolute paths bound read-only on top of the writable ones (configured `readOnly`). */
+  /** Absolute paths bound read-only on top of the writable ones (configured `read_only`). */
   readonly readOnly: ReadonlyArray<string>
   /** Share the host's network namespace. */
   readonly network: boolean

@@ -116,7 +116,7 @@ export const diagnose = (output: string, network: boolean | "rules"): string | u
   }
   if (SOCKET_BLOCKED.test(output)) {
     notes.push(
-      "The sandbox blocks Unix sockets (ssh-agent, Docker, D-Bus, database sockets). Ask the user to add the socket to bash.sandbox.allowUnixSockets if the command needs it.",
+      "The sandbox blocks Unix sockets (ssh-agent, Docker, D-Bus, database sockets). Ask the user to add the socket to bash.sandbox.allow_unix_sockets if the command needs it.",
     )
   }
   return notes.length === 0 ? undefined : notes.join("\n")

@@ -1,7 +1,7 @@
 /**
  * What a bubblewrap sandbox hides: the user's credential stores, the system's secret files (which a root runner's
  * sandbox could otherwise read, its host-side uid being root), the secret-file family (`.env*`) found in the
- * Location at call time, and the configured `denyRead` paths. A hidden file reads as empty, a hidden directory as
+ * Location at call time, and the configured `deny_read` paths. A hidden file reads as empty, a hidden directory as
  * an empty directory; both are read-only.
  *
  * @since 0.3.0

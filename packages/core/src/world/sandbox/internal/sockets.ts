@@ -1,5 +1,5 @@
 /**
- * Unix sockets of a sandbox with `allowUnixSockets`. A client reaches a named socket only by creating an `AF_UNIX`
+ * Unix sockets of a sandbox with `allow_unix_sockets`. A client reaches a named socket only by creating an `AF_UNIX`
  * socket and connecting it to the path, so a seccomp filter cannot tell an allowed connection from any other: with
  * a non-empty list, the filter lets `AF_UNIX` sockets be created, and the mount plan takes over instead. Every
  * socket this module finds — each pathname socket bound in the runner's network namespace (`/proc/net/unix`) and
