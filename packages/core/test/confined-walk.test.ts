@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -149,4 +150,79 @@ describe("ConfinedWalk.walkSync", () => {
         expect(reported).toEqual([outside])
       }),
   )
+})
+
+describe("ConfinedWalk.traverse", () => {
+  it("without following links: no symlink, FIFO or socket is returned or entered, and no entry leaves the root", () => {
+    const { root } = tree()
+    spawnSync("mkfifo", [path.join(root, "a", "pipe")])
+    const files = [...ConfinedWalk.traverse(root, { symlinks: "skip" })].map((entry) => entry.relative)
+    expect(files.sort()).toEqual(["a/b/deep.md", "top.md", "top.txt"])
+  })
+
+  it("lists each folder in `compare` order, depth first, lazily", () => {
+    const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "toolgate-walk-order-")))
+    for (const name of ["b", "a-b", "a"]) fs.mkdirSync(path.join(base, name))
+    for (const file of ["b/x", "a-b/x", "a/x", "a/\u{1F600}", "a/\uFF01", "Z"])
+      fs.writeFileSync(path.join(base, file), "")
+    // UTF-8 byte order: U+FF01 (EF BC 81) before U+1F600 (F0 9F 98 80), unlike JavaScript's UTF-16 order.
+    const bytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b))
+    const walked = ConfinedWalk.traverse(base, { compare: bytes })
+    expect(walked.next().value?.relative).toBe("Z")
+    expect([...walked].map((entry) => entry.relative)).toEqual(["a/x", "a/\uFF01", "a/\u{1F600}", "a-b/x", "b/x"])
+  })
+
+  it("carries what `enter` makes from each folder to the folders and files below it; `accept` chooses entries", () => {
+    const { root } = tree()
+    fs.writeFileSync(path.join(root, "a", "skip-me"), "")
+    const seen: Array<string> = []
+    const files = [
+      ...ConfinedWalk.traverse<ReadonlyArray<string>>(root, {
+        symlinks: "skip",
+        initial: [],
+        enter: (folder, listing, parent) => {
+          seen.push(
+            `${folder?.relative ?? "."}: ${listing
+              .map((item) => `${item.name}=${item.kind}`)
+              .sort()
+              .join(" ")}`,
+          )
+          return [...parent, folder?.name ?? "."]
+        },
+        accept: (entry, chain) => !entry.name.startsWith("skip") && (entry.directory || chain.length > 0),
+      }),
+    ].map((entry) => entry.relative)
+    expect(files.sort()).toEqual(["a/b/deep.md", "top.md", "top.txt"])
+    expect(seen).toEqual(
+      expect.arrayContaining([".: a=directory linked.md=other top.md=file top.txt=file", "a/b: deep.md=file"]),
+    )
+  })
+
+  it("a folder below that cannot be listed is skipped when lenient; the walked directory itself always fails", () => {
+    // The walk is lazy: a folder is listed only when the walk gets to it, so one replaced by a file meanwhile cannot
+    // be listed (root may list any folder, so a folder without permissions would not show it).
+    const walkWithVanishing = (options: ConfinedWalk.TraverseOptions<undefined>) => {
+      const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "toolgate-walk-vanish-")))
+      for (const folder of ["1", "2"]) fs.mkdirSync(path.join(base, folder))
+      fs.writeFileSync(path.join(base, "1", "f"), "")
+      fs.writeFileSync(path.join(base, "2", "g"), "")
+      const found: Array<string> = []
+      for (const entry of ConfinedWalk.traverse(base, { ...options, compare: (a, b) => a.localeCompare(b) })) {
+        found.push(entry.relative)
+        if (fs.statSync(path.join(base, "2")).isDirectory()) {
+          fs.rmSync(path.join(base, "2"), { recursive: true, force: true })
+          fs.writeFileSync(path.join(base, "2"), "")
+        }
+      }
+      return found
+    }
+    for (const symlinks of ["skip", "follow"] as const) {
+      expect(walkWithVanishing({ symlinks, lenient: true })).toEqual(["1/f"])
+      expect(() => walkWithVanishing({ symlinks })).toThrow(expect.objectContaining({ _tag: "SystemError" }))
+      const missing = path.join(os.tmpdir(), `toolgate-walk-missing-${process.pid}`)
+      expect(() => [...ConfinedWalk.traverse(missing, { symlinks, lenient: true })]).toThrow(
+        expect.objectContaining({ _tag: "SystemError", reason: "NotFound" }),
+      )
+    }
+  })
 })

@@ -26,9 +26,6 @@ import {
 } from "./schema.js"
 import * as Walk from "./walk.js"
 
-/** Files searched between two yields to the event loop. */
-const YIELD_EVERY = 64
-
 const toError = (error: unknown): SearchError | InvalidPatternError =>
   error instanceof SearchError || error instanceof InvalidPatternError
     ? error
@@ -190,9 +187,8 @@ const grepRun = async (input: GrepInput, signal: AbortSignal): Promise<ReadonlyA
   }
   const walk: Walk.Walk = { cwd: input.cwd, root, overrides, hidden: true, signal, stopped: false }
   const printedPrefix = root === "." ? "./" : ""
-  let sinceYield = 0
   await Walk.run(walk, (path, absolute) => {
-    // Small files read synchronously cost far less than a thread-pool round trip per call; the loop yields to the
+    // Small files read synchronously cost far less than a thread-pool round trip per call; the walk yields to the
     // event loop every few files so interruption and other fibers still run.
     const data = readFileSync(absolute)
     if (data !== undefined) {
@@ -200,10 +196,6 @@ const grepRun = async (input: GrepInput, signal: AbortSignal): Promise<ReadonlyA
       if (!searchBuffer(data, normalized, printedPrefix + normalized, regex, prefilter, matches, input.limit)) {
         walk.stopped = true
       }
-    }
-    if (++sinceYield >= YIELD_EVERY) {
-      sinceYield = 0
-      return new Promise<void>((resolve) => setImmediate(resolve))
     }
   })
   return matches.slice(0, input.limit)

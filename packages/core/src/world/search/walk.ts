@@ -1,12 +1,14 @@
 /**
- * The Node engine's directory walk: depth first, each directory's entries in UTF-8 byte order, with ripgrep's
- * per-entry decision order (overrides, then ignore files, then the hidden rule). Symlinks are not followed and
- * only regular files are visited.
+ * What the Node engine's walk decides: ripgrep's per-entry decision order (overrides, then ignore files, then the
+ * hidden rule) over `ConfinedWalk.traverse`, which walks depth first without following symlinks, each directory's
+ * entries in UTF-8 byte order, and returns only regular files. The ignore files in effect in a directory are read
+ * as the walk enters it.
  *
  * @since 0.1.0
  */
 import * as fs from "node:fs"
 import * as nodePath from "node:path"
+import * as ConfinedWalk from "../../system/confined-walk.js"
 import type * as Globs from "./globs.js"
 import { compareNames } from "./order.js"
 import * as Rules from "./rules.js"
@@ -56,28 +58,34 @@ export interface Walk {
  */
 export type Visit = (path: string, absolute: string) => void | Promise<void>
 
-const readText = (file: string): Promise<string | undefined> =>
-  new Promise((resolve) => fs.readFile(file, "utf8", (error, text) => resolve(error ? undefined : text)))
+const readText = (file: string): string | undefined => {
+  try {
+    return fs.readFileSync(file, "utf8")
+  } catch {
+    return undefined
+  }
+}
 
-const readDirectory = (directory: string): Promise<Array<fs.Dirent>> =>
-  new Promise((resolve, reject) =>
-    fs.readdir(directory, { withFileTypes: true }, (error, entries) => (error ? reject(error) : resolve(entries))),
-  )
+const lstat = (file: string): fs.Stats | undefined => {
+  try {
+    return fs.lstatSync(file)
+  } catch {
+    return undefined
+  }
+}
 
-const lstat = (file: string): Promise<fs.Stats | undefined> =>
-  new Promise((resolve) => fs.lstat(file, (error, stats) => resolve(error ? undefined : stats)))
-
-const exists = (file: string): Promise<boolean> => new Promise((resolve) => fs.stat(file, (error) => resolve(!error)))
+/** Files visited between two yields to the event loop, so interruption and other fibers still run. */
+const YIELD_EVERY = 64
 
 /** `.git/info/exclude` of a repository root, following a `gitdir:` file (worktrees) to the common directory. */
-const excludeFile = async (directory: string, gitIsDirectory: boolean): Promise<string | undefined> => {
+const excludeFile = (directory: string, gitIsDirectory: boolean): string | undefined => {
   const dotGit = nodePath.join(directory, ".git")
   if (gitIsDirectory) return readText(nodePath.join(dotGit, "info", "exclude"))
-  const pointer = await readText(dotGit)
+  const pointer = readText(dotGit)
   const gitdir = pointer?.match(/^gitdir:\s*(.+?)\s*$/m)?.[1]
   if (gitdir === undefined) return undefined
   const resolved = nodePath.resolve(directory, gitdir)
-  const common = await readText(nodePath.join(resolved, "commondir"))
+  const common = readText(nodePath.join(resolved, "commondir"))
   const base = common === undefined ? resolved : nodePath.resolve(resolved, common.trim())
   return readText(nodePath.join(base, "info", "exclude"))
 }
@@ -92,7 +100,7 @@ const push = (own: Source | undefined, inherited: ReadonlyArray<Source>): Readon
   own === undefined ? inherited : [own, ...inherited]
 
 /** Builds the scope of a directory from its parent's scope and the ignore files it holds. */
-const enter = async (
+const enter = (
   parent: Scope,
   directory: string,
   present: {
@@ -103,15 +111,13 @@ const enter = async (
   },
   prefix: string,
   strip: number,
-): Promise<Scope> => {
+): Scope => {
   const hasGit = present.git !== "none"
   const anyGit = hasGit || parent.anyGit
-  const [custom, ignore, git, exclude] = await Promise.all([
-    present.rgignore ? readText(nodePath.join(directory, ".rgignore")) : undefined,
-    present.ignore ? readText(nodePath.join(directory, ".ignore")) : undefined,
-    anyGit && present.gitignore ? readText(nodePath.join(directory, ".gitignore")) : undefined,
-    hasGit ? excludeFile(directory, present.git === "directory") : undefined,
-  ])
+  const custom = present.rgignore ? readText(nodePath.join(directory, ".rgignore")) : undefined
+  const ignore = present.ignore ? readText(nodePath.join(directory, ".ignore")) : undefined
+  const git = anyGit && present.gitignore ? readText(nodePath.join(directory, ".gitignore")) : undefined
+  const exclude = hasGit ? excludeFile(directory, present.git === "directory") : undefined
   // Git rules stop at the nearest repository root: a directory holding `.git` starts a fresh list.
   const inheritedGit = hasGit ? [] : parent.git
   const inheritedExclude = hasGit ? [] : parent.exclude
@@ -125,7 +131,7 @@ const enter = async (
 }
 
 /** The scope that ancestors of the walk root contribute (ripgrep reads ignore files up to the filesystem root). */
-const ancestors = async (root: string): Promise<Scope> => {
+const ancestors = (root: string): Scope => {
   const chain: Array<string> = []
   for (let current = nodePath.dirname(root); ; current = nodePath.dirname(current)) {
     chain.push(current)
@@ -133,14 +139,12 @@ const ancestors = async (root: string): Promise<Scope> => {
   }
   let scope = emptyScope
   for (const directory of chain.reverse()) {
-    const [rgignore, ignore, gitignore, git] = await Promise.all([
-      exists(nodePath.join(directory, ".rgignore")),
-      exists(nodePath.join(directory, ".ignore")),
-      exists(nodePath.join(directory, ".gitignore")),
-      lstat(nodePath.join(directory, ".git")),
-    ])
+    const rgignore = fs.existsSync(nodePath.join(directory, ".rgignore"))
+    const ignore = fs.existsSync(nodePath.join(directory, ".ignore"))
+    const gitignore = fs.existsSync(nodePath.join(directory, ".gitignore"))
+    const git = lstat(nodePath.join(directory, ".git"))
     const relative = nodePath.relative(directory, root).split(nodePath.sep).join("/")
-    scope = await enter(
+    scope = enter(
       scope,
       directory,
       { rgignore, ignore, gitignore, git: git === undefined ? "none" : git.isDirectory() ? "directory" : "file" },
@@ -167,22 +171,6 @@ const ignoreVerdict = (scope: Scope, path: string): Rules.Verdict => {
   return verdict
 }
 
-const kindOf = async (entry: fs.Dirent, absolute: string): Promise<"file" | "directory" | "other"> => {
-  if (entry.isFile()) return "file"
-  if (entry.isDirectory()) return "directory"
-  if (
-    entry.isSymbolicLink() ||
-    entry.isFIFO() ||
-    entry.isSocket() ||
-    entry.isCharacterDevice() ||
-    entry.isBlockDevice()
-  ) {
-    return "other"
-  }
-  const stats = await lstat(absolute)
-  return stats?.isFile() ? "file" : stats?.isDirectory() ? "directory" : "other"
-}
-
 /**
  * Walks `walk.root` (a directory) under `walk.cwd`, calling `visit` for each accepted file in path order and
  * awaiting it before going on. Fails only when the root itself cannot be read.
@@ -191,59 +179,53 @@ const kindOf = async (entry: fs.Dirent, absolute: string): Promise<"file" | "dir
  * @category utilities
  */
 export const run = async (walk: Walk, visit: Visit): Promise<void> => {
-  const rootAbsolute = nodePath.resolve(walk.cwd, walk.root)
-  const rootReal = await fs.promises.realpath(rootAbsolute)
+  const rootReal = fs.realpathSync(nodePath.resolve(walk.cwd, walk.root))
   const printedRoot = walk.root === "." ? "" : `${walk.root.replace(/[\\/]+$/, "")}/`
-  const parentScope = await ancestors(rootReal)
-
-  const directory = async (absolute: string, under: string, parent: Scope, isRoot: boolean): Promise<void> => {
-    let entries: Array<fs.Dirent>
-    try {
-      entries = await readDirectory(absolute)
-    } catch (error) {
-      if (isRoot) throw error
-      return
-    }
-    let git: "none" | "file" | "directory" = "none"
-    let rgignore = false
-    let ignore = false
-    let gitignore = false
-    for (const entry of entries) {
-      const name = entry.name
-      if (name.charCodeAt(0) !== 46) continue
-      if (name === ".git") git = entry.isDirectory() ? "directory" : "file"
-      else if (name === ".rgignore") rgignore = true
-      else if (name === ".ignore") ignore = true
-      else if (name === ".gitignore") gitignore = true
-    }
-    const strip = under === "" ? 0 : under.length + 1
-    const scope =
-      git === "none" && !rgignore && !ignore && !(gitignore && parent.anyGit)
-        ? parent
-        : await enter(parent, absolute, { rgignore, ignore, gitignore, git }, "", strip)
-    entries.sort((a, b) => compareNames(a.name, b.name))
-    for (const entry of entries) {
-      if (walk.stopped || walk.signal?.aborted) return
-      const name = entry.name
-      const childAbsolute = absolute + nodePath.sep + name
-      const kind = await kindOf(entry, childAbsolute)
-      if (kind === "other") continue
-      const isDirectory = kind === "directory"
-      // Everything under a `.git` directory is excluded (`--glob=!**/.git/**`), so it is never walked.
-      if (isDirectory && name === ".git") continue
-      const childUnder = under === "" ? name : `${under}/${name}`
-      const printed = printedRoot + childUnder
-      const decision = walk.overrides.decide(printed, isDirectory)
-      if (decision === "exclude") continue
-      if (decision === undefined) {
-        const verdict = ignoreVerdict(scope, isDirectory ? `${childUnder}/` : childUnder)
-        if (verdict === Rules.Verdict.Ignore) continue
-        if (verdict !== Rules.Verdict.Whitelist && !walk.hidden && name.charCodeAt(0) === 46) continue
+  const files = ConfinedWalk.traverse<Scope>(rootReal, {
+    symlinks: "skip",
+    lenient: true,
+    compare: compareNames,
+    initial: ancestors(rootReal),
+    enter: (folder, listing, parent) => {
+      let git: "none" | "file" | "directory" = "none"
+      let rgignore = false
+      let ignore = false
+      let gitignore = false
+      for (const { name, kind } of listing) {
+        if (name.charCodeAt(0) !== 46) continue
+        if (name === ".git") git = kind === "directory" ? "directory" : "file"
+        else if (name === ".rgignore") rgignore = true
+        else if (name === ".ignore") ignore = true
+        else if (name === ".gitignore") gitignore = true
       }
-      if (isDirectory) await directory(childAbsolute, childUnder, scope, false)
-      else await visit(printed, childAbsolute)
+      if (git === "none" && !rgignore && !ignore && !(gitignore && parent.anyGit)) return parent
+      const under = folder?.relative ?? ""
+      return enter(
+        parent,
+        folder?.path ?? rootReal,
+        { rgignore, ignore, gitignore, git },
+        "",
+        under === "" ? 0 : under.length + 1,
+      )
+    },
+    accept: (entry, scope) => {
+      // Everything under a `.git` directory is excluded (`--glob=!**/.git/**`), so it is never walked.
+      if (entry.directory && entry.name === ".git") return false
+      const decision = walk.overrides.decide(printedRoot + entry.relative, entry.directory)
+      if (decision === "exclude") return false
+      if (decision === "include") return true
+      const verdict = ignoreVerdict(scope, entry.directory ? `${entry.relative}/` : entry.relative)
+      if (verdict === Rules.Verdict.Ignore) return false
+      return verdict === Rules.Verdict.Whitelist || walk.hidden || entry.name.charCodeAt(0) !== 46
+    },
+  })
+  let sinceYield = 0
+  for (const file of files) {
+    if (walk.stopped || walk.signal?.aborted) return
+    await visit(printedRoot + file.relative, file.path)
+    if (++sinceYield >= YIELD_EVERY) {
+      sinceYield = 0
+      await new Promise<void>((resolve) => setImmediate(resolve))
     }
   }
-
-  await directory(rootReal, "", parentScope, true)
 }
