@@ -184,7 +184,8 @@ const ROWS_PER_STATEMENT = 1000
 
 /**
  * The process-wide store on the `permission` table. `add` writes one multi-row `INSERT … ON CONFLICT … DO UPDATE`
- * (batches beyond 1000 rows are split inside one transaction). A failed `add` is a `Database.QueryError`; other
+ * (batches beyond 1000 rows are split inside one transaction), after `Database.verifyFile` (a database file removed
+ * or replaced under the process fails the save, naming the file). A failed `add` is a `Database.QueryError`; other
  * database errors are defects carrying one.
  *
  * @since 0.1.0
@@ -214,6 +215,8 @@ export const layer: Layer.Layer<Service, never, SqlClient.SqlClient> = Layer.sco
       function* (input: AddInput) {
         const resources = [...new Set(input.resources)]
         if (resources.length === 0) return
+        // A saved approval must last: not into a database file that was removed or replaced under this process.
+        yield* Database.verifyFile(sql)
         const now = Date.now()
         const rows = resources.map((resource) => ({
           id: createID(),

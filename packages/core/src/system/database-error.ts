@@ -5,6 +5,8 @@
  *
  * @since 0.3.0
  */
+import * as fs from "node:fs"
+import * as path from "node:path"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -77,6 +79,9 @@ export const sqlState = (error: unknown): string | undefined => {
 /** The file of every client `Database.layerFile` built, so a failure at run time can name it. */
 const files = new WeakMap<SqlClient.SqlClient, string>()
 
+/** The identity (device and inode) of each such file when it was opened: the file the client's handle holds. */
+const identities = new WeakMap<SqlClient.SqlClient, { readonly dev: number; readonly ino: number }>()
+
 /**
  * Records that `client` works on `filename` (called by `Database.layerFile`).
  *
@@ -86,7 +91,55 @@ const files = new WeakMap<SqlClient.SqlClient, string>()
  */
 export const remember = (client: SqlClient.SqlClient, filename: string): void => {
   files.set(client, filename)
+  if (!path.isAbsolute(filename)) return
+  try {
+    const stats = fs.statSync(filename)
+    identities.set(client, { dev: stats.dev, ino: stats.ino })
+  } catch {
+    // Not a file on disk (an in-memory database, a Postgres URL): nothing to compare later.
+  }
 }
+
+/**
+ * Checks that the path of the database file `client` opened still names that file, before a write that must last
+ * (a saved approval): a data directory removed, or the file replaced, under a running process would otherwise take
+ * the write into a file nobody will open again. A `QueryError` naming the file says which happened; databases
+ * that are not files pass.
+ *
+ * @since 0.4.0
+ * @category errors
+ */
+export const verifyFile = (client: SqlClient.SqlClient): Effect.Effect<void, QueryError> =>
+  Effect.suspend(() => {
+    const filename = files.get(client)
+    const opened = identities.get(client)
+    if (filename === undefined || opened === undefined) return Effect.void
+    return Effect.async<void, QueryError>((resume) =>
+      fs.stat(filename, (error, stats) => {
+        if (error !== null)
+          return resume(
+            Effect.fail(
+              new QueryError({
+                filename,
+                ...(error.code === undefined ? {} : { code: error.code }),
+                detail: "the database file was removed while this process was running; nothing was written",
+              }),
+            ),
+          )
+        if (stats.dev !== opened.dev || stats.ino !== opened.ino)
+          return resume(
+            Effect.fail(
+              new QueryError({
+                filename,
+                detail:
+                  "the database file was replaced by another file while this process was running; nothing was written",
+              }),
+            ),
+          )
+        resume(Effect.void)
+      }),
+    )
+  })
 
 /**
  * The database file `client` works on, when `layerFile` (or `layer`) built it.
@@ -122,6 +175,7 @@ export class QueryError extends Schema.TaggedError<QueryError>()("Database.Query
  * @category errors
  */
 export const queryError = (client: SqlClient.SqlClient, error: unknown): QueryError => {
+  if (error instanceof QueryError) return error
   const filename = files.get(client)
   const code = sqliteCode(error) ?? sqlState(error)
   return new QueryError({

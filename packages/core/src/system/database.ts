@@ -115,6 +115,8 @@ export {
   sqliteCode,
   /** @since 0.3.0 */
   sqlState,
+  /** @since 0.4.0 */
+  verifyFile,
 } from "./database-error.js"
 
 /**
