@@ -146,6 +146,25 @@ const KEYS: Record<string, { readonly text: string; readonly default?: string }>
   },
   "journal.retention_days": { text: "Entries older than this many days are deleted.", default: "`30`" },
   "journal.max_entries": { text: "Only the newest this many entries of the project are kept." },
+  mcp: {
+    text: "MCP servers whose tools become toolgate tools named `<server>_<tool>`, by server name (docs/mcp-tools.md). A server named in a project's own document starts only after a `project_program` approval; one in the user's configuration directory starts at once. A later document's entry replaces an earlier one of the same name.",
+  },
+  "mcp.<id>.command": { text: "A local server: the program and its arguments, run over stdio. Exactly one of `command` and `url`." },
+  "mcp.<id>.url": { text: "A remote server's URL (streamable HTTP, falling back to the legacy SSE transport)." },
+  "mcp.<id>.transport": { text: "Force one remote transport instead of trying streamable HTTP, then SSE." },
+  "mcp.<id>.env": {
+    text: "Variables added to a local server's environment (the runner's, with secrets scrubbed). A value may name a runner variable as `{env:NAME}`.",
+  },
+  "mcp.<id>.headers": { text: "HTTP headers of a remote server's requests. A value may name a runner variable as `{env:NAME}`." },
+  "mcp.<id>.cwd": { text: "A local server's working directory, relative to the Location.", default: "the Location" },
+  "mcp.<id>.timeout": { text: "How long one call may take, in milliseconds; then it is cancelled.", default: "`60000`" },
+  "mcp.<id>.enabled": { text: "`false` leaves the server off.", default: "`true`" },
+  "mcp.<id>.include": { text: "Wildcard patterns of the server's tool names to register (default: all)." },
+  "mcp.<id>.exclude": { text: "Wildcard patterns of the server's tool names not to register." },
+  "mcp.<id>.trusted": {
+    text: "Lets the server's `readOnlyHint` tools run without the default ask. Honoured only in the user's own configuration.",
+    default: "`false`",
+  },
 }
 
 /** The example document; parsed with `Config.parseDocument` before it is written. */
@@ -177,6 +196,10 @@ const EXAMPLE = {
     arity: { make: 2 },
   },
   attachments: { image: { max_width: 1600, max_height: 1600 } },
+  mcp: {
+    github: { command: ["npx", "-y", "@modelcontextprotocol/server-github"], env: { GITHUB_TOKEN: "{env:GITHUB_TOKEN}" } },
+    docs: { url: "https://mcp.example.com/mcp", headers: { authorization: "Bearer {env:DOCS_TOKEN}" }, timeout: 30000 },
+  },
 }
 
 /** A JSON Schema node as a short type: `string`, `"a" \| "b"`, `integer > 0`, `string[]`, `map of string`, … */

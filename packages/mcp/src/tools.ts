@@ -1,12 +1,20 @@
 /**
- * toolgate definitions and settlements in MCP's shapes: tools with their title, annotations and (for object
- * structured output) `outputSchema`; results whose content keeps its kind and whose structured output is
- * `structuredContent`.
+ * MCP tools and toolgate tools, both ways. Outward: toolgate definitions and settlements in MCP's shapes (tools with
+ * their title, annotations and, for object structured output, `outputSchema`; results whose content keeps its kind
+ * and whose structured output is `structuredContent`). Inward: MCP servers as a tool source — `layer` reads the
+ * `mcp` entries of a Location's configuration, starts each server (a project document's only after a
+ * `project_program` approval), and registers its tools as one Location registration named `<server>_<tool>`, each
+ * call gated as action `mcp`, resource `<server>/<tool>`. See docs/mcp-tools.md.
  *
  * @since 0.2.0
  */
 import type { CallToolResult, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
-import type { LLM, ToolRegistry } from "@toolgate/core"
+import type { Config, Global, LLM, Location, PermissionV2, ToolRegistry, Tools } from "@toolgate/core"
+import type * as Effect from "effect/Effect"
+import type * as Either from "effect/Either"
+import type * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import * as Source from "./internal/source.js"
 
 type McpContent = CallToolResult["content"][number]
 
@@ -117,3 +125,128 @@ export const toCallToolResult = (settlement: ToolRegistry.Settlement): CallToolR
     ...(settlement.outputPaths === undefined ? {} : { _meta: { outputPaths: [...settlement.outputPaths] } }),
   }
 }
+
+/**
+ * A server's configuration: the `mcp.<name>` entry of `toolgate.json` (`Config.McpServer`).
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export type ServerConfig = Source.ServerConfig
+
+/**
+ * Where a server was configured: `user` (the user's configuration directory), `project` (a project's own document,
+ * which needs a `project_program` approval before the server starts) or `code` (`Interface.add`).
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export type Origin = Source.Origin
+
+/**
+ * A server's state: `starting`, `running`, `failed` (with the cause; it is restarted with backoff), `waiting` (for
+ * its `project_program` approval) or `disabled`.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export type State = Source.State
+
+/**
+ * One server as `Interface.servers` lists it.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export type Status = Source.Status
+
+/**
+ * The caller of `Interface.approve`.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export type Caller = Source.Caller
+
+/**
+ * A server that cannot be added, started or approved, or whose tool names clash (the message names both).
+ *
+ * @since 0.4.0
+ * @category errors
+ */
+export const ServerError = Source.ServerError
+/**
+ * @see ServerError
+ *
+ * @since 0.4.0
+ * @category errors
+ */
+export type ServerError = Source.ServerError
+
+/**
+ * The service of one Location: `servers`, `changes`, `add`, `approve`.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export type Interface = Source.Interface
+
+/**
+ * The McpTools service tag (`@toolgate/v2/McpTools`).
+ *
+ * @since 0.4.0
+ * @category tags
+ */
+export const Service = Source.Service
+/**
+ * @see Service
+ *
+ * @since 0.4.0
+ * @category tags
+ */
+export type Service = Source.Service
+
+/**
+ * Builds the service of one Location (see `layer`).
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const make: Effect.Effect<
+  Interface,
+  never,
+  | Tools.Service
+  | PermissionV2.Service
+  | Config.Service
+  | Global.Service
+  | Location.Service
+  | Scope.Scope
+> = Source.make
+
+/**
+ * The Location layer: the configured servers start (user and code servers at once, a project document's after
+ * `approve`), their tools are registered through `Tools`, and everything stops when the Location closes. Build it
+ * beside the Location's other layers (it needs `Tools`, `PermissionV2`, `Config`, `Global` and `Location`;
+ * `PermissionSaved`, when present, lets a prompt say that a tool's definition changed since it was approved).
+ *
+ * @since 0.4.0
+ * @category layers
+ */
+export const layer: Layer.Layer<
+  Service,
+  never,
+  Tools.Service | PermissionV2.Service | Config.Service | Global.Service | Location.Service
+> = Source.layer
+
+/**
+ * `value` with every `{env:NAME}` replaced by the runner's variable `NAME`, or the error naming `field` and the
+ * variable that is not set.
+ *
+ * @since 0.4.0
+ * @category utilities
+ */
+export const expand: (
+  value: string,
+  field: string,
+  environment?: NodeJS.ProcessEnv,
+) => Either.Either<string, string> = Source.expand

@@ -1,5 +1,5 @@
 /**
- * Vitest global setup of the mcp project: bundles the `toolgate-mcp` command line and the test server entry from
+ * Vitest global setup of the mcp project: bundles the `toolgate-mcp` command line, the test server entry and the fixture MCP server from
  * the TypeScript sources once per run into `test-bundle/` (see `serverArgs` in support/client.ts), so every spawned
  * server starts from one file instead of compiling the sources through tsx on each start.
  */
@@ -8,7 +8,9 @@ import { bundle } from "../../../scripts/bundle-bins.mjs"
 
 export const setup = async (): Promise<void> => {
   await bundle({
-    entries: { "toolgate-mcp": "packages/mcp/src/main.ts", serve: "packages/mcp/test/support/entry.ts" },
+    entries: { "toolgate-mcp": "packages/mcp/src/main.ts", serve: "packages/mcp/test/support/entry.ts",
+      "mcp-fixture": "packages/mcp/test/fixtures/mcp-fixture.ts",
+    },
     outdir: "packages/mcp/test-bundle",
     source: true,
   })

@@ -58,6 +58,9 @@ export const KNOWN_ACTIONS: ReadonlySet<string> = new Set([
   "task",
   "plan_enter",
   "plan_exit",
+  "mcp",
+  "mcp_elicitation",
+  "project_program",
 ])
 
 /** Actions whose rule resources are home-expanded (`~/x`). */

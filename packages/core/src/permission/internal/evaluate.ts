@@ -9,6 +9,8 @@ import * as ProtectedPath from "../../place/protected-path.js"
 import * as Wildcard from "../../values/wildcard.js"
 import type { Rule, Ruleset } from "./schema.js"
 import {
+  DEFINITION_PREFIX,
+  MCP_ELICITATION_ACTION,
   NET_PREFIX,
   PRIVATE_PREFIX,
   PROJECT_PROGRAM_ACTION,
@@ -27,14 +29,33 @@ export const HOOK_ACTION = "hook"
 /**
  * Actions only a rule naming them exactly can allow: an allow whose action is a wildcard (`* * allow`) counts as ask
  * for them. Denies and asks apply as usual. See docs/trust/protected-paths.md, for `project_program`
- * docs/mcp-tools.md, and for `hook` docs/plugins.md.
+ * and `mcp_elicitation` docs/mcp-tools.md, and for `hook` docs/plugins.md.
  *
  * @since 0.2.0
  * @category constants
  */
-export const EXPLICIT_ACTIONS: ReadonlySet<string> = new Set([ProtectedPath.ACTION, PROJECT_PROGRAM_ACTION, HOOK_ACTION])
+export const EXPLICIT_ACTIONS: ReadonlySet<string> = new Set([
+  ProtectedPath.ACTION,
+  PROJECT_PROGRAM_ACTION,
+  MCP_ELICITATION_ACTION,
+  HOOK_ACTION,
+])
 
 export {
+  /**
+   * The prefix of an MCP tool approval bound to the tool's definition (`definition:<server>/<tool>@<digest>`).
+   *
+   * @since 0.4.0
+   * @category constants
+   */
+  DEFINITION_PREFIX,
+  /**
+   * The action of an MCP server's elicitation request.
+   *
+   * @since 0.4.0
+   * @category constants
+   */
+  MCP_ELICITATION_ACTION,
   /**
    * The prefix of a sandboxed command's outgoing connection (`net:<host>:<port>`).
    *
@@ -62,13 +83,19 @@ export {
  * Resource prefixes only a rule naming them can allow: for a resource that starts with one of them, an allow whose
  * resource pattern does not start with the same prefix is passed over (so `webfetch * allow` never allows
  * `private:…`, `bash * allow` never allows a shell command that cannot be resolved statically, `unresolved:…`, and
- * neither lets a sandboxed command's connection out, `net:…`). Denies and asks apply as usual. See
- * docs/trust/webfetch.md, docs/shell.md and docs/egress.md.
+ * neither lets a sandboxed command's connection out, `net:…`, nor an MCP tool's definition-bound approval,
+ * `definition:…`). Denies and asks apply as usual. See docs/trust/webfetch.md, docs/shell.md, docs/egress.md and
+ * docs/mcp-tools.md.
  *
  * @since 0.2.0
  * @category constants
  */
-export const EXPLICIT_RESOURCE_PREFIXES: ReadonlyArray<string> = [PRIVATE_PREFIX, UNRESOLVED_PREFIX, NET_PREFIX]
+export const EXPLICIT_RESOURCE_PREFIXES: ReadonlyArray<string> = [
+  PRIVATE_PREFIX,
+  UNRESOLVED_PREFIX,
+  NET_PREFIX,
+  DEFINITION_PREFIX,
+]
 
 const explicitPrefixOf = (resource: string): string | undefined => {
   for (const prefix of EXPLICIT_RESOURCE_PREFIXES) if (resource.startsWith(prefix)) return prefix

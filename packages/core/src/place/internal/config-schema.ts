@@ -169,6 +169,53 @@ export const Journal = Schema.Struct({
   max_entries: Schema.optional(PositiveInt),
 }).annotations({ description: "Retention of the decision journal" })
 
+const StringMap = Schema.Record({ key: Schema.String, value: Schema.String })
+
+/**
+ * One `mcp.<name>` entry: an MCP server whose tools become toolgate tools (see docs/mcp-tools.md). Exactly one of
+ * `command` (a local server: the program and its arguments, started with `cwd` and the scrubbed environment plus
+ * `env`) or `url` (a remote server over streamable HTTP, with `headers`; `transport: "sse"` for the legacy SSE
+ * transport). `env` and `headers` values may name variables of the runner's environment as `{env:NAME}` instead of
+ * holding a secret. `timeout` bounds each call in milliseconds (default 60000); `enabled: false` leaves the server
+ * off; `include` / `exclude` are Wildcard patterns of the server's tool names; `trusted` (honoured only in the
+ * user's own configuration) lets the server's `readOnlyHint` tools run without the default ask.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export const McpServer = Schema.Struct({
+  command: Schema.optional(Schema.NonEmptyArray(Schema.String)),
+  url: Schema.optional(Schema.String),
+  transport: Schema.optional(Schema.Literal("streamable_http", "sse")),
+  env: Schema.optional(StringMap),
+  headers: Schema.optional(StringMap),
+  cwd: Schema.optional(Schema.String),
+  timeout: Schema.optional(PositiveInt),
+  enabled: Schema.optional(Schema.Boolean),
+  include: Schema.optional(Schema.Array(Schema.String)),
+  exclude: Schema.optional(Schema.Array(Schema.String)),
+  trusted: Schema.optional(Schema.Boolean),
+}).pipe(
+  Schema.filter((server) => {
+    if ((server.command === undefined) === (server.url === undefined))
+      return { path: [], message: "exactly one of command or url is required" }
+    if (server.command !== undefined && (server.headers !== undefined || server.transport !== undefined))
+      return { path: [server.headers !== undefined ? "headers" : "transport"], message: "only a url server has it" }
+    if (server.url !== undefined && (server.env !== undefined || server.cwd !== undefined))
+      return { path: [server.env !== undefined ? "env" : "cwd"], message: "only a command server has it" }
+    if (server.url !== undefined && !URL.canParse(server.url)) return { path: ["url"], message: "not a URL" }
+    return undefined
+  }),
+  Schema.annotations({ description: "An MCP server whose tools become toolgate tools" }),
+)
+/**
+ * @see McpServer
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export type McpServer = typeof McpServer.Type
+
 /**
  * A configuration document. An unknown top-level key is an error (`parseDocument`); unknown keys deeper down are
  * ignored. `$schema` is accepted for editors.
@@ -188,6 +235,8 @@ export const Info = Schema.Struct({
   bash: Schema.optional(Bash),
   attachments: Schema.optional(Schema.Struct({ image: Schema.optional(ImageAttachments) })),
   journal: Schema.optional(Journal),
+  /** MCP servers whose tools become toolgate tools, by name (see docs/mcp-tools.md). */
+  mcp: Schema.optional(Schema.Record({ key: Schema.String, value: McpServer })),
   /**
    * The process's database (`url`, `pool`): read by `Database.layer` from the user's configuration directory only
    * (see `DatabaseConfig`); a project's file holding it fails with `InvalidError`.

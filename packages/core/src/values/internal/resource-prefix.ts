@@ -42,3 +42,22 @@ export const NET_PREFIX = "net:"
  * @category constants
  */
 export const PROJECT_PROGRAM_ACTION = "project_program"
+
+/**
+ * The prefix of an MCP tool approval bound to the tool's definition (`definition:<server>/<tool>@<digest>`, see
+ * docs/mcp-tools.md): what an MCP tool's ask evaluates and saves, so a saved approval is void once the server changes
+ * the tool's description or input schema. Explicit: see `EXPLICIT_RESOURCE_PREFIXES`.
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const DEFINITION_PREFIX = "definition:"
+
+/**
+ * The action of an MCP server's elicitation request, asked through the approval protocol (resource: the server's
+ * name). Explicit: only a rule naming it allows it.
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const MCP_ELICITATION_ACTION = "mcp_elicitation"
