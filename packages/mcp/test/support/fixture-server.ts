@@ -7,6 +7,8 @@
 import * as fs from "node:fs"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { z } from "zod"
@@ -121,4 +123,13 @@ export const serveHttp = async (
       await new Promise<void>((resolve) => httpServer.close(() => resolve()))
     },
   }
+}
+
+/** The SDK's own client connected over stdio to `command` (for the benchmark's baseline). */
+export const connectClient = async (command: ReadonlyArray<string>, cwd: string): Promise<Client> => {
+  const client = new Client({ name: "baseline", version: "1.0.0" })
+  await client.connect(
+    new StdioClientTransport({ command: command[0]!, args: command.slice(1), cwd, stderr: "ignore" }),
+  )
+  return client
 }
