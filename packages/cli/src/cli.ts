@@ -1,5 +1,5 @@
 /**
- * The `toolgate` command tree (`@effect/cli`): `demo`, `mcp`, `serve`, `permissions list|revoke|explain|lint`,
+ * The `toolgate` command tree (`@effect/cli`): `demo`, `mcp`, `mcp-servers`, `serve`, `permissions list|revoke|explain|lint`,
  * `decisions` and `db migrate|check`.
  *
  * @since 0.1.0
@@ -171,6 +171,24 @@ const mcp = Command.make(
   Command.withDescription("Serve the project's tools over stdio as an MCP server (permission asks via elicitation)"),
 )
 
+const mcpServers = Command.make(
+  "mcp-servers",
+  {
+    dir: Options.text("dir").pipe(
+      Options.withDescription("The project directory whose MCP servers are listed (default: the working directory)"),
+      Options.optional,
+    ),
+    data,
+  },
+  (options) =>
+    Effect.flatMap(Paths.existingDirectory(options.dir), (directory) =>
+      Effect.flatMap(
+        load(() => import("./mcp-servers.js")),
+        (McpServers) => McpServers.list({ directory, data: options.data }),
+      ),
+    ),
+).pipe(Command.withDescription("List the configured MCP servers, their state and their tools"))
+
 const serve = Command.make(
   "serve",
   {
@@ -231,7 +249,7 @@ const toolgate = Command.make("toolgate", {}, () =>
   ),
 ).pipe(
   Command.withDescription("The toolgate command line: the demo session, saved approvals and the database"),
-  Command.withSubcommands([demo, mcp, serve, permissions, decisions, db]),
+  Command.withSubcommands([demo, mcp, mcpServers, serve, permissions, decisions, db]),
 )
 
 /**
