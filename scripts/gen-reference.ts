@@ -165,6 +165,9 @@ const KEYS: Record<string, { readonly text: string; readonly default?: string }>
     text: "Lets the server's `readOnlyHint` tools run without the default ask. Honoured only in the user's own configuration.",
     default: "`false`",
   },
+  plugins: {
+    text: "Plugin modules to load, as paths relative to the document's directory (or absolute); each module's default export is a plugin made with `Plugin.make` (docs/plugins.md). A module named by a project's document loads only after a `project_program` approval of its exact path; one named in the user's configuration directory loads when the Location opens. Every document's list is loaded.",
+  },
 }
 
 /** The example document; parsed with `Config.parseDocument` before it is written. */

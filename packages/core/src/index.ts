@@ -180,6 +180,14 @@ export * as GrepTool from "./builtin/grep-tool.js"
  */
 export * as HookGate from "./assembly/hook-gate.js"
 /**
+ * Plugins: tools and hooks registered the canonical way, from code or from the configuration's `plugins` modules
+ * (a project's module loads only after a `project_program` approval).
+ *
+ * @since 0.4.0
+ * @category modules
+ */
+export * as Plugin from "./assembly/plugin.js"
+/**
  * Hooks that can only tighten: `tool.before`, `tool.after` and `permission.evaluate`.
  *
  * @since 0.4.0

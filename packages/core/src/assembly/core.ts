@@ -21,6 +21,7 @@ import * as FileMutation from "../world/file-mutation.js"
 import * as Global from "../system/global.js"
 import * as Hooks from "../permission/hooks.js"
 import * as HookGate from "./hook-gate.js"
+import * as Plugin from "./plugin.js"
 import * as Notifications from "../system/notifications.js"
 import * as Image from "../world/image.js"
 import * as Location from "../place/location.js"
@@ -128,7 +129,8 @@ const configLayer = (options: LocationOptions) => {
 }
 
 /**
- * Every Location service on top of the process services, with the built-in tools registered.
+ * Every Location service on top of the process services, with the built-in tools registered and the configured
+ * plugins loaded (`Plugin.layerConfig`: a module from the user's configuration that cannot be loaded fails it).
  *
  * @since 0.1.0
  * @category layers
@@ -163,7 +165,12 @@ export const layerLocation = (options: LocationOptions) => {
     PermissionLint.layerWarnings,
     DecisionJournal.layerRetention,
   ).pipe(Layer.provideMerge(policy))
-  return BuiltInTools.layer.pipe(Layer.provideMerge(services), Layer.provideMerge(configured))
+  // The configured plugins load after the built-ins, so a plugin's tool of the same name is the effective one.
+  return Plugin.layerConfig.pipe(
+    Layer.provideMerge(BuiltInTools.layer),
+    Layer.provideMerge(services),
+    Layer.provideMerge(configured),
+  )
 }
 
 /**

@@ -238,6 +238,16 @@ export const Info = Schema.Struct({
   /** MCP servers whose tools become toolgate tools, by name (see docs/mcp-tools.md). */
   mcp: Schema.optional(Schema.Record({ key: Schema.String, value: McpServer })),
   /**
+   * Plugin modules to load, as paths relative to this document's directory (or absolute): each module's default
+   * export is a plugin (`Plugin.make`). A module named by a project's document loads only after a `project_program`
+   * approval; one named in the user's configuration directory loads when the Location opens (see docs/plugins.md).
+   */
+  plugins: Schema.optional(
+    Schema.Array(Schema.String.pipe(Schema.minLength(1))).annotations({
+      description: "Plugin modules to load (paths relative to this file; the default export is a plugin)",
+    }),
+  ),
+  /**
    * The process's database (`url`, `pool`): read by `Database.layer` from the user's configuration directory only
    * (see `DatabaseConfig`); a project's file holding it fails with `InvalidError`.
    */
