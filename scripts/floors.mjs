@@ -68,7 +68,7 @@ export const FLOORS = [
   },
   {
     folder: "assembly",
-    about: "one-call layers, the turn loop and its call journal, the model interface, the gate that runs hooks",
+    about: "one-call layers, the turn loop and its call journal, the model interface, the gate that runs hooks, plugins loaded from code and configuration",
     os: ["files", "processes", "network", "database"],
   },
   {
