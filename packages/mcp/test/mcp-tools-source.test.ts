@@ -486,3 +486,33 @@ describe("McpTools as a tool source (streamable HTTP on 127.0.0.1)", () => {
     ),
   )
 })
+
+describe("McpTools as a tool source (the published @modelcontextprotocol/server-everything)", () => {
+  it.live("lists its tools and calls echo and get-sum over stdio", () => {
+    const entry = path.join(packageDir, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+    return within(
+      { user: { everything: { command: [process.execPath, entry, "stdio"] } } },
+      Effect.gen(function* () {
+        const status = yield* running("everything")
+        expect(status.tools).toEqual(expect.arrayContaining(["everything_echo", "everything_get-sum"]))
+        // The server announces list changes of its own: a call refused as stale is settled again against a fresh
+        // materialization (as a runner's next turn would).
+        const call = (name: string, input: unknown) =>
+          Effect.gen(function* () {
+            for (let attempt = 0; ; attempt++) {
+              const settled = yield* settle(yield* materialize, name, input)
+              if (attempt < 5 && settled.result.value === `Stale tool call: ${name}`) continue
+              return settled
+            }
+          })
+        expect((yield* call("everything_echo", { message: "published" })).result).toEqual({
+          type: "text",
+          value: "Echo: published",
+        })
+        const sum = yield* call("everything_get-sum", { a: 2, b: 3 })
+        expect(String(sum.result.value)).toContain("5")
+      }),
+      { permission: "once" },
+    )
+  })
+})
