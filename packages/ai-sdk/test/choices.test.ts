@@ -46,7 +46,21 @@ describe("AiSdkTools approval: choices", () => {
       expect(status).toMatchObject({ type: "user-approval" })
       const prompt = AiSdkTools.pendingPrompt(tools, "c_write")!
       const shown = prompt.choices.find((choice) => choice.id === "always:exact")!
-      expect(AiSdkTools.describeAsk(prompt)).toContain("or with a choice's id as the reason: session, always:exact")
+      const asked = AiSdkTools.describeAsk(prompt)
+      expect(asked).toContain("or with a choice's id as the reason: always:exact, always:directory, session")
+      // The same labels as every other channel: narrowest first, each naming what it grants.
+      expect(asked).toContain(
+        [
+          "choices:",
+          "  once — Allow once (this call only)",
+          '  always:exact — Always allow exactly this: saved, grants edit "src/hello.txt" exactly',
+        ].join("\n"),
+      )
+      expect(asked).toContain("  always:directory — Always allow in this directory: saved, grants edit src/*\n")
+      expect(asked).toContain(
+        "  session — Allow for this session: grants edit * until the session ends, nothing saved\n",
+      )
+      expect(asked).toContain("  always:pattern — Always allow this pattern: saved, grants edit *\n")
       yield* Effect.promise(async () => {
         const run = tools["write"]!.execute!(input, {
           toolCallId: "c_write",

@@ -126,9 +126,9 @@ describe("Approvals", () => {
       expect(prompt.digest).toMatch(/^[0-9a-f]{64}$/)
       expect(prompt.choices.map((choice) => choice.id)).toEqual([
         "once",
-        "session",
         "always:exact",
         "always:directory",
+        "session",
         "always:pattern",
         "reject",
       ])
@@ -310,6 +310,103 @@ describe("Approvals", () => {
       expect((yield* permission.ask(edit("per_5", ["b.ts"]))).effect).toBe("allow")
     }),
   )
+
+  // An answer never reaches beyond the rule that asked: every choice says what it grants and saves exactly that.
+  const SECRET_RULES: ReadonlyArray<Rule> = [
+    { action: "*", resource: "*", effect: "allow" },
+    { action: "read", resource: "*.env", effect: "ask", ignore_case: true },
+    { action: "read", resource: "*.env.*", effect: "ask", ignore_case: true },
+    { action: "external_directory", resource: "*", effect: "ask" },
+    { action: "bash", resource: "git push *", effect: "ask" },
+  ]
+  const cases = [
+    {
+      name: "a secret-file read",
+      input: { action: "read", resources: ["config/.env"], save: ["*"] },
+      choices: {
+        once: "Allow once (this call only)",
+        "always:exact": 'Always allow exactly this: saved, grants read "config/.env" exactly',
+        "always:directory": "Always allow in this directory: saved, grants read config/*.env",
+        session: "Allow for this session: grants read *.env until the session ends, nothing saved",
+        "always:pattern": "Always allow this pattern: saved, grants read *.env",
+        reject: "Reject",
+      },
+      saves: {
+        "always:exact": [Wildcard.literal("config/.env")],
+        "always:directory": [Wildcard.literal("config/") + "*.env"],
+        "always:pattern": ["*.env"],
+      },
+      // Another secret file of another kind, and one the `*.env` pattern matches only ignoring case.
+      still: ["config/.env.production", "src/.env.local", "config/.ENV"],
+    },
+    {
+      name: "an outside-directory ask",
+      input: { action: "external_directory", resources: ["/srv/outside/*"], save: ["/srv/outside/*"] },
+      choices: {
+        once: "Allow once (this call only)",
+        "always:exact": 'Always allow exactly this: saved, grants external_directory "/srv/outside/*" exactly',
+        session:
+          "Allow for this session: grants external_directory /srv/outside/* until the session ends, nothing saved",
+        "always:pattern": "Always allow this pattern: saved, grants external_directory /srv/outside/*",
+        reject: "Reject",
+      },
+      saves: {
+        "always:exact": [Wildcard.literal("/srv/outside/*")],
+        "always:pattern": ["/srv/outside/*"],
+      },
+      still: ["/srv/elsewhere/*"],
+    },
+    {
+      name: "a bash ask whose tool offered a wider pattern than the rule",
+      input: { action: "bash", resources: ["git push origin main"], save: ["git *"] },
+      choices: {
+        once: "Allow once (this call only)",
+        "always:exact": 'Always allow exactly this: saved, grants bash "git push origin main" exactly',
+        session: "Allow for this session: grants bash git push * until the session ends, nothing saved",
+        "always:pattern": "Always allow this pattern: saved, grants bash git push *",
+        reject: "Reject",
+      },
+      saves: {
+        "always:exact": [Wildcard.literal("git push origin main")],
+        "always:pattern": ["git push *"],
+      },
+      // Everything else of bash is allowed by the rules; what matters is that `git *` was never saved.
+      still: [],
+    },
+  ] as const
+  for (const example of cases) {
+    for (const scope of Object.keys(example.choices).filter((id) => id !== "once" && id !== "reject")) {
+      it.scoped(`${example.name}: ${scope} is labelled with what it grants and saves exactly that`, () =>
+        Effect.gen(function* () {
+          const directory = yield* tempDir()
+          const context = yield* Layer.build(stack(directory))
+          yield* Effect.gen(function* () {
+            yield* (yield* agentControl)("test", SECRET_RULES)
+            yield* (yield* SessionV2.Service).create({ id: "ses_a", agent: "test" })
+            const approvals = yield* Approvals.Service
+            const permission = yield* PermissionV2.Service
+            const saved = yield* PermissionSaved.Service
+            const fiber = yield* waiting({ id: "per_1", sessionID: "ses_a", ...example.input })
+            const prompt = yield* approvals.get("per_1")
+            // Narrowest first, each label naming the pattern and how long it holds.
+            expect(Object.fromEntries(prompt.choices.map((choice) => [choice.id, choice.label]))).toEqual(example.choices)
+            expect(prompt.choices.map((choice) => choice.id)).toEqual(Object.keys(example.choices))
+            yield* approvals.answer({ requestID: "per_1", digest: prompt.digest, choice: scope, channel: "test" })
+            expect(yield* Fiber.await(fiber)).toEqual(Exit.void)
+            const rows = yield* saved.list()
+            const expected = (example.saves as Record<string, ReadonlyArray<string>>)[scope] ?? []
+            expect(rows.map((row) => row.resource).sort()).toEqual([...expected].sort())
+            expect(rows.map((row) => row.resource)).not.toContain("*")
+            let n = 2
+            for (const resource of example.still) {
+              const asked = yield* permission.ask({ id: `per_${n++}`, sessionID: "ses_a", ...example.input, resources: [resource] })
+              expect(asked.effect).toBe("ask")
+            }
+          }).pipe(Effect.provide(context))
+        }),
+      )
+    }
+  }
 
   for (const [scope, allowed, asks] of [
     ["always:exact", ["src/x/a.ts", "lib/b.ts"], ["src/x/c.ts", "lib/c.ts"]],

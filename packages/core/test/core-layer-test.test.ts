@@ -85,7 +85,8 @@ layer(testLayer)("Core.layerTest", (it) => {
       const result = yield* settle(session.id, "write", { path: "guarded/a.txt", content: "a" })
       expect(result.result).toEqual({ type: "text", value: "Created file successfully: guarded/a.txt" })
       const saved = yield* (yield* PermissionSaved.Service).list({ projectID: "global" })
-      expect(saved.map((row) => [row.action, row.resource])).toEqual([["edit", "*"]])
+      // Cut to the configured rule that asked (`guarded/*`), never the tool's `*`.
+      expect(saved.map((row) => [row.action, row.resource])).toEqual([["edit", "guarded/*"]])
       expect(yield* (yield* PermissionV2.Service).list()).toEqual([])
     }),
   )

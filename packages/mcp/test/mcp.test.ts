@@ -90,22 +90,29 @@ describe("McpServer over stdio", () => {
     expect(message.slice(message.indexOf("\nChoices:\n") + 1)).toBe(
       [
         "Choices:",
-        "  once — Allow once",
-        "  session — Allow for this session",
-        "    allows edit until the session ends:",
-        "      pattern: *",
-        "  always:exact — Always allow exactly this",
+        "  once — Allow once (this call only)",
+        '  always:exact — Always allow exactly this: saved, grants edit "new.txt" exactly',
         `    ${where}`,
         '      exactly: "new.txt"',
         // `*` is also this top-level file's directory pattern: offered once, under the narrower id.
-        "  always:directory — Always allow in this directory",
+        "  always:directory — Always allow in this directory: saved, grants edit *",
         `    ${where}`,
+        "      pattern: *",
+        "  session — Allow for this session: grants edit * until the session ends, nothing saved",
+        "    allows edit until the session ends:",
         "      pattern: *",
         "  reject — Reject",
       ].join("\n"),
     )
     expect(forms[0]?.properties["decision"]).toMatchObject({
-      enum: ["once", "session", "always:exact", "always:directory", "reject"],
+      enum: ["once", "always:exact", "always:directory", "session", "reject"],
+      enumNames: [
+        "Allow once (this call only)",
+        'Always allow exactly this: saved, grants edit "new.txt" exactly',
+        "Always allow in this directory: saved, grants edit *",
+        "Allow for this session: grants edit * until the session ends, nothing saved",
+        "Reject",
+      ],
     })
 
     decision = { action: "decline" }

@@ -93,7 +93,8 @@ describe.each(engines)("grep content obeys the read rules ($engine engine)", ({ 
         expect(leaked(settled)).toEqual([])
         const requests = yield* asks
         expect(requests.map((request) => [request.action, request.resources, request.save])).toEqual([
-          ["read", [".env", ".env.local"], ["*"]],
+          // The grep tool offers `*`; the ask saves only what the secret rules that asked cover.
+          ["read", [".env", ".env.local"], ["*.env", "*.env.*"]],
         ])
         expect(requests[0]?.metadata).toEqual({ tool: "grep", pattern: "." })
       }),
@@ -219,7 +220,8 @@ describe.each(engines)("grep content obeys the read rules ($engine engine)", ({ 
         log.answer = () => ({ reply: "always" })
         yield* settleReal("grep", { pattern: "TOKEN" })
         const saved = yield* (yield* PermissionSaved.Service).list({ projectID: "global" })
-        expect(saved.map((row) => [row.action, row.resource])).toContainEqual(["read", "*"])
+        expect(saved.map((row) => [row.action, row.resource])).not.toContainEqual(["read", "*"])
+        expect(saved.map((row) => [row.action, row.resource])).toContainEqual(["read", "*.env"])
         log.answer = () => ({ reply: "reject", message: "no" })
         const again = yield* settleReal("grep", { pattern: "TOKEN" })
         expect(text(again)).toContain(INSIDE_SECRET)
@@ -487,11 +489,12 @@ describe("PermissionV2.check", () => {
         const log = yield* Asks
         log.answer = () => ({ reply: "always" })
         yield* permission.assert({ sessionID: session.id, action: "read", resources: [".env"], save: ["*"] })
+        // The answer saved `*.env` (the rule that asked), not `*`: another kind of secret file still asks.
         expect(yield* permission.check({ sessionID: session.id, action: "read", resources })).toEqual([
           "allow",
           "allow",
           "deny",
-          "allow",
+          "ask",
         ])
         const missing = yield* Effect.flip(permission.check({ sessionID: "ses_missing", action: "read", resources }))
         expect(missing).toBeInstanceOf(SessionV2.NotFoundError)

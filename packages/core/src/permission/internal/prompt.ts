@@ -9,9 +9,9 @@ import * as Printable from "../../values/printable.js"
 import * as Wildcard from "../../values/wildcard.js"
 import type { Choice, Prompt, ToolCall } from "./protocol.js"
 import { digest } from "./protocol.js"
-import { EXPLICIT_ACTIONS, EXPLICIT_RESOURCE_PREFIXES } from "./evaluate.js"
+import { EXPLICIT_ACTIONS, EXPLICIT_RESOURCE_PREFIXES, evaluate } from "./evaluate.js"
 import { saveEntry } from "./leaf.js"
-import type { Request, SaveEntry } from "./schema.js"
+import type { Request, Ruleset, SaveEntry } from "./schema.js"
 
 /**
  * The actions whose resources are paths (relative to the Location, or absolute outside it), for which
@@ -32,6 +32,84 @@ const directoryPattern = (resource: string): string => {
 
 const unique = (patterns: ReadonlyArray<string>): ReadonlyArray<string> => [...new Set(patterns)]
 
+/**
+ * True when every resource `save` matches is matched by `rule` too, by a check that only answers yes when that is
+ * certain: the same pattern, `*`, a literal the rule matches, a literal prefix followed by a rule that starts with
+ * `*`, or a pattern that starts with the literal prefix of a rule ending in `*`.
+ */
+const within = (save: string, rule: string): boolean => {
+  if (rule === "*" || save === rule) return true
+  if (Wildcard.isLiteral(save)) return Wildcard.match(Wildcard.unescape(save), rule)
+  if (rule.startsWith("*") && save.endsWith(rule) && Wildcard.isLiteral(save.slice(0, save.length - rule.length)))
+    return true
+  const head = rule.slice(0, -1)
+  return rule.endsWith("*") && head !== "" && Wildcard.isLiteral(head) && save.startsWith(head)
+}
+
+/**
+ * What an ask may save, cut to the rules that raised it. When a configured or built-in rule narrower than `*` asked
+ * for a resource (the secret-file rules, a configured `ask` rule), only the tool's save patterns that stay inside
+ * that rule are kept, or else the rule's own pattern (and the resource exactly, when the rule matched it only
+ * ignoring case); the request's other resources are then saved exactly. An answer never reaches beyond the rule that
+ * asked. `save` is returned as given when every resource was asked by a `*` rule.
+ *
+ * @since 0.4.0
+ * @category choices
+ */
+export const cutSaves = (
+  action: string,
+  resources: ReadonlyArray<string>,
+  save: ReadonlyArray<string> | undefined,
+  configured: Ruleset,
+): ReadonlyArray<string> | undefined => {
+  if (save === undefined || save.length === 0) return save
+  const out: Array<string> = []
+  let cut = false
+  for (const resource of resources) {
+    const rule = evaluate(action, resource, configured)
+    if (rule.effect !== "ask" || rule.resource === "*") {
+      out.push(Wildcard.literal(resource))
+      continue
+    }
+    cut = true
+    const kept = save.filter((pattern) => within(pattern, rule.resource))
+    const saves = kept.length > 0 ? kept : [rule.resource]
+    out.push(...saves)
+    if (!saves.some((pattern) => Wildcard.match(resource, pattern))) out.push(Wildcard.literal(resource))
+  }
+  return cut ? unique(out) : save
+}
+
+/**
+ * The `always:directory` saves of a path ask: for each resource, each save pattern that is `*` or starts with `*`,
+ * put under the resource's directory (so a directory answer stays inside what the pattern answer would save);
+ * `undefined` when some resource has none that matches it (the choice is then not offered).
+ */
+const directorySaves = (
+  resources: ReadonlyArray<string>,
+  saves: ReadonlyArray<SaveEntry>,
+): ReadonlyArray<string> | undefined => {
+  const out: Array<string> = []
+  for (const resource of resources) {
+    const directory = directoryPattern(resource).slice(0, -1)
+    const candidates = saves
+      .filter((entry) => !entry.literal && entry.pattern.startsWith("*"))
+      .map((entry) => directory + entry.pattern)
+      .filter((pattern) => Wildcard.match(resource, pattern))
+    if (candidates.length === 0) return undefined
+    out.push(...candidates)
+  }
+  return unique(out)
+}
+
+/** The plain sentence of what saving `entries` for `action` grants (raw text: a client escapes a label). */
+const grants = (action: string, entries: ReadonlyArray<SaveEntry>): string =>
+  entries
+    .map((entry) =>
+      entry.literal ? `${action} "${entry.text}" exactly` : `${action} ${entry.text}`,
+    )
+    .join(", ")
+
 const sameSaves = (a: ReadonlyArray<SaveEntry>, b: ReadonlyArray<SaveEntry>): boolean => {
   if (a.length !== b.length) return false
   const left = new Set(a.map((entry) => entry.pattern))
@@ -39,12 +117,14 @@ const sameSaves = (a: ReadonlyArray<SaveEntry>, b: ReadonlyArray<SaveEntry>): bo
 }
 
 /**
- * The choices of `request`, in the order a client shows them: `once`, `session`, `always:exact`,
- * `always:directory`, `always:pattern`, `reject`. `session` and the `always` choices are offered only when the
- * request saves something (a `protected_path` ask saves nothing); `always:exact` and `always:directory` only when
- * no resource carries an explicit prefix (`unresolved:`, `private:`, `net:`) and the action is not explicit; a
- * choice whose saves equal a narrower one's is left out (the narrower id stays). `session` holds the tool's save
- * patterns (what `always:pattern` would save) for this session only.
+ * The choices of `request`, narrowest first, in the order a client shows them: `once`, `always:exact`,
+ * `always:directory`, `session`, `always:pattern`, `reject`. `session` and the `always` choices are offered only when
+ * the request saves something (a `protected_path` ask saves nothing); `always:exact` and `always:directory` only
+ * when no resource carries an explicit prefix (`unresolved:`, `private:`, `net:`) and the action is not explicit;
+ * `always:directory` only for path actions and only inside the patterns the request saves; a choice whose saves
+ * equal a narrower one's is left out (the narrower id stays). `session` holds the request's save patterns (what
+ * `always:pattern` would save) for this session only. Every label names what the choice grants: the action and
+ * each pattern, and for how long (`for this session only, nothing saved`, or `saved`).
  *
  * @since 0.3.0
  * @category choices
@@ -53,18 +133,17 @@ export const choices = (request: Request): ReadonlyArray<Choice> => {
   const action = request.action
   const pattern = request.always?.entries ?? (request.save ?? []).map(saveEntry)
   const where = request.always?.scope
-  const once: Choice = { id: "once", lifetime: "once", label: "Allow once", action, saves: [] }
+  const once: Choice = { id: "once", lifetime: "once", label: "Allow once (this call only)", action, saves: [] }
   const reject: Choice = { id: "reject", lifetime: "reject", label: "Reject", action, saves: [] }
   if (pattern.length === 0) return [once, reject]
   const out: Array<Choice> = [once]
-  out.push({ id: "session", lifetime: "session", label: "Allow for this session", action, saves: pattern })
-  const always = (scope: "exact" | "directory" | "pattern", label: string, saves: ReadonlyArray<SaveEntry>) => {
+  const always = (scope: "exact" | "directory" | "pattern", sentence: string, saves: ReadonlyArray<SaveEntry>) => {
     if (out.some((choice) => choice.lifetime === "always" && sameSaves(choice.saves, saves))) return
     out.push({
       id: `always:${scope}`,
       lifetime: "always",
       scope,
-      label,
+      label: `Always allow ${sentence}: saved, grants ${grants(action, saves)}`,
       action,
       saves,
       ...(where === undefined ? {} : { where }),
@@ -73,12 +152,18 @@ export const choices = (request: Request): ReadonlyArray<Choice> => {
   const narrowable =
     !EXPLICIT_ACTIONS.has(action) && request.resources.every((resource) => !EXPLICIT_RESOURCE_PREFIXES.some((prefix) => resource.startsWith(prefix)))
   if (narrowable) {
-    always("exact", "Always allow exactly this", unique(request.resources.map(Wildcard.literal)).map(saveEntry))
-    if (PATH_ACTIONS.has(action)) {
-      always("directory", "Always allow in this directory", unique(request.resources.map(directoryPattern)).map(saveEntry))
-    }
+    always("exact", "exactly this", unique(request.resources.map(Wildcard.literal)).map(saveEntry))
+    const directory = PATH_ACTIONS.has(action) ? directorySaves(request.resources, pattern) : undefined
+    if (directory !== undefined) always("directory", "in this directory", directory.map(saveEntry))
   }
-  always("pattern", `Always allow ${pattern.map((entry) => entry.text).join(", ")}`, pattern)
+  out.push({
+    id: "session",
+    lifetime: "session",
+    label: `Allow for this session: grants ${grants(action, pattern)} until the session ends, nothing saved`,
+    action,
+    saves: pattern,
+  })
+  always("pattern", "this pattern", pattern)
   out.push(reject)
   return out
 }

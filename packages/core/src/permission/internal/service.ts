@@ -25,7 +25,7 @@ import * as ProtectedPath from "../../place/protected-path.js"
 import * as SessionV2 from "../../place/session.js"
 import { PROJECT_PROGRAM_ACTION } from "../../values/internal/resource-prefix.js"
 import * as Wildcard from "../../values/wildcard.js"
-import { replyChoice } from "./prompt.js"
+import { cutSaves, replyChoice } from "./prompt.js"
 import * as Approvals from "./protocol.js"
 import { BlockedError, type CorrectedError, NotFoundError, type SaveError } from "./error.js"
 import { effectOf } from "./decide.js"
@@ -329,16 +329,17 @@ export const make = Fx.gen(function* () {
   // A protected_path ask saves nothing, whichever tool raised it: `always` acts as `once` (docs/trust/protected-paths.md).
   // A project_program ask saves exactly its programs, whatever the caller offered: never a wildcard
   // (docs/mcp-tools.md).
-  const savesOf = (input: AssertInput) =>
+  // Any other ask saves at most what the rule that raised it covers (`cutSaves`, docs/approvals.md).
+  const savesOf = (input: AssertInput, configured: Ruleset) =>
     input.action === ProtectedPath.ACTION
       ? []
       : input.action === PROJECT_PROGRAM_ACTION
         ? input.resources.map(Wildcard.literal)
-        : input.save
+        : cutSaves(input.action, input.resources, input.save, configured)
   // Assigned in the order of the spread it replaces (same keys, same order), without the spread's temporary objects:
   // this is on every queued ask's path.
-  const toRequest = (input: AssertInput): Request => {
-    const save = savesOf(input)
+  const toRequest = (input: AssertInput, configured: Ruleset): Request => {
+    const save = savesOf(input, configured)
     const request: { -readonly [K in keyof Request]: Request[K] } = {
       id: createID(input.id),
       sessionID: input.sessionID,
@@ -368,7 +369,7 @@ export const make = Fx.gen(function* () {
       const result: AskResult = { id: createID(input.id), effect: decision.effect }
       return journal === undefined ? Fx.succeed(result) : Fx.as(journalEvaluation(input, decision, result.id), result)
     }
-    const request = toRequest(input)
+    const request = toRequest(input, decision.configured)
     const result: AskResult = { id: request.id, effect: decision.effect }
     if (journal === undefined) return enqueue(request, input.agent, result)
     return Fx.zipRight(
@@ -416,7 +417,7 @@ export const make = Fx.gen(function* () {
       return Fx.zipRight(journalEvaluation(input, decision, input.id), Fx.fail(blocked(input, decision)))
     }
     if (decision.effect === "allow") return journalEvaluation(input, decision, input.id)
-    const request = toRequest(input)
+    const request = toRequest(input, decision.configured)
     return Fx.zipRight(
       journalEvaluation(input, decision, request.id),
       Fx.flatMap(create(request, input.agent), (entry) =>
