@@ -30,29 +30,158 @@ import {
   MISSING_SERVICES,
   resolveApproval,
 } from "./internal/tools-bridge.js"
-import { describeAsk } from "./internal/tools-approval.js"
 import { execute } from "./internal/tools-execute.js"
-import { type EffectRuntime, type Identity, type Options } from "./internal/tools-options.js"
-import { type Output, toModelOutput } from "./internal/tools-output.js"
+import * as internalToolsOptions from "./internal/tools-options.js"
+import * as internalToolsOutput from "./internal/tools-output.js"
+import * as internalToolsApproval from "./internal/tools-approval.js"
 
 /**
- * The identity, runtime and options of `toAiSdkTools`, and the errors `execute` throws.
+ * Who settles: the session, agent and assistant message the calls belong to (`SettleInput.Identity`).
  *
- * @since 0.3.0
+ * @since 0.1.0
+ * @category models
  */
-export * from "./internal/tools-options.js"
+export type Identity = internalToolsOptions.Identity
 /**
- * What `execute` yields, and what the model reads of a result.
+ * Where `execute` runs the settlement: a `Runtime` or a `ManagedRuntime` (default: `Runtime.defaultRuntime`).
  *
- * @since 0.3.0
+ * @since 0.1.0
+ * @category models
  */
-export * from "./internal/tools-output.js"
+export type EffectRuntime = internalToolsOptions.EffectRuntime
+export {
+  /**
+   * Thrown by `execute` for a model-visible error result. The SDK sends the model `String(error)`, so `toString` is
+   * the bare message: the model reads exactly the text our tool produced.
+   *
+   * @since 0.1.0
+   * @category errors
+   */
+  ToolError,
+} from "./internal/tools-options.js"
+export {
+  /**
+   * Thrown by `execute` when the user declined a permission or dismissed a question. The SDK records it as a tool
+   * error; pass `stoppedByUser` in `stopWhen` so no further step runs.
+   *
+   * @since 0.1.0
+   * @category errors
+   */
+  UserStopError,
+} from "./internal/tools-options.js"
 /**
- * AI SDK approval requests and responses as toolgate asks and replies.
+ * A stop condition that ends the loop after a step in which any tool call was stopped by the user.
+ *
+ * @since 0.1.0
+ * @category utilities
+ */
+export const stoppedByUser = internalToolsOptions.stoppedByUser
+/**
+ * How asks reach a person. `in-process`: `execute` stays pending until someone replies through
+ * `PermissionV2.Service.reply` (a CLI, a server endpoint). `ai-sdk`: an ask raised before the call reports progress
+ * becomes an AI SDK tool-approval request, and the approval response answers it.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type ApprovalMode = internalToolsOptions.ApprovalMode
+/**
+ * Options of `toAiSdkTools`. How long an ask may stay unanswered is the Location's `permission.askTimeout` (no
+ * limit by default), as for every approval channel: an ask nobody answered in time ends the call with the
+ * model-visible "Approval timed out: …".
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Options = internalToolsOptions.Options
+export {
+  /**
+   * An ask of the call that nothing in the process could answer: no subscription to `permission.v2.asked` besides the
+   * adapter's own (no CLI prompt, no `Approvals.prompts` reader such as the approval server, no `Core.layerTest`
+   * responder). Instead of waiting for an answer that cannot come, the call is cancelled at once and the ask withdrawn.
+   * Answer asks by reading `Approvals.Service.prompts` and calling `Approvals.Service.answer`, or use
+   * `{ approval: "ai-sdk" }`.
+   *
+   * @since 0.3.0
+   * @category errors
+   */
+  NoAnswererError,
+} from "./internal/tools-options.js"
+/**
+ * What the model reads for a successful result: text stays text, JSON stays JSON, and content becomes AI SDK
+ * content with file parts carried as base64 data.
+ *
+ * @since 0.1.0
+ * @category utilities
+ */
+export const toModelOutput: typeof internalToolsOutput.toModelOutput = internalToolsOutput.toModelOutput
+/**
+ * A successful result as `execute` yields it last: our result value, plus the managed output files when bounding
+ * kept one (`outputPaths`, absolute paths the caller may read in full).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Result = internalToolsOutput.Result
+/**
+ * A preliminary result: one progress report of the running call. `output` holds the output reported so far (its
+ * last `PRELIMINARY_OUTPUT_LIMIT` characters), so a UI that replaces the previous preliminary value loses nothing
+ * recent. The model never sees preliminary results.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Preliminary = internalToolsOutput.Preliminary
+/**
+ * What `execute` yields: preliminary values while the call runs, then one `Result`.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Output = internalToolsOutput.Output
+/**
+ * How many trailing characters of reported output a preliminary result carries.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const PRELIMINARY_OUTPUT_LIMIT = internalToolsOutput.PRELIMINARY_OUTPUT_LIMIT
+/**
+ * The text an AI SDK approval request carries as its `reason`: our request id, what is asked, the tool call and its
+ * full input, the full command of a shell ask, the diff of a write, edit or apply_patch, every choice with what it saves and where, the deadline, and
+ * how to answer. Every value goes through `Printable`, so a control character, escape sequence, bidi override or
+ * invisible character in a command, path or diff is shown as a visible escape (`\x1b`, `\u202e`); several
+ * resources are listed one per line. UIs that want the structured prompt call `pendingPrompt(tools, toolCallId)`.
+ *
+ * @since 0.2.0
+ * @category utilities
+ */
+export const describeAsk = internalToolsApproval.describeAsk
+/**
+ * What an AI SDK approval response for one tool call says, as our reply.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Decision = internalToolsApproval.Decision
+/**
+ * The choice of `prompt` a decision stands for: the one it names, else the one its reply stands for
+ * (`Approvals.choiceOf`); an `always` on a prompt that offers none (it would save nothing) is `once`.
  *
  * @since 0.3.0
+ * @category utilities
  */
-export * from "./internal/tools-approval.js"
+export const choiceFor = internalToolsApproval.choiceFor
+/**
+ * The first AI SDK approval response for `toolCallId` in `messages`, as our reply: approved → `once` (or `always`
+ * when its reason is "always"; a reason naming a choice id — `session`, `always:exact`, `always:directory`,
+ * `always:pattern` — picks that choice), denied → `reject` carrying the reason as the model-visible message (none when the
+ * reason is empty). `undefined` when the messages hold no response for the call.
+ *
+ * @since 0.2.0
+ * @category utilities
+ */
+export const decisionFor = internalToolsApproval.decisionFor
 
 /**
  * Answers the pending asks of `tools` from the AI SDK approval responses in `messages` where the SDK will not run

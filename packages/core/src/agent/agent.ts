@@ -17,13 +17,113 @@ import * as Location from "../place/location.js"
 import * as ProjectV2 from "../place/project.js"
 import * as State from "../values/state.js"
 import * as Builtins from "./builtins.js"
+import * as internal from "./info.js"
 
 /**
- * The agent values (`ID`, `Info`, `Data`, `Draft`) and their schemas.
+ * An agent id.
  *
- * @since 0.1.0
+ * @since 0.2.0
+ * @category constants
  */
-export * from "./info.js"
+export const ID = internal.ID
+/**
+ * @see ID
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type ID = internal.ID
+/**
+ * The agent a Session without an explicit agent prefers.
+ *
+ * @since 0.2.0
+ * @category utilities
+ */
+export const defaultID = internal.defaultID
+/**
+ * Where an agent may be selected: as a subagent, as a primary agent, or both.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const Mode = internal.Mode
+/**
+ * @see Mode
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Mode = internal.Mode
+/**
+ * A `#rrggbb` colour or one of the theme colour names.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const Color = internal.Color
+/**
+ * @see Color
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Color = internal.Color
+/**
+ * The model an agent runs on.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const Model = internal.Model
+/**
+ * @see Model
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Model = internal.Model
+/**
+ * One agent. `permissions` is its configured ruleset (last match wins).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const Info = internal.Info
+/**
+ * @see Info
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Info = internal.Info
+/**
+ * A mutable agent, as `Draft.update` callbacks see it.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type MutableInfo = internal.MutableInfo
+/**
+ * A fresh agent with the runtime defaults: mode `all`, not hidden, no rules, empty request overrides.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const empty = internal.empty
+/**
+ * The editing API a transform receives.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Draft = internal.Draft
+/**
+ * The state behind the service.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Data = internal.Data
 export {
   /**
    * Commands plan mode runs without asking, each judged per simple command of a bash call (see docs/shell.md).
@@ -62,7 +162,6 @@ export {
    */
   guardedRules,
 } from "./builtins.js"
-import { type Data, type Draft, ID, type Info, defaultID, empty } from "./info.js"
 
 /**
  * An agent id with the agent it names, if any.

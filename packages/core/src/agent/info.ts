@@ -1,6 +1,6 @@
 /**
  * The values of an agent — its id, mode, model settings and configured rules — and the `Draft` editing API that
- * built-ins and configuration transforms receive. `AgentV2` re-exports everything here.
+ * built-ins and configuration transforms receive. `AgentV2` names everything exported here.
  *
  * @since 0.1.0
  */

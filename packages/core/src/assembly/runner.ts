@@ -29,26 +29,91 @@ import * as Tool from "../tool/tool.js"
 import type * as ToolOutputStore from "../tool/tool-output-store.js"
 import * as ToolRegistry from "../tool/tool-registry.js"
 import * as ToolCallJournal from "./tool-call-journal.js"
-import {
-  STEP_LIMIT,
-  INTERRUPTED,
-  USER_REJECTED,
-  USER_DISMISSED,
-  RECOVERED,
-  TOOLS_DISABLED,
-  TOOL_CRASHED,
-  StepLimitExceeded,
-  Event,
-  type RunInput,
-  type RunResult,
-} from "./internal/runner-schema.js"
+import { StepLimitExceeded } from "./internal/runner-schema.js"
+import * as internal from "./internal/runner-schema.js"
 
 /**
- * The Runner's limits, model-visible texts, step-limit error, events, and what `run` takes and returns.
+ * Provider turns allowed per run.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const STEP_LIMIT = internal.STEP_LIMIT
+/**
+ * Failure text for calls cut off by interruption or a user stop.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const INTERRUPTED = internal.INTERRUPTED
+/**
+ * Failure text for a call whose permission ask the user rejected without a message (or that a rejection in the same
+ * session cascaded to). A rejection with a message reaches the model as that message instead.
  *
  * @since 0.3.0
+ * @category constants
  */
-export * from "./internal/runner-schema.js"
+export const USER_REJECTED = internal.USER_REJECTED
+/**
+ * Failure text for a call whose question the user dismissed.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const USER_DISMISSED = internal.USER_DISMISSED
+/**
+ * The result a runner reports for a call that recovery failed while the runner was unresponsive past its lease:
+ * the journal keeps recovery's `Tool execution interrupted`, and the call's own result (the tool may have run) is
+ * discarded.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const RECOVERED = internal.RECOVERED
+/**
+ * Failure text for local calls on the turn where tools are disabled.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const TOOLS_DISABLED = internal.TOOLS_DISABLED
+/**
+ * Prefix of the model-visible error of a call whose executor crashed (a defect); the defect's message follows.
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const TOOL_CRASHED = internal.TOOL_CRASHED
+export {
+  /**
+   * The run needed more provider turns than allowed.
+   *
+   * @since 0.1.0
+   * @category errors
+   */
+  StepLimitExceeded,
+} from "./internal/runner-schema.js"
+/**
+ * Events published by the runner.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Event = internal.Event
+/**
+ * What `run` takes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type RunInput = internal.RunInput
+/**
+ * What `run` returns. `stopped: "user"` means a declined permission or dismissed question ended the loop.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type RunResult = internal.RunResult
 
 /**
  * The runner.

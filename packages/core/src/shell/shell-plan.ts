@@ -20,14 +20,75 @@ import * as ShellCommand from "./shell-command.js"
 import { assemble, type Collected, unique, WHOLESALE_PROBE } from "./plan/assemble.js"
 import { buildOverlay, containsProtected, gitDirectory, linkTargets } from "./plan/disk.js"
 import { changesRepository } from "./programs/git.js"
-import type { Environment, Input, Plan, Setting } from "./plan/schema.js"
+import * as internal from "./plan/schema.js"
 
 /**
- * `Entry`, `Located`, `Places`, `Environment`, `Setting`, `Group`, `Assert`, `Plan`, `Input`.
+ * What is at a path (`missing`, `directory`, `file`, `symlink` with its stored target, `other`).
  *
  * @since 0.3.0
+ * @category models
  */
-export * from "./plan/schema.js"
+export type Entry = internal.Entry
+/**
+ * The permission form of a canonical path: its resource and, outside the Location, the `external_directory` it
+ * needs. `impossible`: nothing can be written there (a parent is a file); `invalid`: the path cannot be used.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type Located = internal.Located
+/**
+ * The disk and the Location as the planner sees them.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type Places = internal.Places
+/**
+ * What the planner needs besides the command: the places, the rules (`check` evaluates resources for an action as
+ * PermissionV2 would, saved approvals included), the arity table, and the sandbox.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type Environment<E = never> = internal.Environment<E>
+/**
+ * The planner's inputs and surroundings for one Location (`Environment` without the rules, plus the shell), as a
+ * service: the bash tool's layer provides it, `permissions explain` uses it.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type Setting = internal.Setting
+/**
+ * One permission group: an action, its resources, what `always` saves, the effect of each resource under the
+ * rules, and the prompt metadata.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type Group = internal.Group
+/**
+ * One assert the leaf makes, in order.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type Assert = internal.Assert
+/**
+ * The plan of one command.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type Plan = internal.Plan
+/**
+ * The input of `plan`.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type Input = internal.Input
 
 /**
  * The planner's setting of the current Location.

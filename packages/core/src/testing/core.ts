@@ -17,14 +17,51 @@ import * as EventV2 from "../place/event.js"
 import * as Approvals from "../approvals/approvals.js"
 import * as PermissionV2 from "../permission/permission.js"
 import * as QuestionV2 from "../agent/question.js"
-import { layerLocation, layerProcess } from "../assembly/core.js"
+
+import * as internal from "../assembly/core.js"
 
 /**
- * Everything `Core` exports, so `Core.layerTest` sits beside `Core.layerProcess` and `Core.layer`.
+ * Options of the process-wide part.
  *
- * @since 0.2.0
+ * @since 0.1.0
+ * @category models
  */
-export * from "../assembly/core.js"
+export type ProcessOptions = internal.ProcessOptions
+/**
+ * Options of one Location.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type LocationOptions = internal.LocationOptions
+/**
+ * What `layerProcess` provides.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ProcessServices = internal.ProcessServices
+/**
+ * The process-wide services; build once per process and share between Locations.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerProcess = internal.layerProcess
+/**
+ * Every Location service on top of the process services, with the built-in tools registered.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerLocation = internal.layerLocation
+/**
+ * One Location with its own process services: the simplest embedding.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = internal.layer
 
 /**
  * How `layerTest` answers permission asks: a fixed reply, or a function of the request (and of the whole prompt,

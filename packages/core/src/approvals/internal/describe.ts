@@ -1,10 +1,9 @@
 /**
  * What every approval client shows of a prompt, in the same words (the CLI, MCP elicitation and the AI SDK bridge):
  * the tool call and its full input, the rendered diff of a write, edit or apply_patch and one block per choice with
- * what it saves and where; and which
- * choice an old three-way reply (`once`, `always`, `reject`) stands for. Every value goes through `Printable`, so no
- * control, escape or invisible character of a command, path or diff reaches a screen raw. `Approvals` re-exports
- * everything here.
+ * what it saves and where; and which choice an old three-way reply (`once`, `always`, `reject`) stands for. Every value goes through `Printable`, so no
+ * control, escape or invisible character of a command, path or diff reaches a screen raw. `Approvals` names
+ * each of its functions.
  *
  * @since 0.3.0
  */
@@ -12,8 +11,13 @@ import * as Printable from "../../values/printable.js"
 import { replyChoice } from "../../permission/internal/prompt.js"
 import type { Reply, Request, SaveEntry, SaveScope } from "../../permission/internal/schema.js"
 
-/** The fields of `Approvals.Choice` read here (declared structurally: `approvals.ts` re-exports this module). */
-interface Choice {
+/**
+ * The fields of `Approvals.Choice` read here (structural, so a client may pass any object that has them).
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface Choice {
   readonly id: string
   readonly lifetime: "once" | "session" | "always" | "reject"
   readonly scope?: "exact" | "directory" | "pattern" | undefined
@@ -23,8 +27,13 @@ interface Choice {
   readonly where?: SaveScope | undefined
 }
 
-/** The fields of `Approvals.Prompt` read here. */
-interface Prompt {
+/**
+ * The fields of `Approvals.Prompt` read here.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface Prompt {
   readonly choices: ReadonlyArray<Choice>
   readonly diff?: string | undefined
   readonly deadline?: number | undefined

@@ -1,6 +1,6 @@
 /**
  * The values of the decision journal: the kinds of entry, the winning rule's origin, what each kind records in its
- * `detail`, an entry as stored and read back, and the query. `DecisionJournal` re-exports everything here.
+ * `detail`, an entry as stored and read back, and the query. `DecisionJournal` names everything exported here.
  *
  * @since 0.3.0
  */

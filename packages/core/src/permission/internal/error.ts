@@ -1,6 +1,6 @@
 /**
  * The failures of the permission gate: a configured deny, a rejection with or without feedback, an unknown request
- * id and an approval that could not be saved. `PermissionV2` re-exports everything here.
+ * id and an approval that could not be saved. `PermissionV2` names everything exported here.
  *
  * @since 0.3.0
  */

@@ -2,7 +2,7 @@
  * What leaves and prompts share: the caller fields of a tool call, the model-visible failure of a blocked or
  * corrected permission, the defect test of a decline, and the lines a prompt shows for the command and for what
  * `always` saves.
- * `PermissionV2` re-exports everything here.
+ * `PermissionV2` names everything exported here.
  *
  * @since 0.3.0
  */

@@ -1,5 +1,5 @@
 /**
- * The values, errors, service tag and digests of the approval protocol (`Approvals` re-exports everything here):
+ * The values, errors, service tag and digests of the approval protocol (`Approvals` names everything exported here):
  * prompts, choices, answers, the prompt events and the typed failures of `answer`. They live beside the permission
  * queue because the queue implements the protocol: it builds each pending ask's prompt and claims answers.
  *

@@ -1,7 +1,7 @@
 /**
  * The permission service of one Location: it evaluates each request against the agent's configured rules and the
  * project's saved approvals, queues what asks, and settles the queue on a reply or when approvals saved elsewhere
- * cover it. `PermissionV2` re-exports everything here.
+ * cover it. `PermissionV2` names everything exported here.
  *
  * `ask` and `assert` run on every tool call, so they carry no tracing span; the other methods are traced.
  *

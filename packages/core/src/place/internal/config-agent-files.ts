@@ -1,7 +1,7 @@
 /**
  * Markdown agent files: the `agent/`, `agents/`, `mode/` and `modes/` folders of a configuration directory, each file
  * a YAML front matter decoded as an agent entry and a body that becomes its system prompt. Confined like `read`.
- * `Config` re-exports everything here.
+ * `Config` names everything exported here.
  *
  * @since 0.3.0
  */

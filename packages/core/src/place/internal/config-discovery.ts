@@ -1,7 +1,7 @@
 /**
  * Discovery: which directories are read (the user's configuration directory, then the project root down to the
  * Location), which files in them, and how each is confined — a file or folder that resolves outside its directory,
- * or to an unprotected real file, is skipped with a warning. `Config` re-exports everything here.
+ * or to an unprotected real file, is skipped with a warning. `Config` names everything exported here.
  *
  * @since 0.3.0
  */

@@ -1,6 +1,6 @@
 /**
  * The schemas of a configuration document: `Info` and its sections (rules, agents, bash, tool output, attachments,
- * the preset). `Config` re-exports everything here.
+ * the preset). `Config` names everything exported here.
  *
  * @since 0.3.0
  */
