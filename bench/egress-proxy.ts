@@ -17,7 +17,9 @@ import * as ChildProcess from "node:child_process"
 import * as http from "node:http"
 import type * as net from "node:net"
 import type { Duplex } from "node:stream"
-import { AppProcess, EgressProxy, Sandbox } from "@toolgate/core"
+import { AppProcess } from "@toolgate/core"
+import { EgressProxy } from "@toolgate/core/egress"
+import { Sandbox } from "@toolgate/core/sandbox"
 import { Effect, Scope, Exit } from "effect"
 
 const ROUNDS = 15

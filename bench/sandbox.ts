@@ -13,7 +13,8 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Context, Effect, Layer } from "effect"
-import { AppProcess, Config, EventV2, Global, Location, Sandbox } from "@toolgate/core"
+import { AppProcess, Config, EventV2, Global, Location } from "@toolgate/core"
+import { Sandbox } from "@toolgate/core/sandbox"
 import * as Secrets from "../packages/core/src/world/sandbox/internal/secrets.js"
 
 const RUNS = 40

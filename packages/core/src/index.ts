@@ -116,13 +116,6 @@ export * as Notifications from "./system/notifications.js"
  */
 export * as EditTool from "./builtin/edit-tool.js"
 /**
- * Network access by rule for a sandboxed command: a per-call loopback HTTP/CONNECT proxy asking `net:<host>:<port>`.
- *
- * @since 0.3.0
- * @category modules
- */
-export * as EgressProxy from "./world/egress/egress-proxy.js"
-/**
  * Typed live events published inside a Location and the subscriptions to them.
  *
  * @since 0.1.0
@@ -371,13 +364,6 @@ export * as ReadToolFileSystem from "./builtin/read-tool-file-system.js"
  * @category modules
  */
 export * as Runner from "./assembly/runner.js"
-/**
- * Opt-in containment of the bash tool's child processes.
- *
- * @since 0.2.0
- * @category modules
- */
-export * as Sandbox from "./world/sandbox/sandbox.js"
 /**
  * A model that replays a script of turns, for tests and the demo.
  *

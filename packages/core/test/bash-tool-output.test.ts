@@ -17,11 +17,11 @@ import {
   EventV2,
   Global,
   LocationMutation,
-  Sandbox,
   type Tool,
   ToolOutputStore,
   ToolRegistry,
 } from "../src/index.js"
+import { Sandbox } from "../src/entry/sandbox.js"
 import { locationLayer, tempDir } from "./support/location.js"
 import * as Permission from "./support/permission.js"
 

@@ -21,12 +21,12 @@ import {
   LocationMutation,
   PermissionV2,
   ProtectedPath,
-  Sandbox,
   SessionV2,
   type Tool,
   ToolOutputStore,
   ToolRegistry,
 } from "../src/index.js"
+import { Sandbox } from "../src/entry/sandbox.js"
 import { tempDir } from "./support/location.js"
 import { agentControl, buildStack } from "./support/permission-stack.js"
 

@@ -10,11 +10,11 @@ import {
   BashTool,
   Config,
   LocationMutation,
-  Sandbox,
   ToolOutputStore,
   ToolRegistry,
   Wildcard,
 } from "../src/index.js"
+import { Sandbox } from "../src/entry/sandbox.js"
 import { locationLayer, tempDir } from "./support/location.js"
 import * as Permission from "./support/permission.js"
 

@@ -21,12 +21,12 @@ import {
   Search,
   SessionTodo,
   SkillV2,
-  Sandbox,
   ToolOutputStore,
   ToolRegistry,
   type Tools,
   WebSearchTool,
 } from "../src/index.js"
+import { Sandbox } from "../src/entry/sandbox.js"
 import { locationLayer, tempDir } from "./support/location.js"
 import * as Permission from "./support/permission.js"
 

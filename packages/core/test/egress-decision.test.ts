@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, FastCheck, Fiber } from "effect"
-import { EgressProxy, PermissionV2, WebAddress, WebFetchTool } from "../src/index.js"
+import { PermissionV2, WebAddress, WebFetchTool } from "../src/index.js"
+import { EgressProxy } from "../src/entry/egress.js"
 import * as Decision from "../src/world/egress/internal/decision.js"
 
 type Outcome = "allow" | "deny" | "correct" | "decline" | "hang"

@@ -9,7 +9,9 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Queue, Scope } from "effect"
-import { AppProcess, EgressProxy, EventV2, PermissionV2, Sandbox, WebAddress } from "../src/index.js"
+import { AppProcess, EventV2, PermissionV2, WebAddress } from "../src/index.js"
+import { EgressProxy } from "../src/entry/egress.js"
+import { Sandbox } from "../src/entry/sandbox.js"
 import { tempDir } from "./support/location.js"
 import {
   AF_UNIX_FILTER,

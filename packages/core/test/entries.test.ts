@@ -1,6 +1,7 @@
 /**
  * The subpath entries of `@toolgate/core`: each one carries every module of its floor that the main entry exports
- * (the same module objects), and `@toolgate/core/tool` settles a tool without loading SQLite.
+ * (the same module objects), `@toolgate/core/tool` settles a tool without loading SQLite, and the main entry loads
+ * the sandbox, the egress proxy and the hosts only when they are used (their own entries carry them).
  */
 import { execFile } from "node:child_process"
 import * as fs from "node:fs"
@@ -9,7 +10,10 @@ import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import { SOURCE_NODE_ARGS } from "../../../vitest.shared.js"
 import * as Builtins from "../src/entry/builtins.js"
+import * as Egress from "../src/entry/egress.js"
+import * as Hosts from "../src/entry/hosts.js"
 import * as Permission from "../src/entry/permission.js"
+import * as SandboxEntry from "../src/entry/sandbox.js"
 import * as Testing from "../src/entry/testing.js"
 import * as ToolEntry from "../src/entry/tool.js"
 import * as Main from "../src/index.js"
@@ -71,6 +75,62 @@ describe("entries", () => {
     expect("layerTest" in Main.Core).toBe(false)
     expect(Testing.ScriptedModel).toBe(Main.ScriptedModel)
   })
+
+  it("the sandbox, the egress proxy and the hosts are their own entries, not the main entry's", () => {
+    expect(Object.keys(SandboxEntry)).toEqual(["Sandbox"])
+    expect(Object.keys(Egress)).toEqual(["EgressProxy"])
+    expect(Object.keys(Hosts).sort()).toEqual(["ApprovalsDatabase", "SharedAsks"])
+    for (const name of ["Sandbox", "EgressProxy", "ApprovalsDatabase", "SharedAsks"])
+      expect(Main).not.toHaveProperty(name)
+    // The bash leaf's port is the sandbox's own tag: a layer from the sandbox entry provides what BashTool reads.
+    expect(SandboxEntry.Sandbox.Service.key).toBe("@toolgate/v2/Sandbox")
+  })
+
+  /** Runs test/fixtures/entry-loads.ts: what it settled, and the files of src/ the process loaded. */
+  const loadsOf = (mode: "import" | "bash" | "bash-sandbox") =>
+    new Promise<{ result?: string; loaded: ReadonlyArray<string> }>((resolve, reject) =>
+      execFile(
+        process.execPath,
+        [...SOURCE_NODE_ARGS, path.join(packageDir, "test/fixtures/entry-loads.ts"), mode],
+        { cwd: packageDir },
+        (error, stdout, stderr) =>
+          error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(JSON.parse(stdout)),
+      ),
+    )
+  const OPTIONAL = /^(world\/sandbox|world\/egress|hosts)\//
+
+  it(
+    "a fresh process that imports @toolgate/core loads nothing of the sandbox, the egress proxy or the hosts",
+    { timeout: 120_000 },
+    async () => {
+      const run = await loadsOf("import")
+      expect(run.loaded).toContain("index.ts")
+      expect(run.loaded.filter((file) => OPTIONAL.test(file))).toEqual([])
+    },
+  )
+
+  it(
+    "Core.layer on SQLite settles a bash call with no sandbox configured and loads none of them either",
+    { timeout: 120_000 },
+    async () => {
+      const run = await loadsOf("bash")
+      expect(run.result).toContain("Command exited with code 0.")
+      expect(run.loaded).toContain("builtin/bash-tool.ts")
+      expect(run.loaded.filter((file) => OPTIONAL.test(file))).toEqual([])
+    },
+  )
+
+  it(
+    "the same probe sees the sandbox and the egress proxy load when a Location configures bubblewrap (the check can fail)",
+    { timeout: 120_000 },
+    async () => {
+      const run = await loadsOf("bash-sandbox")
+      expect(run.result).toContain("Command exited with code 0.")
+      expect(run.loaded).toContain("world/sandbox/sandbox.ts")
+      expect(run.loaded).toContain("world/egress/egress-proxy.ts")
+      expect(run.loaded.filter((file) => file.startsWith("hosts/"))).toEqual([])
+    },
+  )
 
   const settleIn = (entry: "tool" | "main") =>
     new Promise<{ result: unknown; loaded: ReadonlyArray<string> }>((resolve, reject) =>

@@ -26,12 +26,12 @@ import {
   PermissionSaved,
   PermissionV2,
   ProtectedPath,
-  Sandbox,
   SessionV2,
   ShellCommand,
   ToolOutputStore,
   ToolRegistry,
 } from "../src/index.js"
+import { Sandbox } from "../src/entry/sandbox.js"
 import * as Fixture from "./support/shell-oracle/fixture.js"
 import * as Grammar from "./support/shell-oracle/grammar.js"
 

@@ -5,10 +5,15 @@
  * the twelve built-in tools. `layer` is both for the common single-Location case. The test harness
  * (`Core.layerTest`) lives in `@toolgate/core/testing`.
  *
+ * The big optional parts load only when they are used: the sharing of pending asks (`hosts/`) when the database is
+ * Postgres, the bubblewrap sandbox (world/sandbox/, with the egress proxy) when a Location's configuration turns it
+ * on. Each is a dynamic `import()` made while the layer is built.
+ *
  * @since 0.1.0
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as AgentV2 from "../agent/agent.js"
@@ -33,7 +38,8 @@ import * as ProtectedPath from "../place/protected-path.js"
 import * as AppProcess from "../world/app-process.js"
 import * as QuestionV2 from "../agent/question.js"
 import * as Search from "../world/search/search.js"
-import * as Sandbox from "../world/sandbox/sandbox.js"
+import * as Containment from "../world/internal/containment.js"
+import type * as Sandbox from "../world/sandbox/sandbox.js"
 import * as SessionV2 from "../place/session.js"
 import * as SkillV2 from "../world/skill.js"
 import * as SessionTodo from "../world/session-todo.js"
@@ -43,7 +49,6 @@ import * as ReadToolFileSystem from "../builtin/read-tool-file-system.js"
 import * as ToolRegistry from "../tool/tool-registry.js"
 import * as WebSearchTool from "../builtin/web-search-tool.js"
 import * as ToolOutputStore from "../tool/tool-output-store.js"
-import * as SharedAsks from "../hosts/shared-asks.js"
 
 /**
  * Options of the process-wide part.
@@ -87,6 +92,24 @@ export interface LocationOptions {
  */
 export type ProcessServices = Layer.Layer.Success<ReturnType<typeof layerProcess>>
 
+/** Pending asks as they are kept without sharing: in the Location's queue only. */
+const unshared = Layer.succeed(
+  PermissionV2.SharedAsks,
+  PermissionV2.SharedAsks.of({ ownerID: undefined, mirror: () => undefined }),
+)
+
+/**
+ * On Postgres, every Location's pending asks are rows other hosts can answer (docs/approvals.md): `hosts/` is loaded
+ * then, and only then.
+ */
+const sharedAsks = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const pg = (yield* SqlClient.SqlClient).onDialectOrElse({ pg: () => true, orElse: () => false })
+    if (!pg) return unshared
+    return (yield* Effect.promise(() => import("../hosts/shared-asks.js"))).layer
+  }),
+)
+
 /**
  * The process-wide services; build once per process and share between Locations.
  *
@@ -111,8 +134,7 @@ export const layerProcess = (options: ProcessOptions = {}) => {
     Search.layer,
     NodeHttpClient.layer,
     WebSearchTool.defaultConfigLayer,
-    // On Postgres, every Location's pending asks are rows other hosts can answer (docs/approvals.md).
-    SharedAsks.layer.pipe(Layer.provideMerge(Notifications.layer)),
+    sharedAsks.pipe(Layer.provideMerge(Notifications.layer)),
   ).pipe(Layer.provideMerge(database), Layer.provideMerge(base))
 }
 
@@ -127,6 +149,22 @@ const configLayer = (options: LocationOptions) => {
     ),
   ).pipe(Layer.provide(Config.layer))
 }
+
+/**
+ * The Location's sandbox: mode `none` unless its configuration asks for one, and then `Sandbox.layer`, loaded here.
+ */
+const sandbox: Layer.Layer<
+  Containment.Service,
+  Sandbox.UnavailableError | Config.InvalidError,
+  Config.Service | Location.Service | Global.Service | EventV2.Service | AppProcess.Service
+> = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const entries = yield* (yield* Config.Service).entries()
+    if (Containment.configuredMode(entries) === "none")
+      return Layer.succeed(Containment.Service, Containment.unconfined(entries))
+    return (yield* Effect.promise(() => import("../world/sandbox/sandbox.js"))).layer
+  }),
+)
 
 /**
  * Every Location service on top of the process services, with the built-in tools registered and the configured
@@ -161,7 +199,7 @@ export const layerLocation = (options: LocationOptions) => {
     SessionTodo.layer,
     SkillV2.layer,
     ReadToolFileSystem.layer,
-    Sandbox.layer,
+    sandbox,
     PermissionLint.layerWarnings,
     DecisionJournal.layerRetention,
   ).pipe(Layer.provideMerge(policy))

@@ -22,12 +22,12 @@ import {
   PermissionV2,
   Project,
   ProtectedPath,
-  Sandbox,
   SessionV2,
   ToolOutputStore,
   ToolRegistry,
   Wildcard,
 } from "../../src/index.js"
+import { Sandbox } from "../../src/entry/sandbox.js"
 import { tempDir } from "../support/location.js"
 import { agentControl, buildStack } from "../support/permission-stack.js"
 

@@ -20,7 +20,7 @@ import * as PermissionV2 from "../../permission/permission.js"
 import * as ShellCommand from "../../shell/shell-command.js"
 import * as ShellPlan from "../../shell/shell-plan.js"
 import * as LocationMutation from "../../world/location-mutation.js"
-import * as Sandbox from "../../world/sandbox/sandbox.js"
+import * as Sandbox from "../../world/internal/containment.js"
 
 /** Where bash is looked for before `PATH`. */
 const BASH_PATHS = ["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash", "/opt/homebrew/bin/bash"]

@@ -7,19 +7,20 @@
  * secrets, the `.env` family and `deny_read` paths hidden; and no network, the host's, or egress by rule through a
  * per-call proxy. The service also decides the child's environment (`ChildEnvironment`). See docs/sandbox.md.
  *
- * The body lives in `internal/`: the mount plan (`mounts.ts`), the seccomp program (`seccomp.ts`), what is hidden
- * (`secrets.ts`), the protected paths and their placeholders (`protect.ts`), allowed Unix sockets (`sockets.ts`),
- * the availability probe (`probe.ts`) and a call's preparation (`prepare.ts`).
+ * The port the bash leaf reads (`Service`, `Interface`, `Request`, `Prepared`, `PrepareError`) and mode `none` live in
+ * world/internal/containment.ts, so the main entry runs bash without loading this module; `Core.layerLocation`
+ * imports it only when a Location's configuration turns the sandbox on. The body lives in `internal/`: the mount plan
+ * (`mounts.ts`), the seccomp program (`seccomp.ts`), what is hidden (`secrets.ts`), the protected paths and their
+ * placeholders (`protect.ts`), allowed Unix sockets (`sockets.ts`), the availability probe (`probe.ts`) and a call's
+ * preparation (`prepare.ts`). This module is the `@toolgate/core/sandbox` entry.
  *
  * @since 0.2.0
  */
 import * as path from "node:path"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import type * as Scope from "effect/Scope"
 import * as Config from "../../place/config.js"
 import * as EventV2 from "../../place/event.js"
 import * as Location from "../../place/location.js"
@@ -28,6 +29,7 @@ import * as ProtectedPath from "../../place/protected-path.js"
 import * as Global from "../../system/global.js"
 import * as AppProcess from "../app-process.js"
 import * as ChildEnvironment from "../child-environment.js"
+import * as Containment from "../internal/containment.js"
 import * as Mounts from "./internal/mounts.js"
 import * as Prepare from "./internal/prepare.js"
 import * as Probe from "./internal/probe.js"
@@ -106,19 +108,15 @@ export class UnavailableError extends Schema.TaggedError<UnavailableError>()("Sa
   }
 }
 
-/**
- * A call could not be sandboxed as configured, so it does not run.
- *
- * @since 0.3.0
- * @category errors
- */
-export class PrepareError extends Schema.TaggedError<PrepareError>()("Sandbox.PrepareError", {
-  reason: Schema.String,
-}) {
-  override get message(): string {
-    return `The command was not run because the sandbox could not be prepared: ${this.reason}`
-  }
-}
+export {
+  /**
+   * A call could not be sandboxed as configured, so it does not run.
+   *
+   * @since 0.3.0
+   * @category errors
+   */
+  PrepareError,
+} from "../internal/containment.js"
 
 /**
  * Published once when the configured sandbox is unavailable and the Location falls back to mode `none`.
@@ -151,7 +149,7 @@ export const AutoAllowWithheld = EventV2.define(
  * @since 0.2.0
  * @category models
  */
-export type Request = Prepare.Request
+export type Request = Containment.Request
 
 /**
  * A prepared command: what to spawn, and what belongs to the call while it runs.
@@ -159,15 +157,7 @@ export type Request = Prepare.Request
  * @since 0.3.0
  * @category models
  */
-export interface Prepared extends AppProcess.Command {
-  /**
-   * Never completes, unless the user rejected an egress ask without a message: then it dies with
-   * `PermissionV2.DeclinedError`. Race the command against it.
-   */
-  readonly declined: Effect.Effect<never>
-  /** The note for the model about what the sandbox blocked, from the command's output and the call's egress. */
-  readonly note: (output: string) => Effect.Effect<string | undefined>
-}
+export type Prepared = Containment.Prepared
 
 /**
  * The Sandbox service shape.
@@ -175,36 +165,17 @@ export interface Prepared extends AppProcess.Command {
  * @since 0.2.0
  * @category models
  */
-export interface Interface {
-  /** The mode in force for this Location (`none` after a fallback). */
-  readonly mode: "none" | "bubblewrap"
-  /** Network access of sandboxed commands: none, the host's, or through the egress proxy (`"rules"`). */
-  readonly network: boolean | "rules"
-  /**
-   * `bash.sandbox.auto_allow` while the sandbox is active (never in mode `none`): a segment that would only ask `bash`
-   * runs without asking; denies, `external_directory`, `protected_path` and unresolved segments still ask. Withheld
-   * (false) in a repository whose history holds secret files (`AutoAllowWithheld`).
-   */
-  readonly autoAllow: boolean
-  /**
-   * The process to spawn for `request`: the shell itself, or `bwrap` around it; with the child's environment. What
-   * the call holds (placeholders of missing protected paths, the egress proxy) is released with the scope.
-   */
-  readonly prepare: (request: Request) => Effect.Effect<Prepared, PrepareError, Scope.Scope>
-  /**
-   * A note for the model when a sandboxed command's output shows that the sandbox blocked it (a read-only file
-   * system, a refused connection); `undefined` otherwise or in mode `none`. `Prepared.note` adds the call's egress.
-   */
-  readonly diagnose: (output: string) => string | undefined
-}
+export type Interface = Containment.Interface
 
-/**
- * The Location-scoped Sandbox service.
- *
- * @since 0.2.0
- * @category tags
- */
-export class Service extends Context.Tag("@toolgate/v2/Sandbox")<Service, Interface>() {}
+export {
+  /**
+   * The Location-scoped Sandbox service: the port the bash leaf spawns through.
+   *
+   * @since 0.2.0
+   * @category tags
+   */
+  Service,
+} from "../internal/containment.js"
 
 /**
  * The model-facing note for `output` under a sandbox with the given network setting.
@@ -230,16 +201,6 @@ const resolveIn = (base: string, entry: string, home: string): string => {
   return path.resolve(base, expanded)
 }
 
-/** The last document that sets `bash.<key>`, so a later document's other `bash` settings do not drop it. */
-const lastSetting = <K extends "sandbox" | "env">(entries: ReadonlyArray<Config.Entry>, key: K) => {
-  let found: { readonly value: NonNullable<Config.Info["bash"]>[K]; readonly path: string | undefined } | undefined
-  for (const document of Config.documents(entries)) {
-    const value = document.info.bash?.[key]
-    if (value !== undefined) found = { value, path: document.path }
-  }
-  return found
-}
-
 /**
  * The sandbox of a Location, configured by `bash.sandbox` and `bash.env`. Building it probes bubblewrap once when
  * that mode is configured; an unavailable sandbox fails the build with `UnavailableError` when
@@ -253,17 +214,17 @@ const lastSetting = <K extends "sandbox" | "env">(entries: ReadonlyArray<Config.
 export const layerWith = (
   options: Options = {},
 ): Layer.Layer<
-  Service,
+  Containment.Service,
   UnavailableError | Config.InvalidError,
   Config.Service | Location.Service | Global.Service | EventV2.Service | AppProcess.Service
 > =>
   Layer.effect(
-    Service,
+    Containment.Service,
     Effect.gen(function* () {
       const entries = yield* (yield* Config.Service).entries()
       const location = yield* Location.Service
       const global = yield* Global.Service
-      const setting = lastSetting(entries, "sandbox")
+      const setting = Containment.lastSetting(entries, "sandbox")
       const configured = setting?.value
       const executable = options.executable ?? "bwrap"
       const network = configured?.network ?? false
@@ -290,21 +251,8 @@ export const layerWith = (
         }
       }
 
-      const environment = ChildEnvironment.settings(
-        lastSetting(entries, "env")?.value,
-        mode === "bubblewrap" ? "scrub" : "inherit",
-      )
-      const diagnoseOutput = (output: string) => (mode === "none" ? undefined : diagnose(output, network))
-      if (mode === "none") {
-        return Service.of({
-          mode,
-          network,
-          autoAllow: false,
-          prepare: (request) =>
-            Effect.sync(() => Prepare.unsandboxed(request, ChildEnvironment.overrides(environment))),
-          diagnose: diagnoseOutput,
-        })
-      }
+      if (mode === "none") return Containment.unconfined(entries)
+      const environment = ChildEnvironment.settings(Containment.lastSetting(entries, "env")?.value, "scrub")
 
       const base = location.directory
       const home = global.home
@@ -347,7 +295,7 @@ export const layerWith = (
           registry,
           searchCache,
           gitDirectories,
-        }).pipe(Effect.mapError((reason) => new PrepareError({ reason })))
+        }).pipe(Effect.mapError((reason) => new Containment.PrepareError({ reason })))
       })
 
       let autoAllow = configured?.auto_allow === true
@@ -368,12 +316,12 @@ export const layerWith = (
         }
       }
 
-      return Service.of({
+      return Containment.Service.of({
         mode,
         network,
         autoAllow,
         prepare,
-        diagnose: diagnoseOutput,
+        diagnose: (output) => diagnose(output, network),
       })
     }),
   )
@@ -392,13 +340,13 @@ export const layer = layerWith()
  * @since 0.2.0
  * @category layers
  */
-export const layerNone: Layer.Layer<Service> = Layer.succeed(
-  Service,
-  Service.of({
+export const layerNone: Layer.Layer<Containment.Service> = Layer.succeed(
+  Containment.Service,
+  Containment.Service.of({
     mode: "none",
     network: true,
     autoAllow: false,
-    prepare: (request) => Effect.succeed(Prepare.unsandboxed(request, undefined)),
+    prepare: (request) => Effect.succeed(Containment.unsandboxed(request, undefined)),
     diagnose: () => undefined,
   }),
 )

@@ -33,11 +33,11 @@ import {
   LocationMutation,
   PermissionV2,
   ProtectedPath,
-  Sandbox,
   SessionV2,
   ToolOutputStore,
   ToolRegistry,
 } from "../../../src/index.js"
+import { Sandbox } from "../../../src/entry/sandbox.js"
 import { agentControl, buildStack } from "../permission-stack.js"
 import type { Workspace } from "./fixture.js"
 

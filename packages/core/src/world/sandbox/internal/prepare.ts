@@ -10,6 +10,7 @@ import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as PermissionV2 from "../../../permission/permission.js"
+import type * as Containment from "../../internal/containment.js"
 import * as AppProcess from "../../app-process.js"
 import * as ChildEnvironment from "../../child-environment.js"
 import * as EgressProxy from "../../egress/egress-proxy.js"
@@ -25,21 +26,7 @@ import * as Sockets from "./sockets.js"
  * @since 0.3.0
  * @category models
  */
-export interface Request {
-  readonly command: string
-  readonly cwd: string
-  readonly shell: string
-  /** Extra writable directories for this call (an approved external working directory). */
-  readonly writable?: ReadonlyArray<string>
-  /**
-   * Who asks for the call's egress destinations (`network: "rules"`): the Location's permission service and the
-   * call's identity (`PermissionV2.fromToolCall`). Without it a `"rules"` sandbox does not run the command.
-   */
-  readonly egress?: {
-    readonly permission: Pick<PermissionV2.Interface, "assert">
-    readonly caller: EgressProxy.Caller
-  }
-}
+export type Request = Containment.Request
 
 /**
  * What `Sandbox.Prepared` adds to the command.
@@ -123,23 +110,6 @@ export const diagnose = (output: string, network: boolean | "rules"): string | u
 }
 
 const NOTHING: Extras = { declined: Effect.never, note: () => Effect.succeed(undefined) }
-
-/**
- * The command of mode `none`: the shell itself.
- *
- * @since 0.3.0
- * @category utilities
- */
-export const unsandboxed = (
-  request: Request,
-  env: Readonly<Record<string, string | undefined>> | undefined,
-): AppProcess.Command & Extras => ({
-  command: request.command,
-  cwd: request.cwd,
-  shell: request.shell,
-  ...(env === undefined ? {} : { env }),
-  ...NOTHING,
-})
 
 const exists = (entry: string): boolean => fs.lstatSync(entry, { throwIfNoEntry: false }) !== undefined
 
