@@ -353,6 +353,20 @@ const CASES: ReadonlyArray<Case> = [
     expect: { build: "run", user: "bash", plan: "read" },
     resource: ["read", /^\.env$/m],
   },
+  // Found by the tables oracle
+  {
+    name: "file --preserve-date resets the times of a file outside",
+    command: "file --preserve-date ../away/x",
+    setup: (_project, outer) => write(outer, { "away/x": "x" }),
+    expect: { build: "bash", user: "bash", plan: "bash" },
+    resource: ["bash", /unresolved:file/],
+  },
+  {
+    name: "egrep runs grep -E",
+    command: "egrep -n x ../away/x",
+    setup: (_project, outer) => write(outer, { "away/x": "x" }),
+    expect: { build: "run", user: "bash", plan: "external_directory" },
+  },
   // What still runs: names computed from the repository, history without secrets
   {
     name: "git checkout of a branch that changes ordinary files",

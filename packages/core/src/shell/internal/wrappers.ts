@@ -408,4 +408,13 @@ export const WRAPPERS: ReadonlyMap<string, (words: ReadonlyArray<Word>) => Unwra
   ["eatmydata", simple({})],
   ["nocache", simple({})],
   ["setarch", simple({ flags: "vRFZLXBIST3", long: ["verbose", "addr-no-randomize", "uname-2.6"] }, { positional: 1 })],
+  // Scripts that run `grep -E` / `grep -F` with their words.
+  [
+    "egrep",
+    (words) => ({ kind: "run", at: words.length, fallback: [literal("grep"), literal("-E"), ...words.slice(1)] }),
+  ],
+  [
+    "fgrep",
+    (words) => ({ kind: "run", at: words.length, fallback: [literal("grep"), literal("-F"), ...words.slice(1)] }),
+  ],
 ])

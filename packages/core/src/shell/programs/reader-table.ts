@@ -155,7 +155,7 @@ export const READER_TABLE: ReadonlyArray<readonly [ReadonlyArray<string>, Reader
     ["file"],
     {
       ...plain(
-        "bcdEhiklLNnprsSvz0",
+        "bcdEhiklLNnrsSvz0",
         "eFfmP",
         [
           "brief",
@@ -170,7 +170,6 @@ export const READER_TABLE: ReadonlyArray<readonly [ReadonlyArray<string>, Reader
           "uncompress",
           "no-pad",
           "no-buffer",
-          "preserve-date",
           "print0",
           "extension",
           "apple",

@@ -1,7 +1,7 @@
 /**
  * Commands that read the files their arguments name (`cat`, `head`, `grep`, `sort`, `jq`, `awk`, …) and the files
  * some of them write (`tee`, `sort -o`, `uniq IN OUT`). Reads go through the `read` rules when bash is not allowed
- * wholesale; an option outside a reader's model makes its reads unresolved, and an option or program that can run
+ * wholesale; an option outside a reader's model makes the segment unresolved, as does an option or program that can run
  * commands (`sort --compress-program`, `rg --pre`, an awk program calling `system`) makes the segment unresolved.
  * See docs/shell.md.
  *
@@ -46,10 +46,8 @@ const generic = (name: string, reader: Reader, words: ReadonlyArray<Word>): Effe
   }
   const parsed = Options.parse(words, 1, reader.spec)
   if (parsed.unknown !== undefined) {
-    effects.reads.push({
-      ...use(words[0]!, raw),
-      unknown: `${name} ${parsed.unknown} is an option the gate does not model`,
-    })
+    // An option outside the table may do anything (`file --preserve-date` resets times): the segment is unresolved.
+    effects.unresolved = `${name} ${parsed.unknown} is an option the gate does not model`
     return effects
   }
   if (name === "sort" && words.some((w) => w.literal && w.text.startsWith("--compress-program"))) {
