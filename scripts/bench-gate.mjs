@@ -66,7 +66,7 @@ export const GATES = {
     mcp_first_list_over_node_cpu: { max: 15, what: "MCP spawn → first tools/list / node -e 0 (CPU)" },
   },
   shell: {
-    typical_plan_over_parse: { max: 300, what: "plan a typical command / its bare tree-sitter parse (CPU)" },
+    typical_plan_over_parse: { max: 400, what: "plan a typical command / its bare tree-sitter parse (CPU)" },
     nesting_3000_over_parse: { max: 16, what: "plan 3,000 nested ( ) / their parse (CPU)" },
     linearity_100kb_over_1kb: { max: 4, what: "planning cost per KB, 100 KB command / 1 KB command" },
     pipeline_1000_ms: { max: 200, what: "plan a 1,000-stage pipeline (CPU ms)" },
